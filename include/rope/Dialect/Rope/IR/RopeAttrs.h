@@ -1,0 +1,58 @@
+//===- RopeAttrs.h - rope attributes ----------------------------*- C++ -*-===//
+
+#ifndef ROPE_DIALECT_ROPE_IR_ROPEATTRS_H
+#define ROPE_DIALECT_ROPE_IR_ROPEATTRS_H
+
+#include "llvm/ADT/Hashing.h"
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectImplementation.h"
+#include <optional>
+
+// Attribute storage hashes its parameters with llvm::hash_combine, which only
+// knows integers, pointers and types with a hash_value overload; `double` has
+// no namespace for ADL to find one in. Hash reals by their bits: spec
+// parameters are verified positive, so the +0/-0 mismatch of bitwise hashing
+// against operator== cannot arise.
+template <>
+struct llvm::hashing::detail::is_hashable_data<double> : std::true_type {};
+
+namespace mlir {
+
+/// Reals in attribute parameters: MLIR provides field parsers for integers and
+/// attributes only.
+template <>
+struct FieldParser<double> {
+  static FailureOr<double> parse(AsmParser &parser) {
+    double value;
+    if (parser.parseFloat(value))
+      return failure();
+    return value;
+  }
+};
+
+template <>
+struct FieldParser<std::optional<double>> {
+  static FailureOr<std::optional<double>> parse(AsmParser &parser) {
+    FailureOr<double> value = FieldParser<double>::parse(parser);
+    if (failed(value))
+      return failure();
+    return std::optional<double>(*value);
+  }
+};
+
+namespace rope::detail {
+FailureOr<bool> parseBool(AsmParser &parser);
+FailureOr<SmallVector<double>> parseF64List(AsmParser &parser);
+void printF64List(AsmPrinter &printer, ArrayRef<double> values);
+} // namespace rope::detail
+} // namespace mlir
+
+#include "rope/Dialect/Rope/IR/RopeEnums.h.inc"
+#include "rope/Dialect/Rope/IR/RopeAttrInterfaces.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "rope/Dialect/Rope/IR/RopeAttrs.h.inc"
+
+#endif // ROPE_DIALECT_ROPE_IR_ROPEATTRS_H

@@ -1,0 +1,32 @@
+//===- Pipelines.h - named rope pass pipelines ------------------*- C++ -*-===//
+
+#ifndef ROPE_PIPELINES_PIPELINES_H
+#define ROPE_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir {
+class OpPassManager;
+namespace rope {
+
+/// Options of `--rope-lower-to-cpu`.
+struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
+  PassOptions::Option<bool> cWrappers{
+      *this, "c-wrappers",
+      llvm::cl::desc("Emit _mlir_ciface_ wrappers so functions can be called "
+                     "from C with memref descriptors"),
+      llvm::cl::init(true)};
+};
+
+/// rope (and any upstream dialects beside it) on tensors down to the LLVM
+/// dialect: linalg lowering, bufferization, loops, LLVM conversion. The
+/// result runs under mlir-runner or goes through mlir-translate.
+void buildLowerToCPUPipeline(OpPassManager &pm, const LowerToCPUOptions &options);
+
+/// Registers the named pipelines (`--rope-lower-to-cpu`).
+void registerRopePipelines();
+
+} // namespace rope
+} // namespace mlir
+
+#endif // ROPE_PIPELINES_PIPELINES_H

@@ -1,0 +1,453 @@
+//===- RopeOps.cpp - rope operations --------------------------------------===//
+
+#include "rope/Dialect/Rope/IR/RopeOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::rope;
+
+//===----------------------------------------------------------------------===//
+// Shape helpers
+//===----------------------------------------------------------------------===//
+
+/// Two extents agree when equal or when either is dynamic (checked at run
+/// time by whoever produced them).
+static bool extentsAgree(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+/// Prints an extent the way tensor types do.
+static std::string extentStr(int64_t e) {
+  return ShapedType::isDynamic(e) ? std::string("?") : std::to_string(e);
+}
+
+/// Checks positions of shape [S] or [B, S] against sequence extent `seqLen`
+/// and batch extent `batch`. `what` names the operand in diagnostics.
+static LogicalResult verifyPositionsShape(Operation *op, RankedTensorType posType,
+                                          int64_t batch, int64_t seqLen,
+                                          StringRef what) {
+  ArrayRef<int64_t> shape = posType.getShape();
+  if (shape.size() != 1 && shape.size() != 2)
+    return op->emitOpError() << "expects " << what
+                             << " of rank 1 ([S]) or 2 ([B, S]), got rank "
+                             << shape.size();
+  if (!extentsAgree(shape.back(), seqLen))
+    return op->emitOpError() << "expects " << what << " to have "
+                             << extentStr(seqLen)
+                             << " entries along the sequence, got "
+                             << extentStr(shape.back());
+  if (shape.size() == 2 && !extentsAgree(shape.front(), batch))
+    return op->emitOpError() << "expects " << what << " to have batch extent "
+                             << extentStr(batch) << ", got "
+                             << extentStr(shape.front());
+  return success();
+}
+
+static LogicalResult verifySpecForHeadDim(Operation *op, RotarySpecAttr spec,
+                                          int64_t headDim) {
+  return spec.verifyForHeadDim([op]() { return op->emitOpError(); }, headDim);
+}
+
+/// Reifies `dims` where each entry is (value, dim index) to read the extent
+/// from, or a static extent already known in `type`.
+static SmallVector<OpFoldResult>
+mixedSizes(OpBuilder &b, Location loc, RankedTensorType type,
+           ArrayRef<std::pair<Value, int64_t>> sources) {
+  SmallVector<OpFoldResult> sizes;
+  for (auto [i, extent] : llvm::enumerate(type.getShape())) {
+    if (!ShapedType::isDynamic(extent)) {
+      sizes.push_back(b.getIndexAttr(extent));
+      continue;
+    }
+    auto [value, dim] = sources[i];
+    sizes.push_back(b.createOrFold<tensor::DimOp>(loc, value, dim));
+  }
+  return sizes;
+}
+
+//===----------------------------------------------------------------------===//
+// RotateOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RotateOp::verify() {
+  RankedTensorType inputType = getInput().getType();
+  int64_t rank = inputType.getRank();
+  if (rank < 2)
+    return emitOpError() << "expects an input of rank >= 2 (a sequence dim and "
+                            "a head dim), got rank "
+                         << rank;
+  int64_t headDim = inputType.getShape().back();
+  if (ShapedType::isDynamic(headDim))
+    return emitOpError() << "expects a static head dim (the last dim)";
+  int64_t seqDim = getSeqDim();
+  if (seqDim < -rank || seqDim > rank - 2 || seqDim == -1)
+    return emitOpError() << "expects seq_dim in [" << -rank << ", " << rank - 2
+                         << "] and not the head dim, got " << seqDim;
+  seqDim = getNormalizedSeqDim();
+  RankedTensorType posType = getPositions().getType();
+  if (posType.getRank() == 2 && seqDim == 0)
+    return emitOpError() << "expects per-batch positions ([B, S]) only when the "
+                            "sequence dim is not dim 0";
+  if (failed(verifyPositionsShape(*this, posType, inputType.getShape().front(),
+                                  inputType.getShape()[seqDim], "positions")))
+    return failure();
+  return verifySpecForHeadDim(*this, getSpec(), headDim);
+}
+
+LogicalResult
+RotateOp::reifyResultShapes(OpBuilder &b,
+                            ReifiedRankedShapedTypeDims &reifiedReturnShapes) {
+  RankedTensorType type = getInput().getType();
+  SmallVector<std::pair<Value, int64_t>> sources;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    sources.push_back({getInput(), i});
+  reifiedReturnShapes.push_back(mixedSizes(b, getLoc(), type, sources));
+  return success();
+}
+
+/// True when `v` is a constant whose every element is zero.
+static bool isZeroConstant(Value v) {
+  DenseIntElementsAttr attr;
+  if (!matchPattern(v, m_Constant(&attr)))
+    return false;
+  return llvm::all_of(attr.getValues<APInt>(),
+                      [](const APInt &x) { return x.isZero(); });
+}
+
+OpFoldResult RotateOp::fold(FoldAdaptor) {
+  // Rotation by zero is the identity, unless the attention factor scales.
+  if (getSpec().getEffectiveAttentionFactor() == 1.0 &&
+      isZeroConstant(getPositions()))
+    return getInput();
+  return {};
+}
+
+namespace {
+/// Whether two specs describe the same rotation up to direction, with m = 1
+/// and frequencies that do not depend on the positions: only then do
+/// rotations form a group (R_p R_q = R_{p+q}, R_p^T = R_{-p}).
+bool composable(RotarySpecAttr a, RotarySpecAttr b) {
+  if (a.getEffectiveAttentionFactor() != 1.0 ||
+      b.getEffectiveAttentionFactor() != 1.0)
+    return false;
+  if (a.dependsOnMaxPosition() || b.dependsOnMaxPosition())
+    return false;
+  return a == b || a == b.getInverted();
+}
+
+/// rotate(rotate(x, p, s), q, s') -> rotate(x, p ± q, s) when s' is s or its
+/// inverse. Same-direction rotations add their positions; opposite ones
+/// subtract, and cancel outright when the positions are the same value.
+struct ComposeRotations : public OpRewritePattern<RotateOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RotateOp outer,
+                                PatternRewriter &rewriter) const override {
+    auto inner = outer.getInput().getDefiningOp<RotateOp>();
+    if (!inner || !inner->hasOneUse())
+      return rewriter.notifyMatchFailure(outer, "input is not a single-use rotate");
+    if (!composable(inner.getSpec(), outer.getSpec()))
+      return rewriter.notifyMatchFailure(outer, "specs do not compose");
+    if (inner.getNormalizedSeqDim() != outer.getNormalizedSeqDim() ||
+        inner.getPositions().getType() != outer.getPositions().getType())
+      return rewriter.notifyMatchFailure(outer, "positions do not line up");
+
+    bool sameDirection = inner.getSpec() == outer.getSpec();
+    if (!sameDirection && inner.getPositions() == outer.getPositions()) {
+      rewriter.replaceOp(outer, inner.getInput());
+      return success();
+    }
+    Location loc = outer.getLoc();
+    Value positions =
+        sameDirection
+            ? arith::AddIOp::create(rewriter, loc, inner.getPositions(),
+                                    outer.getPositions())
+                  .getResult()
+            : arith::SubIOp::create(rewriter, loc, inner.getPositions(),
+                                    outer.getPositions())
+                  .getResult();
+    rewriter.replaceOpWithNewOp<RotateOp>(outer, inner.getInput(), positions,
+                                          inner.getSpec(), inner.getSeqDim());
+    return success();
+  }
+};
+} // namespace
+
+void RotateOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                           MLIRContext *context) {
+  results.add<ComposeRotations>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// TableOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult TableOp::inferReturnTypes(MLIRContext *context,
+                                        std::optional<Location> location,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &inferred) {
+  auto posType = dyn_cast<RankedTensorType>(adaptor.getPositions().getType());
+  if (!posType)
+    return emitOptionalError(location, "expects ranked positions");
+  int64_t r = adaptor.getSpec().getRotaryDims(adaptor.getHeadDim());
+  SmallVector<int64_t> shape(posType.getShape());
+  shape.push_back(r / 2);
+  auto type = RankedTensorType::get(shape, Float32Type::get(context));
+  inferred.assign({type, type});
+  return success();
+}
+
+LogicalResult TableOp::verify() {
+  return verifySpecForHeadDim(*this, getSpec(), getHeadDim());
+}
+
+LogicalResult
+TableOp::reifyResultShapes(OpBuilder &b,
+                           ReifiedRankedShapedTypeDims &reifiedReturnShapes) {
+  RankedTensorType type = getCos().getType();
+  SmallVector<std::pair<Value, int64_t>> sources;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    sources.push_back({getPositions(), i});
+  SmallVector<OpFoldResult> sizes = mixedSizes(b, getLoc(), type, sources);
+  reifiedReturnShapes.assign({sizes, sizes});
+  return success();
+}
+
+void TableOp::getAsmResultNames(function_ref<void(Value, StringRef)> setNameFn) {
+  setNameFn(getCos(), "cos");
+  setNameFn(getSin(), "sin");
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  auto q = dyn_cast<RankedTensorType>(adaptor.getQuery().getType());
+  auto v = dyn_cast<RankedTensorType>(adaptor.getValue().getType());
+  if (!q || !v || q.getRank() != 4 || v.getRank() != 4)
+    return emitOptionalError(location, "'rope.attention' op expects query, key "
+                                       "and value of rank 4 ([B, H, S, D])");
+  // [B, Hq, Sq, Dv]; a batch extent known from either side is kept.
+  int64_t batch = ShapedType::isDynamic(q.getDimSize(0)) ? v.getDimSize(0)
+                                                         : q.getDimSize(0);
+  inferred.push_back(RankedTensorType::get(
+      {batch, q.getDimSize(1), q.getDimSize(2), v.getDimSize(3)},
+      q.getElementType()));
+  return success();
+}
+
+double AttentionOp::getEffectiveScale() {
+  if (auto scale = getScale())
+    return scale->convertToDouble();
+  return 1.0 / std::sqrt(static_cast<double>(getHeadDim()));
+}
+
+LogicalResult AttentionOp::verify() {
+  RankedTensorType q = getQuery().getType(), k = getKey().getType(),
+                   v = getValue().getType();
+  if (k.getRank() != 4)
+    return emitOpError() << "expects key of rank 4 ([B, Hkv, Sk, D]), got rank "
+                         << k.getRank();
+  if (q.getElementType() != k.getElementType() ||
+      q.getElementType() != v.getElementType())
+    return emitOpError() << "expects query, key and value of one element type, "
+                            "got "
+                         << q.getElementType() << ", " << k.getElementType()
+                         << ", " << v.getElementType();
+  int64_t batch = q.getDimSize(0), hq = q.getDimSize(1), sq = q.getDimSize(2),
+          d = q.getDimSize(3);
+  int64_t hkv = k.getDimSize(1), sk = k.getDimSize(2);
+  if (!extentsAgree(batch, k.getDimSize(0)) ||
+      !extentsAgree(batch, v.getDimSize(0)) ||
+      !extentsAgree(k.getDimSize(0), v.getDimSize(0)))
+    return emitOpError() << "expects query, key and value to share the batch "
+                            "extent";
+  if (ShapedType::isDynamic(d))
+    return emitOpError() << "expects a static head dim";
+  if (!extentsAgree(d, k.getDimSize(3)))
+    return emitOpError() << "expects query and key head dims to agree, got " << d
+                         << " and " << extentStr(k.getDimSize(3));
+  if (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hkv) ||
+      ShapedType::isDynamic(v.getDimSize(1)))
+    return emitOpError() << "expects static head counts";
+  if (hkv != v.getDimSize(1))
+    return emitOpError() << "expects key and value to have the same head "
+                            "count, got "
+                         << hkv << " and " << v.getDimSize(1);
+  if (hkv == 0 || hq % hkv != 0)
+    return emitOpError() << "expects the query head count (" << hq
+                         << ") to be a multiple of the key/value head count ("
+                         << hkv << ")";
+  if (!extentsAgree(sk, v.getDimSize(2)))
+    return emitOpError() << "expects key and value to have the same sequence "
+                            "length, got "
+                         << extentStr(sk) << " and "
+                         << extentStr(v.getDimSize(2));
+  if (ShapedType::isDynamic(v.getDimSize(3)))
+    return emitOpError() << "expects a static value head dim";
+
+  if (auto scale = getScale()) {
+    double s = scale->convertToDouble();
+    if (!std::isfinite(s) || s <= 0.0)
+      return emitOpError() << "expects a positive finite scale, got " << s;
+  }
+
+  if (Value mask = getMask()) {
+    auto maskType = cast<RankedTensorType>(mask.getType());
+    if (maskType.getRank() < 2 || maskType.getRank() > 4)
+      return emitOpError() << "expects a mask of rank 2 to 4 broadcastable to "
+                              "[B, Hq, Sq, Sk], got rank "
+                           << maskType.getRank();
+    Type maskElt = maskType.getElementType();
+    if (!maskElt.isInteger(1) && maskElt != q.getElementType() &&
+        !maskElt.isF32())
+      return emitOpError() << "expects an i1 mask, or an additive mask of f32 "
+                              "or the query element type, got "
+                           << maskElt;
+    SmallVector<int64_t> full = {batch, hq, sq, sk};
+    ArrayRef<int64_t> mshape = maskType.getShape();
+    for (int64_t i = 0, e = mshape.size(); i < e; ++i) {
+      int64_t m = mshape[e - 1 - i], t = full[3 - i];
+      if (m != 1 && !extentsAgree(m, t))
+        return emitOpError() << "expects mask dim " << e - 1 - i
+                             << " to be 1 or " << extentStr(t) << ", got "
+                             << extentStr(m);
+    }
+  }
+
+  if (static_cast<bool>(getQueryPositions()) !=
+      static_cast<bool>(getKeyPositions()))
+    return emitOpError() << "expects both query and key positions or neither";
+  if (Value qp = getQueryPositions()) {
+    if (failed(verifyPositionsShape(*this, cast<RankedTensorType>(qp.getType()),
+                                    batch, sq, "query positions")) ||
+        failed(verifyPositionsShape(
+            *this, cast<RankedTensorType>(getKeyPositions().getType()), batch,
+            sk, "key positions")))
+      return failure();
+  }
+  if (auto spec = getRotary())
+    return verifySpecForHeadDim(*this, *spec, d);
+  return success();
+}
+
+LogicalResult
+AttentionOp::reifyResultShapes(OpBuilder &b,
+                               ReifiedRankedShapedTypeDims &reifiedReturnShapes) {
+  auto type = cast<RankedTensorType>(getResult().getType());
+  reifiedReturnShapes.push_back(mixedSizes(
+      b, getLoc(), type,
+      {{getQuery(), 0}, {getQuery(), 1}, {getQuery(), 2}, {getValue(), 3}}));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LinearAttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LinearAttentionOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  auto q = dyn_cast<RankedTensorType>(adaptor.getQuery().getType());
+  auto v = dyn_cast<RankedTensorType>(adaptor.getValue().getType());
+  if (!q || !v || q.getRank() != 4 || v.getRank() != 4)
+    return emitOptionalError(location,
+                             "'rope.linear_attention' op expects query, key and "
+                             "value of rank 4 ([B, H, S, D])");
+  inferred.push_back(RankedTensorType::get(
+      {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), v.getDimSize(3)},
+      q.getElementType()));
+  return success();
+}
+
+LogicalResult LinearAttentionOp::verify() {
+  RankedTensorType q = getQuery().getType(), k = getKey().getType(),
+                   v = getValue().getType();
+  if (k.getRank() != 4)
+    return emitOpError() << "expects key of rank 4, got rank " << k.getRank();
+  if (q.getElementType() != k.getElementType() ||
+      q.getElementType() != v.getElementType())
+    return emitOpError() << "expects query, key and value of one element type";
+  for (int64_t i = 0; i < 4; ++i)
+    if (!extentsAgree(q.getDimSize(i), k.getDimSize(i)))
+      return emitOpError() << "expects query and key of the same shape, dim "
+                           << i << " is " << extentStr(q.getDimSize(i))
+                           << " and " << extentStr(k.getDimSize(i));
+  for (int64_t i = 0; i < 3; ++i)
+    if (!extentsAgree(q.getDimSize(i), v.getDimSize(i)))
+      return emitOpError() << "expects value to share [B, H, S] with query, "
+                              "dim "
+                           << i << " is " << extentStr(v.getDimSize(i))
+                           << " instead of " << extentStr(q.getDimSize(i));
+  if (ShapedType::isDynamic(q.getDimSize(3)) ||
+      ShapedType::isDynamic(v.getDimSize(3)))
+    return emitOpError() << "expects static head dims";
+  if (Value pos = getPositions())
+    if (failed(verifyPositionsShape(*this, cast<RankedTensorType>(pos.getType()),
+                                    q.getDimSize(0), q.getDimSize(2),
+                                    "positions")))
+      return failure();
+  if (auto spec = getRotary())
+    return verifySpecForHeadDim(*this, *spec, q.getDimSize(3));
+  return success();
+}
+
+LogicalResult LinearAttentionOp::reifyResultShapes(
+    OpBuilder &b, ReifiedRankedShapedTypeDims &reifiedReturnShapes) {
+  auto type = cast<RankedTensorType>(getResult().getType());
+  reifiedReturnShapes.push_back(mixedSizes(
+      b, getLoc(), type,
+      {{getQuery(), 0}, {getQuery(), 1}, {getQuery(), 2}, {getValue(), 3}}));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SinusoidalOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SinusoidalOp::verify() {
+  ArrayRef<int64_t> pos = getPositions().getType().getShape();
+  ArrayRef<int64_t> res = getResult().getType().getShape();
+  if (res.size() != pos.size() + 1)
+    return emitOpError() << "expects a result of rank " << pos.size() + 1
+                         << " (positions rank + 1), got rank " << res.size();
+  for (auto [i, extents] : llvm::enumerate(llvm::zip(pos, res)))
+    if (!extentsAgree(std::get<0>(extents), std::get<1>(extents)))
+      return emitOpError() << "expects result dim " << i
+                           << " to match the positions, got "
+                           << extentStr(std::get<1>(extents)) << " and "
+                           << extentStr(std::get<0>(extents));
+  int64_t dim = res.back();
+  if (ShapedType::isDynamic(dim) || dim <= 0 || dim % 2 != 0)
+    return emitOpError() << "expects a static, even, positive encoding dim, got "
+                         << extentStr(dim);
+  double base = getBase().convertToDouble();
+  if (!std::isfinite(base) || base <= 0.0)
+    return emitOpError() << "expects a positive finite base, got " << base;
+  return success();
+}
+
+LogicalResult
+SinusoidalOp::reifyResultShapes(OpBuilder &b,
+                                ReifiedRankedShapedTypeDims &reifiedReturnShapes) {
+  RankedTensorType type = getResult().getType();
+  SmallVector<std::pair<Value, int64_t>> sources;
+  for (int64_t i = 0; i + 1 < type.getRank(); ++i)
+    sources.push_back({getPositions(), i});
+  sources.push_back({Value(), 0}); // The encoding dim is static.
+  reifiedReturnShapes.push_back(mixedSizes(b, getLoc(), type, sources));
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "rope/Dialect/Rope/IR/RopeOps.cpp.inc"

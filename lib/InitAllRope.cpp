@@ -1,0 +1,20 @@
+//===- InitAllRope.cpp - register everything rope provides ----------------===//
+
+#include "rope/InitAllRope.h"
+#include "rope/Conversion/Passes.h"
+#include "rope/Dialect/Rope/IR/RopeDialect.h"
+#include "rope/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/DialectRegistry.h"
+
+void mlir::rope::registerAllRopeDialects(DialectRegistry &registry) {
+  registry.insert<RopeDialect, arith::ArithDialect, linalg::LinalgDialect,
+                  math::MathDialect, tensor::TensorDialect>();
+}
+
+void mlir::rope::registerAllRopePasses() {
+  registerRopeConversionPasses();
+  registerRopePipelines();
+}

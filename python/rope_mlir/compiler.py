@@ -1,0 +1,192 @@
+"""Compile MLIR with rope-opt + LLVM into a shared library and call it with numpy.
+
+    lib = compile_module(MLIR_TEXT)
+    out = lib.call("kernel", x, positions)
+
+Every public function of the module must take ranked tensors and return one
+ranked tensor; the CPU pipeline (`--rope-lower-to-cpu`) bufferizes them into
+plain memrefs and emits `_mlir_ciface_<name>` wrappers, which are called here
+through ctypes with memref descriptors. bf16 travels as uint16 bit patterns
+(see reference.to_bf16_bits / from_bf16_bits).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+_REPO = Path(__file__).resolve().parents[2]
+
+# MLIR element type -> numpy dtype of its storage.
+_DTYPES = {
+    "f32": np.float32,
+    "f64": np.float64,
+    "f16": np.float16,
+    "bf16": np.uint16,
+    "i1": np.bool_,
+    "i8": np.int8,
+    "i16": np.int16,
+    "i32": np.int32,
+    "i64": np.int64,
+}
+
+
+class CompileError(RuntimeError):
+    """A stage of the compilation failed; the message holds its diagnostics."""
+
+
+def llvm_bin() -> Path:
+    return Path(os.environ.get("ROPE_LLVM_BIN", "/usr/lib/llvm-22/bin"))
+
+
+def build_dir() -> Path:
+    return Path(os.environ.get("ROPE_BUILD_DIR", _REPO / "build"))
+
+
+def rope_opt() -> Path:
+    return build_dir() / "bin" / "rope-opt"
+
+
+def _run(cmd: list[str], stdin: str | None = None) -> str:
+    proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise CompileError(f"{' '.join(map(str, cmd))} failed:\n{proc.stderr}")
+    return proc.stdout
+
+
+@dataclass(frozen=True)
+class TensorSig:
+    dtype: str
+    shape: tuple  # ints, None for a dynamic extent
+
+
+def _parse_tensor(text: str) -> TensorSig:
+    m = re.fullmatch(r"\s*tensor<([^>]*)>\s*", text)
+    if not m:
+        raise ValueError(f"only ranked tensor arguments and results are supported: {text!r}")
+    parts = m.group(1).split("x")
+    dims = tuple(None if d == "?" else int(d) for d in parts[:-1])
+    return TensorSig(parts[-1], dims)
+
+
+def _split_top_level(text: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch in "<([{"
+        depth -= ch in ">)]}"
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur)
+    return out
+
+
+def parse_signatures(mlir: str) -> dict[str, tuple[list[TensorSig], TensorSig]]:
+    """Signatures of the public func.func ops of a module."""
+    sigs = {}
+    for m in re.finditer(r"func\.func\s+@(\w+)\s*\((.*?)\)\s*->\s*(tensor<[^>]*>)", mlir, re.S):
+        args = [_parse_tensor(a.split(":", 1)[1]) for a in _split_top_level(m.group(2))]
+        sigs[m.group(1)] = (args, _parse_tensor(m.group(3)))
+    return sigs
+
+
+def _descriptor_type(rank: int):
+    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
+              ("offset", ctypes.c_int64)]
+    if rank:
+        fields += [("sizes", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
+    return type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
+
+
+def _descriptor(array: np.ndarray):
+    desc = _descriptor_type(array.ndim)()
+    desc.allocated = desc.aligned = array.ctypes.data
+    desc.offset = 0
+    if array.ndim:
+        desc.sizes[:] = array.shape
+        desc.strides[:] = [s // array.itemsize for s in array.strides]
+    return desc
+
+
+_libc = ctypes.CDLL(None)
+_libc.free.argtypes = [ctypes.c_void_p]
+
+
+class Library:
+    """A compiled module; `call` runs one of its functions on numpy arrays."""
+
+    def __init__(self, path: Path, signatures):
+        self.path = path
+        self._lib = ctypes.CDLL(str(path))
+        self._sigs = signatures
+
+    def call(self, name: str, *arrays: np.ndarray) -> np.ndarray:
+        args_sig, result_sig = self._sigs[name]
+        if len(arrays) != len(args_sig):
+            raise TypeError(f"{name} takes {len(args_sig)} arguments, got {len(arrays)}")
+        keep, descs = [], []
+        for i, (a, sig) in enumerate(zip(arrays, args_sig)):
+            want = _DTYPES[sig.dtype]
+            a = np.ascontiguousarray(a)
+            if a.dtype != want:
+                raise TypeError(f"argument {i} of {name}: expected {np.dtype(want)} "
+                                f"for {sig.dtype}, got {a.dtype}")
+            if len(sig.shape) != a.ndim or any(
+                    d is not None and d != s for d, s in zip(sig.shape, a.shape)):
+                raise TypeError(f"argument {i} of {name}: shape {a.shape} does not "
+                                f"fit tensor<{'x'.join('?' if d is None else str(d) for d in sig.shape)}>")
+            keep.append(a)
+            descs.append(_descriptor(a))
+        rank = len(result_sig.shape)
+        result = _descriptor_type(rank)()
+        fn = getattr(self._lib, f"_mlir_ciface_{name}")
+        fn.restype = None
+        fn(ctypes.byref(result), *[ctypes.byref(d) for d in descs])
+
+        dtype = np.dtype(_DTYPES[result_sig.dtype])
+        shape = tuple(result.sizes) if rank else ()
+        strides = tuple(s * dtype.itemsize for s in result.strides) if rank else ()
+        count = int(np.prod(shape)) if shape else 1
+        # The result may alias an argument (e.g. an identity fold); copy it out
+        # and free it only when the callee allocated it.
+        base = result.aligned + result.offset * dtype.itemsize
+        span = (sum((n - 1) * s for n, s in zip(shape, strides)) + dtype.itemsize
+                if count else 0)
+        raw = (ctypes.c_char * span).from_address(base) if span else b""
+        out = np.ndarray(shape, dtype, buffer=raw, strides=strides).copy() if count \
+            else np.empty(shape, dtype)
+        if result.allocated and not any(result.allocated == a.ctypes.data for a in keep):
+            _libc.free(result.allocated)
+        return out
+
+
+def lower(mlir: str, pipeline: str = "--rope-lower-to-cpu", extra: list[str] | None = None) -> str:
+    """Runs rope-opt on `mlir` text and returns the result."""
+    return _run([str(rope_opt()), pipeline, *(extra or [])], stdin=mlir)
+
+
+def compile_module(mlir: str, *, pipeline: str = "--rope-lower-to-cpu",
+                   workdir: str | None = None, opt_level: str = "-O2") -> Library:
+    """rope-opt pipeline -> mlir-translate -> clang shared library."""
+    work = Path(workdir or tempfile.mkdtemp(prefix="rope-mlir-"))
+    llvm_dialect = lower(mlir, pipeline)
+    ll = work / "module.ll"
+    ll.write_text(_run([str(llvm_bin() / "mlir-translate"), "--mlir-to-llvmir"],
+                       stdin=llvm_dialect))
+    so = work / "module.so"
+    # memref copies of unknown layout call memrefCopy from MLIR's C runner utils.
+    libdir = llvm_bin().parent / "lib"
+    _run([str(llvm_bin() / "clang"), opt_level, "-march=native", "-shared", "-fPIC",
+          "-Wno-override-module", str(ll), "-o", str(so), f"-L{libdir}",
+          f"-Wl,-rpath,{libdir}", "-lmlir_c_runner_utils", "-lm"])
+    return Library(so, parse_signatures(mlir))

@@ -1,0 +1,40 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "ROPE"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".py"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.rope_obj_root, "test")
+
+llvm_config.use_default_substitutions()
+
+# Numerical tests run on Debian's python3 (numpy comes from python3-numpy), with
+# the project's package on the path and the build's tools found by it.
+python = "/usr/bin/python3"
+config.environment["PYTHONPATH"] = os.path.join(config.rope_src_root, "python")
+config.environment["ROPE_BUILD_DIR"] = config.rope_obj_root
+config.environment["ROPE_LLVM_BIN"] = config.llvm_tools_dir
+config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
+config.substitutions.append(("%python", python))
+config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
+config.substitutions.append(
+    ("%rope_plugin", os.path.join(config.rope_lib_dir, "libRopePlugin.so")))
+config.substitutions.append(
+    ("%mlir_runner_utils",
+     ",".join(os.path.join(config.mlir_lib_dir, lib)
+              for lib in ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so"))))
+
+tool_dirs = [config.rope_tools_dir, config.llvm_tools_dir]
+tools = [
+    "rope-opt",
+    ToolSubst("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")),
+    "mlir-runner",
+    "mlir-translate",
+]
+llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -1,0 +1,26 @@
+//===- rope-opt.cpp - mlir-opt with the rope dialect ----------------------===//
+//
+// Every upstream dialect, extension and pass, plus rope's.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rope/InitAllRope.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::registerAllPasses();
+  mlir::rope::registerAllRopePasses();
+
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  mlir::rope::registerAllRopeDialects(registry);
+
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "rope-opt: the rope dialect compiler driver\n", registry));
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what rope-mlir needs from Debian's package registry. Idempotent: when
+# every package is already present it does nothing (and needs no network).
+set -euo pipefail
+
+PACKAGES=(
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22 lld-22
+  cmake ninja-build ccache python3 python3-numpy
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  SUDO=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+if ! $SUDO apt-get update -qq; then
+  echo "setup: 'apt-get update' failed; cannot reach Debian's package registry" >&2
+  exit 1
+fi
+if ! $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/rope-setup.log 2>&1; then
+  tail -20 /tmp/rope-setup.log >&2
+  echo "setup: failed to install: ${missing[*]} (full log: /tmp/rope-setup.log)" >&2
+  exit 1
+fi
+echo "setup: done"
