@@ -23,6 +23,8 @@ config.environment["ROPE_LLVM_BIN"] = config.llvm_tools_dir
 config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
 config.substitutions.append(("%python", python))
 config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
+config.substitutions.append(("%rope_src_root", config.rope_src_root))
+config.substitutions.append(("%rope_obj_root", config.rope_obj_root))
 config.substitutions.append(
     ("%rope_plugin", os.path.join(config.rope_lib_dir, "libRopePlugin.so")))
 config.substitutions.append(

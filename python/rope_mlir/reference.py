@@ -252,14 +252,18 @@ def _as_positions(positions) -> np.ndarray:
     return p.astype(np.int64)
 
 
-def cos_sin_table(positions, spec: RotarySpec, head_dim: int) -> tuple[np.ndarray, np.ndarray]:
+def cos_sin_table(positions, spec: RotarySpec, head_dim: int,
+                  max_position: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(m*cos(phi), m*sin(phi)), each of shape positions.shape + (h,).
 
     phi = p * inv_freq; the sin table is negated for the inverse rotation.
-    Frequencies that depend on the context length use max(positions).
+    Frequencies that depend on the context length use max(positions), unless
+    ``max_position`` is given (attention rotates Q and K with one shared
+    largest position, so both see the same frequencies).
     """
     p = _as_positions(positions)
-    max_position = int(p.max()) if p.size else None
+    if max_position is None:
+        max_position = int(p.max()) if p.size else None
     freqs = inv_freq(spec, head_dim, max_position)
     m = attention_factor(spec)
     phi = p.astype(np.float64)[..., None] * freqs
@@ -271,7 +275,8 @@ def cos_sin_table(positions, spec: RotarySpec, head_dim: int) -> tuple[np.ndarra
     return cos, sin
 
 
-def rotate(x, positions, spec: RotarySpec, seq_dim: int = -2) -> np.ndarray:
+def rotate(x, positions, spec: RotarySpec, seq_dim: int = -2,
+           max_position: int | None = None) -> np.ndarray:
     """Apply RoPE to x (rank >= 2, last dim D) along ``seq_dim``.
 
     positions is [S] (shared by every other dim) or [B, S] with B = x.shape[0]
@@ -302,7 +307,7 @@ def rotate(x, positions, spec: RotarySpec, seq_dim: int = -2) -> np.ndarray:
     else:
         raise ValueError(f"positions must be [S] or [B, S], got shape {p.shape}")
 
-    cos, sin = cos_sin_table(p, spec, head_dim)  # p.shape + (h,)
+    cos, sin = cos_sin_table(p, spec, head_dim, max_position)  # p.shape + (h,)
 
     # Work with the sequence dim at -2 so the tables broadcast naturally.
     # Moving an axis >= 1 keeps the batch dim at 0.
@@ -378,8 +383,11 @@ def attention(
         k_positions = np.arange(Sk)
 
     if rotary is not None:
-        q = rotate(q, q_positions, rotary, seq_dim=2)
-        k = rotate(k, k_positions, rotary, seq_dim=2)
+        # Length-dependent scalings (dynamic, longrope) see the largest
+        # position of queries and keys together, as one forward pass would.
+        joint_max = int(max(_as_positions(q_positions).max(), _as_positions(k_positions).max()))
+        q = rotate(q, q_positions, rotary, seq_dim=2, max_position=joint_max)
+        k = rotate(k, k_positions, rotary, seq_dim=2, max_position=joint_max)
 
     # GQA: query head hq uses kv head hq // group; np.repeat yields exactly that.
     k = np.repeat(k, group, axis=1)
