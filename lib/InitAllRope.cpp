@@ -3,18 +3,21 @@
 #include "rope/InitAllRope.h"
 #include "rope/Conversion/Passes.h"
 #include "rope/Dialect/Rope/IR/RopeDialect.h"
+#include "rope/Dialect/Rope/Transforms/Passes.h"
 #include "rope/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/DialectRegistry.h"
 
 void mlir::rope::registerAllRopeDialects(DialectRegistry &registry) {
   registry.insert<RopeDialect, arith::ArithDialect, linalg::LinalgDialect,
-                  math::MathDialect, tensor::TensorDialect>();
+                  math::MathDialect, scf::SCFDialect, tensor::TensorDialect>();
 }
 
 void mlir::rope::registerAllRopePasses() {
   registerRopeConversionPasses();
+  registerRopeTransformsPasses();
   registerRopePipelines();
 }

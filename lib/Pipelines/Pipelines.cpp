@@ -2,6 +2,7 @@
 
 #include "rope/Pipelines/Pipelines.h"
 #include "rope/Conversion/Passes.h"
+#include "rope/Dialect/Rope/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -15,12 +16,20 @@
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
+using namespace mlir::rope;
 
 void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
                                          const LowerToCPUOptions &options) {
+  // rope level: rotations move into attention, attention into tiled loops.
+  if (options.foldRotation)
+    pm.addPass(createRopeFoldRotationIntoQK());
+  if (options.decomposeAttention)
+    pm.addPass(createRopeDecomposeAttention(
+        RopeDecomposeAttentionOptions{options.queryTile, options.keyTile}));
+
   // Tensors: rope ops to linalg, then fuse the elementwise chains (table
   // building into rotation, softmax steps) before anything is materialised.
-  pm.addPass(createConvertRopeToLinalg());
+  pm.addPass(rope::createConvertRopeToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createLinalgElementwiseOpFusionPass());
@@ -32,6 +41,9 @@ void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  // The online-softmax state (running max, sum, accumulator) is rebuilt each
+  // key tile; let loops carry those fresh buffers.
+  bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   bufferization::buildBufferDeallocationPipeline(pm);
 

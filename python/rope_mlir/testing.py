@@ -9,6 +9,10 @@ the rounding error of each result, not of the (possibly cancelled) result:
 
 from __future__ import annotations
 
+import contextlib
+import sys
+import traceback
+
 import numpy as np
 
 from . import reference as ref
@@ -95,3 +99,173 @@ def check(actual, expected, atol, name):
     print(f"PASS {name}: max_abs_err={float(err.max()) if err.size else 0.0:.3e} "
           f"max_err/tol={ratio:.3f} n={err.size}")
     return float(err.max()) if err.size else 0.0
+
+
+# ---------------------------------------------------------------------------
+# Tolerances derived for the CPU numerical lit tests (test/Integration/CPU).
+# u = 2^-24 is the f32 unit roundoff; ulp_f32(x) lies in (u·|x|, 2u·|x|].
+# ---------------------------------------------------------------------------
+
+
+def check_stored(out, expected, atol, dtype, name):
+    """`check` for a kernel result held in storage `dtype` (bf16 bit patterns
+    are decoded first)."""
+    return check(from_storage(out, dtype), expected, atol, name)
+
+
+def rotation_atol(x, spec, dtype="f32", f32_ulps=2):
+    """Elementwise tolerance of a rotation of `x` stored as `dtype`:
+    ``f32_ulps · ulp_f32(m·n) + [dtype != f32] · ulp_dtype(m·n)``, n the pair norm.
+
+    The math is f32: the f32 result is within `f32_ulps` ulps of m·n (three
+    roundings in a·cos − b·sin, ½ ulp each, plus the cos/sin table error times
+    |a| + |b| <= sqrt(2)·n). The tests use 2 ulps when m = 1 and 3 when an
+    attention factor m != 1 is folded into the tables (one more rounding of
+    m·cos, m·sin). Storing it in f16/bf16 rounds once more, by <= ½ ulp
+    of the storage type at |y| <= m·n; the f32 error can carry |y| just past a
+    power of two, so a whole storage ulp is allowed.
+    """
+    norm = ref.attention_factor(spec) * pair_norms(x, spec)
+    atol = f32_ulps * ulp(norm, "f32")
+    if dtype != "f32":
+        atol = atol + ulp(norm, dtype)
+    return atol
+
+
+def check_rotation_stored(out, expected, x, spec, dtype, f32_ulps, name):
+    """`check` of a rotation result in storage `dtype` against the f64
+    reference, within `rotation_atol`."""
+    return check_stored(out, expected, rotation_atol(x, spec, dtype, f32_ulps), dtype, name)
+
+
+def _rotated_mask(head_dim: int, spec: ref.RotarySpec) -> np.ndarray:
+    """True for the head dims that `spec` rotates."""
+    r = spec.rotary_dims or head_dim
+    mask = np.zeros(head_dim, dtype=bool)
+    mask[spec.offset:spec.offset + r] = True
+    return mask
+
+
+def _abs_features(x, spec):
+    """|x| per element, or for rotated dims the pair norm times m/sqrt(2):
+    then Σ_d over two such vectors bounds |Σ_d (R x)_d (R y)_d| termwise
+    (each pair contributes at most m²·n_x·n_y, by Cauchy–Schwarz)."""
+    x = np.asarray(x, dtype=np.float64)
+    if spec is None:
+        return np.abs(x)
+    m = ref.attention_factor(spec)
+    rot = _rotated_mask(x.shape[-1], spec)
+    return np.where(rot, pair_norms(x, spec) * (m / np.sqrt(2.0)), np.abs(x))
+
+
+def logit_bound(q, k, scale=None, rotary=None):
+    """Per query row [B, Hq, Sq, 1]: max over keys of scale·Σ_d |q_d·k_d| (with
+    Q, K rotated by `rotary` when given) — a bound on each logit and the
+    magnitude its f32 rounding error is relative to."""
+    q = np.asarray(q, dtype=np.float64)
+    k = np.asarray(k, dtype=np.float64)
+    if scale is None:
+        scale = 1.0 / np.sqrt(q.shape[-1])
+    k = np.repeat(k, q.shape[1] // k.shape[1], axis=1)  # GQA/MQA
+    terms = np.einsum("bhqd,bhkd->bhqk", _abs_features(q, rotary), _abs_features(k, rotary))
+    return abs(scale) * terms.max(axis=-1, keepdims=True)
+
+
+def attention_atol(q, k, v, *, scale=None, rotary=None, dtype="f32"):
+    """Tolerance of softmax attention (math in f32, result stored as `dtype`),
+    per query row: ``ulp_f32(V)·(L + 2·sqrt(Sk)) + [dtype != f32]·ulp_dtype(V)``
+    with V = max|v| and L = `logit_bound` of the row.
+
+    Derivation (first order): each logit carries an f32 error δ <= u·L up to a
+    small factor (dot product of D terms, rotation inside the op); perturbing
+    the logits by δ_j moves Σ_j p_j v_j by Σ_j p_j (δ_j − Σ p δ) v_j, at most
+    2·max δ·V <= ulp_f32(V)·L. The P·V sum of Sk terms adds random-walk
+    rounding of about sqrt(Sk)·ulp_f32(V) (2·sqrt(Sk) allowed), and the exp /
+    normalisation a few more ulps of relative error. Results are convex
+    combinations of values, so |out| <= V and storing it in f16/bf16 adds
+    at most one storage ulp of V.
+    """
+    vmax = float(np.max(np.abs(v))) if np.size(v) else 0.0
+    sk = np.shape(k)[2]
+    atol = ulp(vmax, "f32") * (logit_bound(q, k, scale, rotary) + 2.0 * np.sqrt(sk))
+    if dtype != "f32":
+        atol = atol + ulp(vmax, dtype)
+    return atol
+
+
+def linear_attention_atol(q, k, v, *, rotary=None, positions=None, causal=False, dtype="f32"):
+    """Tolerance of RoFormer linear attention (f32 math), per output element:
+    ``2·(sqrt(D) + sqrt(S) + 2)·u·N/den + [dtype != f32]·ulp_dtype(out)``.
+
+    num_m = Σ_n (R_m φq_m)·(R_n φk_n) v_n can cancel, so its error is relative
+    to N_m = Σ_n A_mn |v_n|, A_mn = Σ_d |(Rφq_m)_d (Rφk_n)_d| bounded pairwise
+    (`_abs_features`); den_m = Σ_n φq_m·φk_n has only positive terms. Both
+    sums (over D, then over S, in either order) round like random walks,
+    <= (sqrt(D) + sqrt(S))·u relative to their term magnitudes, and φ itself
+    is a few ulps off; out = num/den then errs by <= (err_num + |out|·err_den)/den
+    <= 2·(sqrt(D) + sqrt(S) + 2)·u·N/den since |out|·den <= N.
+    """
+    q = np.asarray(q, dtype=np.float64)
+    k = np.asarray(k, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    S, D = q.shape[2], q.shape[3]
+    fq = ref._elu_plus_one(q)
+    fk = ref._elu_plus_one(k)
+    a = np.einsum("bhmd,bhnd->bhmn", _abs_features(fq, rotary), _abs_features(fk, rotary))
+    den = np.einsum("bhmd,bhnd->bhmn", fq, fk)
+    if causal:
+        keep = np.tril(np.ones((S, S), dtype=bool))
+        a = np.where(keep, a, 0.0)
+        den = np.where(keep, den, 0.0)
+    n_abs = np.einsum("bhmn,bhne->bhme", a, np.abs(v))
+    den = den.sum(axis=-1, keepdims=True)
+    u = 2.0 ** -24
+    atol = 2.0 * (np.sqrt(D) + np.sqrt(S) + 2.0) * u * n_abs / den
+    if dtype != "f32":
+        out = ref.linear_attention(q, k, v, rotary=rotary, positions=positions, causal=causal)
+        atol = atol + ulp(out, dtype)
+    return atol
+
+
+# ---------------------------------------------------------------------------
+# Kernels
+# ---------------------------------------------------------------------------
+
+
+def rotate_module(spec_attr: str, x_type: str, pos_type: str, seq_dim: int | None = None,
+                  name: str = "kernel") -> str:
+    """MLIR text of one function `@name(%x, %p)` returning ``rope.rotate`` of x,
+    e.g. ``rotate_module("#rope.spec<>", "tensor<2x4x?x16xf32>", "tensor<?xi64>")``."""
+    sd = "" if seq_dim is None else f" seq_dim = {seq_dim}"
+    return (f"func.func @{name}(%x: {x_type}, %p: {pos_type}) -> {x_type} {{\n"
+            f"  %r = rope.rotate %x, %p rotary({spec_attr}){sd} : {x_type}, {pos_type}\n"
+            f"  return %r : {x_type}\n}}\n")
+
+
+# ---------------------------------------------------------------------------
+# Independent cases within one test file
+# ---------------------------------------------------------------------------
+
+_FAILED: list[str] = []
+
+
+@contextlib.contextmanager
+def guard(name: str):
+    """Runs one case of a test file: any exception (a compile error, a failed
+    check) prints ``FAIL <name>`` with its cause and is recorded, so the other
+    cases still run and report; `finish` then exits non-zero."""
+    try:
+        yield
+    except Exception as e:  # noqa: BLE001 - every failure is reported, none hidden
+        first = str(e).strip().splitlines()[:12]
+        print(f"FAIL {name}: {type(e).__name__}: " + "\n  ".join(first))
+        traceback.print_exc(file=sys.stderr)
+        _FAILED.append(name)
+
+
+def finish():
+    """Ends a test file: exit status 1 if any `guard`ed case failed."""
+    sys.stdout.flush()
+    if _FAILED:
+        print(f"{len(_FAILED)} case(s) failed: {', '.join(_FAILED)}")
+        sys.exit(1)

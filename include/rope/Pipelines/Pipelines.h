@@ -16,6 +16,23 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
       llvm::cl::desc("Emit _mlir_ciface_ wrappers so functions can be called "
                      "from C with memref descriptors"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> foldRotation{
+      *this, "fold-rotation",
+      llvm::cl::desc("Fold rope.rotate of Q and K into the attention that "
+                     "consumes them (--rope-fold-rotation-into-qk)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> decomposeAttention{
+      *this, "decompose-attention",
+      llvm::cl::desc("Tile attention into online-softmax loops "
+                     "(--rope-decompose-attention) instead of materialising "
+                     "the S×S scores"),
+      llvm::cl::init(true)};
+  PassOptions::Option<int64_t> queryTile{
+      *this, "query-tile", llvm::cl::desc("Query rows per attention tile"),
+      llvm::cl::init(64)};
+  PassOptions::Option<int64_t> keyTile{
+      *this, "key-tile", llvm::cl::desc("Key rows per attention tile"),
+      llvm::cl::init(64)};
 };
 
 /// rope (and any upstream dialects beside it) on tensors down to the LLVM

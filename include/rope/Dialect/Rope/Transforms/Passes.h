@@ -1,0 +1,35 @@
+//===- Passes.h - rope transformation passes --------------------*- C++ -*-===//
+
+#ifndef ROPE_DIALECT_ROPE_TRANSFORMS_PASSES_H
+#define ROPE_DIALECT_ROPE_TRANSFORMS_PASSES_H
+
+#include "rope/Dialect/Rope/IR/RopeOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+class RewritePatternSet;
+namespace rope {
+
+#define GEN_PASS_DECL
+#include "rope/Dialect/Rope/Transforms/Passes.h.inc"
+
+/// attention(rotate(q), rotate(k), v) -> attention(q, k, v) rotary(...).
+void populateFoldRotationIntoQKPatterns(RewritePatternSet &patterns);
+
+/// rope.attention -> tiled online-softmax loops on tensors.
+void populateDecomposeAttentionPatterns(RewritePatternSet &patterns,
+                                        int64_t queryTile, int64_t keyTile);
+
+#define GEN_PASS_REGISTRATION
+#include "rope/Dialect/Rope/Transforms/Passes.h.inc"
+
+} // namespace rope
+} // namespace mlir
+
+#endif // ROPE_DIALECT_ROPE_TRANSFORMS_PASSES_H

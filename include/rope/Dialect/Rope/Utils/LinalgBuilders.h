@@ -1,0 +1,140 @@
+//===- LinalgBuilders.h - linalg building blocks of rope lowerings -*- C++ -*-===//
+//
+// The pieces every rope lowering is assembled from: frequencies, cos/sin
+// tables, the rotation of a block, head splitting for GQA, masks and the
+// attention logits. The plain lowering (--convert-rope-to-linalg) applies them
+// to whole tensors; the FlashAttention-style decomposition applies them to
+// tiles inside its loops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROPE_DIALECT_ROPE_UTILS_LINALGBUILDERS_H
+#define ROPE_DIALECT_ROPE_UTILS_LINALGBUILDERS_H
+
+#include "rope/Dialect/Rope/IR/RopeOps.h"
+
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::rope::lowering {
+
+using utils::IteratorType;
+constexpr IteratorType kPar = IteratorType::parallel;
+constexpr IteratorType kRed = IteratorType::reduction;
+
+//===----------------------------------------------------------------------===//
+// Small building blocks
+//===----------------------------------------------------------------------===//
+
+/// Map from `numDims` loop dims to the listed ones.
+AffineMap dimsMap(MLIRContext *ctx, unsigned numDims, ArrayRef<unsigned> dims);
+/// [begin, end) as loop dim indices.
+SmallVector<unsigned> range(unsigned begin, unsigned end);
+
+Value toF32(OpBuilder &b, Location loc, Value v);
+Value fromF32(OpBuilder &b, Location loc, Value v, Type type);
+Value f32Const(OpBuilder &b, Location loc, double v);
+Value f64Const(OpBuilder &b, Location loc, double v);
+Value negInfF32(OpBuilder &b, Location loc);
+Value f64Tensor(OpBuilder &b, Location loc, ArrayRef<double> values);
+Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                  Type elementType);
+Value filledTensor(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                   Type elementType, TypedAttr value);
+/// A position element widened to i64.
+Value positionToI64(OpBuilder &b, Location loc, Value p);
+
+//===----------------------------------------------------------------------===//
+// Positions, frequencies, tables, rotation
+//===----------------------------------------------------------------------===//
+
+/// `[len]` positions `offset, offset+1, ...` as i64.
+Value buildIota(OpBuilder &b, Location loc, OpFoldResult len, Value offset);
+/// Largest (smallest) entry of an integer tensor, as an i64 scalar.
+Value buildMaxPosition(OpBuilder &b, Location loc, Value positions);
+Value buildMinPosition(OpBuilder &b, Location loc, Value positions);
+
+/// Inverse frequencies (tensor<hxf64>) of `spec` for a head of `headDim`.
+/// Kinds that depend on the largest position call `maxPosition` for it (an i64
+/// scalar); the others are compile-time constants.
+Value buildInverseFrequencies(OpBuilder &b, Location loc, RotarySpecAttr spec,
+                              int64_t headDim,
+                              function_ref<Value()> maxPosition);
+
+struct CosSin {
+  Value cos, sin;
+};
+
+/// cos/sin tables, positions × [h] (f32), attention factor and direction
+/// folded in; the phase is formed and reduced in f64.
+CosSin buildTable(OpBuilder &b, Location loc, Value positions, Value invFreq,
+                  RotarySpecAttr spec);
+
+/// Applies tables ([S, h] or [B, S, h]) to `x` (head dim last, sequence at
+/// `seqDim`, batch at 0); dims outside the rotary range pass through. The
+/// result has element type `resultType`.
+Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
+                    RotarySpecAttr spec, int64_t seqDim, Type resultType);
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+/// Positions of an attention operand: the given tensor, or `offset + [0, len)`.
+Value positionsOrIota(OpBuilder &b, Location loc, Value given, OpFoldResult len,
+                      Value offset);
+/// Map of positions ([S] or [B, S]) into a loop nest with batch loop
+/// `batchDim` and sequence loop `seqDim`.
+AffineMap positionsMap(MLIRContext *ctx, Value positions, unsigned numDims,
+                       unsigned batchDim, unsigned seqDim);
+/// [B, Hq, ...] -> [B, Hkv, G, ...].
+Value splitHeads(OpBuilder &b, Location loc, Value t, int64_t hkv, int64_t g);
+/// The mask as an operand of the [b, kh, g, i, j] loop nest (unit dims
+/// dropped, head dim split like the queries').
+std::pair<Value, AffineMap> prepareMask(OpBuilder &b, Location loc, Value mask,
+                                        int64_t hkv, int64_t g);
+/// Slices the query/key dims of a mask (rank 2..4, trailing [Sq, Sk]) that
+/// are not broadcast.
+Value sliceMask(OpBuilder &b, Location loc, Value mask, OpFoldResult qOffset,
+                OpFoldResult qSize, OpFoldResult kOffset, OpFoldResult kSize);
+
+/// The operands of an attention op made ready for its loops: positions
+/// materialised where causality or rotation needs them, frequencies computed
+/// once, queries split into [B, Hkv, G, Sq, D].
+struct AttentionPlan {
+  Value q5, k, v, mask;
+  Value qPos, kPos; // Null unless causal or rotary.
+  Value invFreq;    // Null unless rotary.
+  RotarySpecAttr rotary;
+  bool causal;
+  double scale;
+  int64_t hkv, g;
+  Type elementType;
+  OpFoldResult batch, sq, sk, dv;
+};
+AttentionPlan planAttention(OpBuilder &b, Location loc, AttentionOp op);
+
+/// logits[b,kh,g,i,j] = scale · Σ_d q[b,kh,g,i,d]·k[b,kh,j,d] (+ mask), -inf
+/// where masked out or causally invisible; f32. `q` is [B,Hkv,G,tq,D], `k`
+/// [B,Hkv,tk,D]; `mask`, `qPos`, `kPos` are the blocks matching them (or null).
+Value buildLogits(OpBuilder &b, Location loc, const AttentionPlan &plan, Value q,
+                  Value k, Value mask, Value qPos, Value kPos);
+
+/// Row-wise reduction over the last dim of a rank-5 f32 tensor:
+/// max (init -inf) or sum (init 0).
+Value buildRowMax(OpBuilder &b, Location loc, Value x);
+Value buildRowSum(OpBuilder &b, Location loc, Value x);
+
+/// acc[b,kh,g,i,e] += Σ_j p[b,kh,g,i,j] v[b,kh,j,e] (acc f32).
+Value buildProbsTimesValues(OpBuilder &b, Location loc, Value p, Value v,
+                            Value acc);
+
+/// out = acc / rowSum (0 where rowSum is 0: every key masked out), converted
+/// to `elementType`; acc is rank 5, rowSum its first four dims.
+Value buildNormalizedOutput(OpBuilder &b, Location loc, Value acc, Value rowSum,
+                            Type elementType);
+
+} // namespace mlir::rope::lowering
+
+#endif // ROPE_DIALECT_ROPE_UTILS_LINALGBUILDERS_H

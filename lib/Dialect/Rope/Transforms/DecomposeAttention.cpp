@@ -1,0 +1,253 @@
+//===- DecomposeAttention.cpp - FlashAttention-style attention ------------===//
+//
+// rope.attention -> for each query tile, for each key tile: logits of the
+// tile, then the online-softmax update
+//   m' = max(m, rowmax(s)),  c = exp(m − m'),  p = exp(s − m'),
+//   l' = c·l + rowsum(p),    acc' = c·acc + p·V,
+// and finally out = acc / l. Only tiles exist; the S×S scores never do.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rope/Dialect/Rope/Transforms/Passes.h"
+#include "rope/Dialect/Rope/Utils/LinalgBuilders.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include <limits>
+
+namespace mlir::rope {
+#define GEN_PASS_DEF_ROPEDECOMPOSEATTENTION
+#include "rope/Dialect/Rope/Transforms/Passes.h.inc"
+} // namespace mlir::rope
+
+using namespace mlir;
+using namespace mlir::rope;
+using namespace mlir::rope::lowering;
+
+namespace {
+
+/// Slice [offset, offset + size) of dim `dim` of `t`, all of every other dim.
+Value sliceDim(OpBuilder &b, Location loc, Value t, int64_t dim,
+               OpFoldResult offset, OpFoldResult size) {
+  auto type = cast<RankedTensorType>(t.getType());
+  int64_t rank = type.getRank();
+  if (dim < 0)
+    dim += rank;
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, t);
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  offsets[dim] = offset;
+  sizes[dim] = size;
+  return tensor::ExtractSliceOp::create(b, loc, t, offsets, sizes, strides);
+}
+
+/// Positions and tables are [S] / [S, h] or [B, S] / [B, S, h]: the sequence
+/// is dim 0 or 1 by rank.
+Value slicePositions(OpBuilder &b, Location loc, Value pos, OpFoldResult offset,
+                     OpFoldResult size) {
+  return sliceDim(b, loc, pos, -1, offset, size);
+}
+CosSin sliceTable(OpBuilder &b, Location loc, CosSin table, OpFoldResult offset,
+                  OpFoldResult size) {
+  return {sliceDim(b, loc, table.cos, -2, offset, size),
+          sliceDim(b, loc, table.sin, -2, offset, size)};
+}
+
+/// Elementwise generic over the rank of `like` (f32 result).
+Value elementwise(OpBuilder &b, Location loc, ValueRange ins,
+                  ArrayRef<AffineMap> inMaps, Value like,
+                  function_ref<Value(OpBuilder &, Location, ValueRange)> fn) {
+  auto type = cast<RankedTensorType>(like.getType());
+  unsigned n = type.getRank();
+  Value init = emptyTensor(b, loc, tensor::getMixedSizes(b, loc, like),
+                           b.getF32Type());
+  SmallVector<AffineMap> maps(inMaps);
+  maps.push_back(AffineMap::getMultiDimIdentityMap(n, b.getContext()));
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ins, ValueRange{init}, maps,
+             SmallVector<IteratorType>(n, kPar),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(nb, nl, ValueRange{fn(nb, nl, args)});
+             })
+      .getResult(0);
+}
+
+struct DecomposeAttention : public OpRewritePattern<AttentionOp> {
+  DecomposeAttention(MLIRContext *ctx, int64_t queryTile, int64_t keyTile)
+      : OpRewritePattern(ctx), queryTile(queryTile), keyTile(keyTile) {}
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    Type f32 = b.getF32Type();
+    AttentionPlan plan = planAttention(b, loc, op);
+
+    // Tables for all positions, built once; tiles slice them.
+    CosSin qTable, kTable;
+    if (plan.rotary) {
+      qTable = buildTable(b, loc, plan.qPos, plan.invFreq, plan.rotary);
+      kTable = plan.qPos == plan.kPos
+                   ? qTable
+                   : buildTable(b, loc, plan.kPos, plan.invFreq, plan.rotary);
+    }
+
+    Value sq = getValueOrCreateConstantIndexOp(b, loc, plan.sq);
+    Value sk = getValueOrCreateConstantIndexOp(b, loc, plan.sk);
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value qStep = arith::ConstantIndexOp::create(b, loc, queryTile);
+    Value kStep = arith::ConstantIndexOp::create(b, loc, keyTile);
+    OpFoldResult hkv = b.getIndexAttr(plan.hkv), g = b.getIndexAttr(plan.g);
+    Value outInit = emptyTensor(b, loc, {plan.batch, hkv, g, plan.sq, plan.dv},
+                                plan.elementType);
+    float negInf = -std::numeric_limits<float>::infinity();
+
+    auto queryLoop = scf::ForOp::create(
+        b, loc, zero, sq, qStep, ValueRange{outInit},
+        [&](OpBuilder &b, Location loc, Value qi, ValueRange qIter) {
+          Value tq = arith::MinSIOp::create(
+              b, loc, qStep, arith::SubIOp::create(b, loc, sq, qi));
+          Value qBlock = sliceDim(b, loc, plan.q5, 3, qi, tq);
+          Value qPos = plan.qPos ? slicePositions(b, loc, plan.qPos, qi, tq) : Value();
+          if (plan.rotary)
+            qBlock = buildRotation(b, loc, qBlock, sliceTable(b, loc, qTable, qi, tq),
+                                   plan.rotary, 3, f32);
+          SmallVector<OpFoldResult> rowSizes = {plan.batch, hkv, g, tq};
+          SmallVector<OpFoldResult> accSizes = {plan.batch, hkv, g, tq, plan.dv};
+          Value m0 = filledTensor(b, loc, rowSizes, f32, b.getF32FloatAttr(negInf));
+          Value l0 = filledTensor(b, loc, rowSizes, f32, b.getF32FloatAttr(0));
+          Value acc0 = filledTensor(b, loc, accSizes, f32, b.getF32FloatAttr(0));
+          Value qMax = plan.causal ? buildMaxPosition(b, loc, qPos) : Value();
+
+          auto keyLoop = scf::ForOp::create(
+              b, loc, zero, sk, kStep, ValueRange{m0, l0, acc0},
+              [&](OpBuilder &b, Location loc, Value kj, ValueRange kIter) {
+                Value tk = arith::MinSIOp::create(
+                    b, loc, kStep, arith::SubIOp::create(b, loc, sk, kj));
+                Value kPos =
+                    plan.kPos ? slicePositions(b, loc, plan.kPos, kj, tk) : Value();
+                auto update = [&](OpBuilder &b, Location loc) {
+                  SmallVector<Value> next =
+                      onlineSoftmaxStep(b, loc, plan, kTable, qBlock, qPos, kPos,
+                                        qi, tq, kj, tk, kIter);
+                  scf::YieldOp::create(b, loc, next);
+                };
+                if (!plan.causal) {
+                  update(b, loc);
+                  return;
+                }
+                // Skip key tiles entirely in the future of every query.
+                Value visible = arith::CmpIOp::create(
+                    b, loc, arith::CmpIPredicate::sle,
+                    buildMinPosition(b, loc, kPos), qMax);
+                auto ifOp = scf::IfOp::create(
+                    b, loc, visible, update,
+                    [&](OpBuilder &b, Location loc) {
+                      scf::YieldOp::create(b, loc, kIter);
+                    });
+                scf::YieldOp::create(b, loc, ifOp.getResults());
+              });
+
+          Value out = buildNormalizedOutput(b, loc, keyLoop.getResult(2),
+                                            keyLoop.getResult(1), plan.elementType);
+          SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), b.getIndexAttr(0),
+                                               b.getIndexAttr(0), qi,
+                                               b.getIndexAttr(0)};
+          SmallVector<OpFoldResult> strides(5, b.getIndexAttr(1));
+          Value updated = tensor::InsertSliceOp::create(b, loc, out, qIter[0],
+                                                        offsets, accSizes, strides);
+          scf::YieldOp::create(b, loc, updated);
+        });
+
+    rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
+        op, queryLoop.getResult(0),
+        SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+    return success();
+  }
+
+  /// One key tile of the online softmax; returns (m', l', acc').
+  SmallVector<Value> onlineSoftmaxStep(OpBuilder &b, Location loc,
+                                       const AttentionPlan &plan, CosSin kTable,
+                                       Value qBlock, Value qPos, Value kPos,
+                                       Value qi, Value tq, Value kj, Value tk,
+                                       ValueRange state) const {
+    MLIRContext *ctx = b.getContext();
+    Value m = state[0], l = state[1], acc = state[2];
+    Value kBlock = sliceDim(b, loc, plan.k, 2, kj, tk);
+    Value vBlock = sliceDim(b, loc, plan.v, 2, kj, tk);
+    if (plan.rotary)
+      kBlock = buildRotation(b, loc, kBlock, sliceTable(b, loc, kTable, kj, tk),
+                             plan.rotary, 2, b.getF32Type());
+    Value mask = plan.mask ? sliceMask(b, loc, plan.mask, qi, tq, kj, tk) : Value();
+    Value logits = buildLogits(b, loc, plan, qBlock, kBlock, mask, qPos, kPos);
+
+    AffineMap row = dimsMap(ctx, 5, {0, 1, 2, 3});
+    AffineMap all5 = dimsMap(ctx, 5, range(0, 5));
+    AffineMap all4 = dimsMap(ctx, 4, range(0, 4));
+    Value tileMax = buildRowMax(b, loc, logits);
+    Value mNew = elementwise(b, loc, {m, tileMax}, {all4, all4}, m,
+                             [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                               return arith::MaximumFOp::create(b, loc, a[0], a[1]);
+                             });
+    // exp(x − m'), 0 while the row has seen no visible key (m' = −inf).
+    auto shiftedExp = [](OpBuilder &b, Location loc, Value x, Value mx) -> Value {
+      Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mx,
+                                         negInfF32(b, loc));
+      Value e = math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, x, mx));
+      return arith::SelectOp::create(b, loc, none, f32Const(b, loc, 0.0), e);
+    };
+    Value p = elementwise(b, loc, {logits, mNew}, {all5, row}, logits,
+                          [&](OpBuilder &b, Location loc, ValueRange a) {
+                            return shiftedExp(b, loc, a[0], a[1]);
+                          });
+    Value correction = elementwise(b, loc, {m, mNew}, {all4, all4}, m,
+                                   [&](OpBuilder &b, Location loc, ValueRange a) {
+                                     return shiftedExp(b, loc, a[0], a[1]);
+                                   });
+    Value tileSum = buildRowSum(b, loc, p);
+    Value lNew = elementwise(
+        b, loc, {l, correction, tileSum}, {all4, all4, all4}, l,
+        [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+          return arith::AddFOp::create(b, loc,
+                                       arith::MulFOp::create(b, loc, a[0], a[1]), a[2]);
+        });
+    Value scaledAcc = elementwise(b, loc, {acc, correction}, {all5, row}, acc,
+                                  [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                                    return arith::MulFOp::create(b, loc, a[0], a[1]);
+                                  });
+    Value accNew = buildProbsTimesValues(b, loc, p, vBlock, scaledAcc);
+    return {mNew, lNew, accNew};
+  }
+
+  int64_t queryTile, keyTile;
+};
+
+struct RopeDecomposeAttentionPass
+    : public rope::impl::RopeDecomposeAttentionBase<RopeDecomposeAttentionPass> {
+  using RopeDecomposeAttentionBase::RopeDecomposeAttentionBase;
+
+  void runOnOperation() override {
+    if (queryTile <= 0 || keyTile <= 0) {
+      getOperation()->emitError()
+          << "rope-decompose-attention: query-tile and key-tile must be "
+             "positive, got "
+          << queryTile << " and " << keyTile;
+      return signalPassFailure();
+    }
+    RewritePatternSet patterns(&getContext());
+    populateDecomposeAttentionPatterns(patterns, queryTile, keyTile);
+    GreedyRewriteConfig config;
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::rope::populateDecomposeAttentionPatterns(RewritePatternSet &patterns,
+                                                    int64_t queryTile,
+                                                    int64_t keyTile) {
+  patterns.add<DecomposeAttention>(patterns.getContext(), queryTile, keyTile);
+}

@@ -1,0 +1,649 @@
+//===- LinalgBuilders.cpp - linalg building blocks of rope lowerings ------===//
+
+#include "rope/Dialect/Rope/Utils/LinalgBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::rope;
+
+namespace mlir::rope::lowering {
+
+//===----------------------------------------------------------------------===//
+// Small building blocks
+//===----------------------------------------------------------------------===//
+
+/// Map from `numDims` loop dims to the listed ones.
+AffineMap dimsMap(MLIRContext *ctx, unsigned numDims, ArrayRef<unsigned> dims) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned d : dims)
+    exprs.push_back(getAffineDimExpr(d, ctx));
+  return AffineMap::get(numDims, 0, exprs, ctx);
+}
+
+SmallVector<unsigned> range(unsigned begin, unsigned end) {
+  SmallVector<unsigned> r;
+  for (unsigned i = begin; i < end; ++i)
+    r.push_back(i);
+  return r;
+}
+
+Value toF32(OpBuilder &b, Location loc, Value v) {
+  if (v.getType().isF32())
+    return v;
+  return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+}
+
+Value fromF32(OpBuilder &b, Location loc, Value v, Type type) {
+  if (type.isF32())
+    return v;
+  return arith::TruncFOp::create(b, loc, type, v);
+}
+
+Value f32Const(OpBuilder &b, Location loc, double v) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+}
+
+Value f64Const(OpBuilder &b, Location loc, double v) {
+  return arith::ConstantOp::create(b, loc, b.getF64FloatAttr(v));
+}
+
+Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                  Type elementType) {
+  return tensor::EmptyOp::create(b, loc, sizes, elementType);
+}
+
+Value filledTensor(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                   Type elementType, TypedAttr value) {
+  Value empty = emptyTensor(b, loc, sizes, elementType);
+  Value cst = arith::ConstantOp::create(b, loc, value);
+  return linalg::FillOp::create(b, loc, cst, empty).getResult(0);
+}
+
+Value negInfF32(OpBuilder &b, Location loc) {
+  return f32Const(b, loc, -std::numeric_limits<double>::infinity());
+}
+
+/// A position element widened to i64.
+Value positionToI64(OpBuilder &b, Location loc, Value p) {
+  if (p.getType().isInteger(64))
+    return p;
+  return arith::ExtSIOp::create(b, loc, b.getI64Type(), p);
+}
+
+/// `[len]` positions `offset, offset+1, ...` as i64.
+Value buildIota(OpBuilder &b, Location loc, OpFoldResult len, Value offset) {
+  MLIRContext *ctx = b.getContext();
+  Value init = emptyTensor(b, loc, {len}, b.getI64Type());
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{}, ValueRange{init},
+             ArrayRef<AffineMap>{dimsMap(ctx, 1, {0})},
+             ArrayRef<IteratorType>{kPar},
+             [&](OpBuilder &nb, Location nl, ValueRange) {
+               Value i = linalg::IndexOp::create(nb, nl, 0);
+               Value i64 = arith::IndexCastOp::create(nb, nl, nb.getI64Type(), i);
+               linalg::YieldOp::create(nb, nl,
+                                       ValueRange{arith::AddIOp::create(
+                                           nb, nl, i64, offset)});
+             })
+      .getResult(0);
+}
+
+/// Reduces an integer tensor to an i64 scalar with max (or min).
+static Value buildPositionExtreme(OpBuilder &b, Location loc, Value positions,
+                                  bool max) {
+  MLIRContext *ctx = b.getContext();
+  auto type = cast<RankedTensorType>(positions.getType());
+  unsigned rank = type.getRank();
+  Value init = filledTensor(
+      b, loc, {}, b.getI64Type(),
+      b.getI64IntegerAttr(max ? std::numeric_limits<int64_t>::min()
+                              : std::numeric_limits<int64_t>::max()));
+  SmallVector<IteratorType> iters(rank, kRed);
+  Value extreme =
+      linalg::GenericOp::create(
+          b, loc, init.getType(), ValueRange{positions}, ValueRange{init},
+          ArrayRef<AffineMap>{dimsMap(ctx, rank, range(0, rank)),
+                              AffineMap::get(rank, 0, {}, ctx)},
+          iters,
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value p = positionToI64(nb, nl, args[0]);
+            Value r = max ? arith::MaxSIOp::create(nb, nl, p, args[1]).getResult()
+                          : arith::MinSIOp::create(nb, nl, p, args[1]).getResult();
+            linalg::YieldOp::create(nb, nl, ValueRange{r});
+          })
+          .getResult(0);
+  return tensor::ExtractOp::create(b, loc, extreme, ValueRange{});
+}
+
+Value buildMaxPosition(OpBuilder &b, Location loc, Value positions) {
+  return buildPositionExtreme(b, loc, positions, /*max=*/true);
+}
+
+Value buildMinPosition(OpBuilder &b, Location loc, Value positions) {
+  return buildPositionExtreme(b, loc, positions, /*max=*/false);
+}
+
+Value f64Tensor(OpBuilder &b, Location loc, ArrayRef<double> values) {
+  auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
+                                    b.getF64Type());
+  return arith::ConstantOp::create(b, loc,
+                                   DenseElementsAttr::get(type, values));
+}
+
+//===----------------------------------------------------------------------===//
+// Frequencies and tables
+//===----------------------------------------------------------------------===//
+
+/// Inverse frequencies (tensor<hxf64>) of `spec` for a head of `headDim`.
+/// Kinds that depend on the largest position read it from `maxPosition` (an
+/// i64 scalar); the others are compile-time constants.
+Value buildInverseFrequencies(OpBuilder &b, Location loc, RotarySpecAttr spec,
+                              int64_t headDim,
+                              function_ref<Value()> maxPosition) {
+  int64_t r = spec.getRotaryDims(headDim);
+  if (!spec.dependsOnMaxPosition())
+    return f64Tensor(b, loc, spec.getInverseFrequencies(headDim, 0));
+
+  MLIRContext *ctx = b.getContext();
+  Value maxPos = maxPosition();
+  if (auto longrope = dyn_cast<LongRopeScalingAttr>(spec.getScaling())) {
+    // Short factors up to the original context, long factors beyond it.
+    int64_t orig = longrope.getOriginalMaxPositionEmbeddings();
+    Value shortFreqs = f64Tensor(b, loc, spec.getInverseFrequencies(headDim, 0));
+    Value longFreqs = f64Tensor(b, loc, spec.getInverseFrequencies(headDim, orig));
+    Value lastAllowed = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(orig - 1));
+    Value isLong = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                         maxPos, lastAllowed);
+    return arith::SelectOp::create(b, loc, isLong, longFreqs, shortFreqs);
+  }
+
+  auto dynamic = cast<DynamicScalingAttr>(spec.getScaling());
+  // θ'^(-2i/r) = θ^(-2i/r) · s^(-2i/(r-2)) with
+  // s = factor·L/L_orig − (factor − 1), L = max(max_position + 1, L_orig).
+  int64_t orig = dynamic.getOriginalMaxPositionEmbeddings();
+  double factor = dynamic.getFactor();
+  Value one = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(1));
+  Value len = arith::MaxSIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, maxPos, one),
+      arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(orig)));
+  Value lenF = arith::SIToFPOp::create(b, loc, b.getF64Type(), len);
+  Value ratio = arith::MulFOp::create(
+      b, loc, lenF, f64Const(b, loc, factor / static_cast<double>(orig)));
+  Value s = arith::SubFOp::create(b, loc, ratio, f64Const(b, loc, factor - 1.0));
+  Value logS = math::LogOp::create(b, loc, s);
+
+  SmallVector<double> exponents;
+  for (int64_t i = 0; i < r / 2; ++i)
+    exponents.push_back(-2.0 * static_cast<double>(i) / static_cast<double>(r - 2));
+  Value baseFreqs = f64Tensor(
+      b, loc, RotarySpecAttr::get(ctx, spec.getBase(), spec.getDims(), 0,
+                                  spec.getLayout(), nullptr, std::nullopt, false)
+                  .getInverseFrequencies(headDim, 0));
+  Value expTensor = f64Tensor(b, loc, exponents);
+  Value init = emptyTensor(b, loc, {b.getIndexAttr(r / 2)}, b.getF64Type());
+  AffineMap id = dimsMap(ctx, 1, {0});
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{baseFreqs, expTensor},
+             ValueRange{init}, ArrayRef<AffineMap>{id, id, id},
+             ArrayRef<IteratorType>{kPar},
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value e = arith::MulFOp::create(nb, nl, args[1], logS);
+               Value scaled = arith::MulFOp::create(
+                   nb, nl, args[0], math::ExpOp::create(nb, nl, e));
+               linalg::YieldOp::create(nb, nl, ValueRange{scaled});
+             })
+      .getResult(0);
+}
+
+/// cos/sin tables of shape positions × [h] (f32) with the attention factor and
+/// the direction folded in. The phase p·f is formed in f64 and reduced to
+/// [-π, π] there; the f32 sine and cosine of the reduced phase are then
+/// corrected to first order for the f32 rounding of the argument, which keeps
+/// the tables within about an ulp for positions far beyond 2^20.
+CosSin buildTable(OpBuilder &b, Location loc, Value positions, Value invFreq,
+                  RotarySpecAttr spec) {
+  MLIRContext *ctx = b.getContext();
+  auto posType = cast<RankedTensorType>(positions.getType());
+  unsigned pr = posType.getRank();
+  int64_t h = cast<RankedTensorType>(invFreq.getType()).getDimSize(0);
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, positions);
+  sizes.push_back(b.getIndexAttr(h));
+  Value init = emptyTensor(b, loc, sizes, b.getF32Type());
+  double m = spec.getEffectiveAttentionFactor();
+  double sinScale = spec.getInverse() ? -m : m;
+
+  SmallVector<AffineMap> maps = {dimsMap(ctx, pr + 1, range(0, pr)),
+                                 dimsMap(ctx, pr + 1, {pr}),
+                                 dimsMap(ctx, pr + 1, range(0, pr + 1)),
+                                 dimsMap(ctx, pr + 1, range(0, pr + 1))};
+  SmallVector<IteratorType> iters(pr + 1, kPar);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType(), init.getType()},
+      ValueRange{positions, invFreq}, ValueRange{init, init}, maps, iters,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value p = arith::SIToFPOp::create(nb, nl, nb.getF64Type(),
+                                          positionToI64(nb, nl, args[0]));
+        Value phase = arith::MulFOp::create(nb, nl, p, args[1]);
+        Value turns = math::RoundEvenOp::create(
+            nb, nl,
+            arith::MulFOp::create(nb, nl, phase, f64Const(nb, nl, 0.5 / M_PI)));
+        Value reduced = arith::SubFOp::create(
+            nb, nl, phase,
+            arith::MulFOp::create(nb, nl, turns, f64Const(nb, nl, 2.0 * M_PI)));
+        Value r32 = arith::TruncFOp::create(nb, nl, nb.getF32Type(), reduced);
+        Value delta = arith::TruncFOp::create(
+            nb, nl, nb.getF32Type(),
+            arith::SubFOp::create(
+                nb, nl, reduced,
+                arith::ExtFOp::create(nb, nl, nb.getF64Type(), r32)));
+        Value c0 = math::CosOp::create(nb, nl, r32);
+        Value s0 = math::SinOp::create(nb, nl, r32);
+        // cos(r + δ) ≈ cos r − δ sin r, sin(r + δ) ≈ sin r + δ cos r.
+        Value c = arith::SubFOp::create(nb, nl, c0,
+                                        arith::MulFOp::create(nb, nl, delta, s0));
+        Value s = arith::AddFOp::create(nb, nl, s0,
+                                        arith::MulFOp::create(nb, nl, delta, c0));
+        if (m != 1.0)
+          c = arith::MulFOp::create(nb, nl, c, f32Const(nb, nl, m));
+        if (sinScale != 1.0)
+          s = arith::MulFOp::create(nb, nl, s, f32Const(nb, nl, sinScale));
+        linalg::YieldOp::create(nb, nl, ValueRange{c, s});
+      });
+  return {generic.getResult(0), generic.getResult(1)};
+}
+
+/// Applies cos/sin tables to `x` (rank n, head dim last, sequence at
+/// `seqDim`); the tables are [S, h] or [B, S, h]. The pairs are taken as two
+/// slices of the head dim (contiguous halves, or stride-2 even/odd lanes), so
+/// the rotation is one elementwise generic; dims outside the rotary range
+/// pass through. The result has element type `resultType`.
+Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
+                    RotarySpecAttr spec, int64_t seqDim, Type resultType) {
+  MLIRContext *ctx = b.getContext();
+  auto xType = cast<RankedTensorType>(x.getType());
+  unsigned n = xType.getRank();
+  int64_t headDim = xType.getShape().back();
+  int64_t r = spec.getRotaryDims(headDim), h = r / 2, off = spec.getOffset();
+  bool interleaved = spec.getLayout() == RotaryLayout::interleaved;
+
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
+  SmallVector<OpFoldResult> sliceSizes(sizes);
+  sliceSizes.back() = b.getIndexAttr(h);
+  SmallVector<OpFoldResult> first(n, b.getIndexAttr(0)), second(first);
+  first.back() = b.getIndexAttr(off);
+  second.back() = b.getIndexAttr(interleaved ? off + 1 : off + h);
+  SmallVector<OpFoldResult> strides(n, b.getIndexAttr(1));
+  strides.back() = b.getIndexAttr(interleaved ? 2 : 1);
+
+  Value x1 = tensor::ExtractSliceOp::create(b, loc, x, first, sliceSizes, strides);
+  Value x2 = tensor::ExtractSliceOp::create(b, loc, x, second, sliceSizes, strides);
+
+  // The destination carries the pass-through dims.
+  Value dest;
+  Type xElt = xType.getElementType();
+  if (r == headDim) {
+    dest = emptyTensor(b, loc, sizes, resultType);
+  } else if (resultType == xElt) {
+    dest = x;
+  } else {
+    Value init = emptyTensor(b, loc, sizes, resultType);
+    AffineMap id = AffineMap::getMultiDimIdentityMap(n, ctx);
+    dest = linalg::GenericOp::create(
+               b, loc, init.getType(), ValueRange{x}, ValueRange{init},
+               ArrayRef<AffineMap>{id, id}, SmallVector<IteratorType>(n, kPar),
+               [&](OpBuilder &nb, Location nl, ValueRange args) {
+                 Value v = fromF32(nb, nl, toF32(nb, nl, args[0]), resultType);
+                 linalg::YieldOp::create(nb, nl, ValueRange{v});
+               })
+               .getResult(0);
+  }
+  Value out1 = tensor::ExtractSliceOp::create(b, loc, dest, first, sliceSizes, strides);
+  Value out2 = tensor::ExtractSliceOp::create(b, loc, dest, second, sliceSizes, strides);
+
+  unsigned tableRank = cast<RankedTensorType>(table.cos.getType()).getRank();
+  AffineMap tableMap =
+      tableRank == 2
+          ? dimsMap(ctx, n, {static_cast<unsigned>(seqDim), n - 1})
+          : dimsMap(ctx, n, {0, static_cast<unsigned>(seqDim), n - 1});
+  AffineMap id = AffineMap::getMultiDimIdentityMap(n, ctx);
+  auto rotate = linalg::GenericOp::create(
+      b, loc, TypeRange{out1.getType(), out2.getType()},
+      ValueRange{x1, x2, table.cos, table.sin}, ValueRange{out1, out2},
+      ArrayRef<AffineMap>{id, id, tableMap, tableMap, id, id},
+      SmallVector<IteratorType>(n, kPar),
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value a = toF32(nb, nl, args[0]), c = args[2];
+        Value bb = toF32(nb, nl, args[1]), s = args[3];
+        Value a2 = arith::SubFOp::create(nb, nl, arith::MulFOp::create(nb, nl, a, c),
+                                         arith::MulFOp::create(nb, nl, bb, s));
+        Value b2 = arith::AddFOp::create(nb, nl, arith::MulFOp::create(nb, nl, bb, c),
+                                         arith::MulFOp::create(nb, nl, a, s));
+        linalg::YieldOp::create(nb, nl,
+                                ValueRange{fromF32(nb, nl, a2, resultType),
+                                           fromF32(nb, nl, b2, resultType)});
+      });
+  Value result = tensor::InsertSliceOp::create(b, loc, rotate.getResult(0), dest,
+                                               first, sliceSizes, strides);
+  return tensor::InsertSliceOp::create(b, loc, rotate.getResult(1), result,
+                                       second, sliceSizes, strides);
+}
+
+//===----------------------------------------------------------------------===//
+// Attention helpers
+//===----------------------------------------------------------------------===//
+
+/// Positions of an attention operand: the given tensor, or the default
+/// `offset + [0, len)`.
+Value positionsOrIota(OpBuilder &b, Location loc, Value given, OpFoldResult len,
+                      Value offset) {
+  return given ? given : buildIota(b, loc, len, offset);
+}
+
+/// Map of positions ([S] or [B, S]) into a loop nest whose batch loop is
+/// `batchDim` and sequence loop is `seqDim`.
+AffineMap positionsMap(MLIRContext *ctx, Value positions, unsigned numDims,
+                       unsigned batchDim, unsigned seqDim) {
+  if (cast<RankedTensorType>(positions.getType()).getRank() == 1)
+    return dimsMap(ctx, numDims, {seqDim});
+  return dimsMap(ctx, numDims, {batchDim, seqDim});
+}
+
+/// [B, Hq, ...] -> [B, Hkv, G, ...] so that grouped heads index with plain
+/// loop dims (the kv head is a loop of its own, not an affine quotient).
+Value splitHeads(OpBuilder &b, Location loc, Value t, int64_t hkv, int64_t g) {
+  auto type = cast<RankedTensorType>(t.getType());
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, t);
+  SmallVector<OpFoldResult> outSizes = {sizes[0], b.getIndexAttr(hkv),
+                                        b.getIndexAttr(g)};
+  SmallVector<int64_t> shape = {type.getDimSize(0), hkv, g};
+  SmallVector<ReassociationIndices> reassoc = {{0}, {1, 2}};
+  for (unsigned i = 2; i < type.getRank(); ++i) {
+    outSizes.push_back(sizes[i]);
+    shape.push_back(type.getDimSize(i));
+    reassoc.push_back({static_cast<int64_t>(i + 1)});
+  }
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), t, reassoc,
+      outSizes);
+}
+
+/// The mask as an operand of the [b, kh, g, i, j] loop nest: unit dims are
+/// dropped (they broadcast) and the head dim is split like the queries'.
+std::pair<Value, AffineMap> prepareMask(OpBuilder &b, Location loc, Value mask,
+                                        int64_t hkv, int64_t g) {
+  MLIRContext *ctx = b.getContext();
+  auto type = cast<RankedTensorType>(mask.getType());
+  int64_t rank = type.getRank();
+  // Target dim (0 = B, 1 = H, 2 = Sq, 3 = Sk) of each mask dim.
+  SmallVector<int64_t> keptTargets;
+  SmallVector<int64_t> keptShape;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (type.getDimSize(i) == 1)
+      continue;
+    keptTargets.push_back(4 - rank + i);
+    keptShape.push_back(type.getDimSize(i));
+  }
+  Value m = mask;
+  if (static_cast<int64_t>(keptTargets.size()) != rank) {
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, mask);
+    SmallVector<OpFoldResult> zeros(rank, b.getIndexAttr(0)),
+        ones(rank, b.getIndexAttr(1));
+    m = tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get(keptShape, type.getElementType()), mask,
+        zeros, sizes, ones);
+  }
+  SmallVector<unsigned> loops;
+  auto headIt = llvm::find(keptTargets, 1);
+  if (headIt != keptTargets.end()) {
+    // Split the head dim of the mask into [Hkv, G].
+    int64_t pos = headIt - keptTargets.begin();
+    auto mType = cast<RankedTensorType>(m.getType());
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, m);
+    SmallVector<OpFoldResult> outSizes;
+    SmallVector<int64_t> shape;
+    SmallVector<ReassociationIndices> reassoc;
+    int64_t next = 0;
+    for (int64_t i = 0; i < mType.getRank(); ++i) {
+      if (i == pos) {
+        outSizes.append({b.getIndexAttr(hkv), b.getIndexAttr(g)});
+        shape.append({hkv, g});
+        reassoc.push_back({next, next + 1});
+        next += 2;
+      } else {
+        outSizes.push_back(sizes[i]);
+        shape.push_back(mType.getDimSize(i));
+        reassoc.push_back({next++});
+      }
+    }
+    m = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(shape, mType.getElementType()), m,
+        reassoc, outSizes);
+  }
+  for (int64_t t : keptTargets) {
+    switch (t) {
+    case 0: loops.push_back(0); break;
+    case 1: loops.append({1, 2}); break;
+    case 2: loops.push_back(3); break;
+    default: loops.push_back(4); break;
+    }
+  }
+  return {m, dimsMap(ctx, 5, loops)};
+}
+
+//===----------------------------------------------------------------------===//
+// Attention pieces
+//===----------------------------------------------------------------------===//
+
+Value sliceMask(OpBuilder &b, Location loc, Value mask, OpFoldResult qOffset,
+                OpFoldResult qSize, OpFoldResult kOffset, OpFoldResult kSize) {
+  auto type = cast<RankedTensorType>(mask.getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, mask);
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  // Broadcast (unit) query/key dims stay whole.
+  if (type.getDimSize(rank - 2) != 1) {
+    offsets[rank - 2] = qOffset;
+    sizes[rank - 2] = qSize;
+  }
+  if (type.getDimSize(rank - 1) != 1) {
+    offsets[rank - 1] = kOffset;
+    sizes[rank - 1] = kSize;
+  }
+  return tensor::ExtractSliceOp::create(b, loc, mask, offsets, sizes, strides);
+}
+
+AttentionPlan planAttention(OpBuilder &b, Location loc, AttentionOp op) {
+  AttentionPlan plan;
+  Value q = op.getQuery();
+  auto qType = cast<RankedTensorType>(q.getType());
+  auto kType = cast<RankedTensorType>(op.getKey().getType());
+  plan.k = op.getKey();
+  plan.v = op.getValue();
+  plan.mask = op.getMask();
+  plan.causal = op.getCausal();
+  plan.scale = op.getEffectiveScale();
+  plan.elementType = qType.getElementType();
+  plan.hkv = kType.getDimSize(1);
+  plan.g = qType.getDimSize(1) / plan.hkv;
+  plan.batch = tensor::getMixedSizes(b, loc, q)[0];
+  plan.sq = tensor::getMixedSizes(b, loc, q)[2];
+  plan.sk = tensor::getMixedSizes(b, loc, plan.k)[2];
+  plan.dv = tensor::getMixedSizes(b, loc, plan.v)[3];
+
+  plan.qPos = op.getQueryPositions();
+  plan.kPos = op.getKeyPositions();
+  if ((plan.causal || op.getRotary()) && !plan.qPos) {
+    // Default positions: keys at 0..Sk-1, queries right-aligned to them.
+    Value sqV = getValueOrCreateConstantIndexOp(b, loc, plan.sq);
+    Value skV = getValueOrCreateConstantIndexOp(b, loc, plan.sk);
+    Value offset = arith::IndexCastOp::create(
+        b, loc, b.getI64Type(), arith::SubIOp::create(b, loc, skV, sqV));
+    Value zero = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
+    plan.qPos = buildIota(b, loc, plan.sq, offset);
+    plan.kPos = buildIota(b, loc, plan.sk, zero);
+  }
+  if (auto spec = op.getRotary()) {
+    plan.rotary = *spec;
+    // Length-dependent frequencies see the largest position of Q and K.
+    plan.invFreq = buildInverseFrequencies(
+        b, loc, *spec, qType.getDimSize(3), [&]() -> Value {
+          return arith::MaxSIOp::create(b, loc, buildMaxPosition(b, loc, plan.qPos),
+                                        buildMaxPosition(b, loc, plan.kPos));
+        });
+  }
+  plan.q5 = splitHeads(b, loc, q, plan.hkv, plan.g);
+  return plan;
+}
+
+Value buildLogits(OpBuilder &b, Location loc, const AttentionPlan &plan, Value q,
+                  Value k, Value mask, Value qPos, Value kPos) {
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  SmallVector<OpFoldResult> qSizes = tensor::getMixedSizes(b, loc, q);
+  SmallVector<OpFoldResult> kSizes = tensor::getMixedSizes(b, loc, k);
+  SmallVector<OpFoldResult> sizes = {qSizes[0], qSizes[1], qSizes[2], qSizes[3],
+                                     kSizes[2]};
+
+  // scores[b,kh,g,i,j] = Σ_d q[b,kh,g,i,d] k[b,kh,j,d]
+  Value init = filledTensor(b, loc, sizes, f32, b.getF32FloatAttr(0));
+  Value scores =
+      linalg::GenericOp::create(
+          b, loc, init.getType(), ValueRange{q, k}, ValueRange{init},
+          ArrayRef<AffineMap>{dimsMap(ctx, 6, {0, 1, 2, 3, 5}),
+                              dimsMap(ctx, 6, {0, 1, 4, 5}),
+                              dimsMap(ctx, 6, {0, 1, 2, 3, 4})},
+          ArrayRef<IteratorType>{kPar, kPar, kPar, kPar, kPar, kRed},
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value prod = arith::MulFOp::create(nb, nl, toF32(nb, nl, args[0]),
+                                               toF32(nb, nl, args[1]));
+            linalg::YieldOp::create(
+                nb, nl, ValueRange{arith::AddFOp::create(nb, nl, args[2], prod)});
+          })
+          .getResult(0);
+
+  // logits = scale·scores (+ mask); -inf where masked out or not yet visible.
+  SmallVector<Value> ins = {scores};
+  SmallVector<AffineMap> maps = {dimsMap(ctx, 5, range(0, 5))};
+  bool boolMask = false;
+  if (mask) {
+    auto [m, map] = prepareMask(b, loc, mask, plan.hkv, plan.g);
+    boolMask = cast<RankedTensorType>(m.getType()).getElementType().isInteger(1);
+    ins.push_back(m);
+    maps.push_back(map);
+  }
+  if (plan.causal) {
+    ins.append({qPos, kPos});
+    maps.append({positionsMap(ctx, qPos, 5, 0, 3), positionsMap(ctx, kPos, 5, 0, 4)});
+  }
+  maps.push_back(dimsMap(ctx, 5, range(0, 5)));
+  double scale = plan.scale;
+  bool causal = plan.causal;
+  return linalg::GenericOp::create(
+             b, loc, scores.getType(), ins, ValueRange{scores}, maps,
+             SmallVector<IteratorType>(5, kPar),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value l = arith::MulFOp::create(nb, nl, args[0],
+                                               f32Const(nb, nl, scale));
+               unsigned next = 1;
+               Value keep;
+               if (mask) {
+                 Value m = args[next++];
+                 if (boolMask)
+                   keep = m;
+                 else
+                   l = arith::AddFOp::create(nb, nl, l, toF32(nb, nl, m));
+               }
+               if (causal) {
+                 Value qp = positionToI64(nb, nl, args[next++]);
+                 Value kp = positionToI64(nb, nl, args[next++]);
+                 Value visible = arith::CmpIOp::create(
+                     nb, nl, arith::CmpIPredicate::sle, kp, qp);
+                 keep = keep ? arith::AndIOp::create(nb, nl, keep, visible).getResult()
+                             : visible;
+               }
+               if (keep)
+                 l = arith::SelectOp::create(nb, nl, keep, l, negInfF32(nb, nl));
+               linalg::YieldOp::create(nb, nl, ValueRange{l});
+             })
+      .getResult(0);
+}
+
+static Value buildRowReduction(OpBuilder &b, Location loc, Value x, bool max) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
+  sizes.pop_back();
+  double initValue = max ? -std::numeric_limits<double>::infinity() : 0.0;
+  Value init = filledTensor(b, loc, sizes, b.getF32Type(),
+                            b.getF32FloatAttr(initValue));
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{x}, ValueRange{init},
+             ArrayRef<AffineMap>{dimsMap(ctx, 5, range(0, 5)),
+                                 dimsMap(ctx, 5, {0, 1, 2, 3})},
+             ArrayRef<IteratorType>{kPar, kPar, kPar, kPar, kRed},
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value r = max ? arith::MaximumFOp::create(nb, nl, args[0], args[1])
+                                   .getResult()
+                             : arith::AddFOp::create(nb, nl, args[0], args[1])
+                                   .getResult();
+               linalg::YieldOp::create(nb, nl, ValueRange{r});
+             })
+      .getResult(0);
+}
+
+Value buildRowMax(OpBuilder &b, Location loc, Value x) {
+  return buildRowReduction(b, loc, x, /*max=*/true);
+}
+
+Value buildRowSum(OpBuilder &b, Location loc, Value x) {
+  return buildRowReduction(b, loc, x, /*max=*/false);
+}
+
+Value buildProbsTimesValues(OpBuilder &b, Location loc, Value p, Value v,
+                            Value acc) {
+  MLIRContext *ctx = b.getContext();
+  return linalg::GenericOp::create(
+             b, loc, acc.getType(), ValueRange{p, v}, ValueRange{acc},
+             ArrayRef<AffineMap>{dimsMap(ctx, 6, {0, 1, 2, 3, 5}),
+                                 dimsMap(ctx, 6, {0, 1, 5, 4}),
+                                 dimsMap(ctx, 6, {0, 1, 2, 3, 4})},
+             ArrayRef<IteratorType>{kPar, kPar, kPar, kPar, kPar, kRed},
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value prod = arith::MulFOp::create(nb, nl, args[0],
+                                                  toF32(nb, nl, args[1]));
+               linalg::YieldOp::create(
+                   nb, nl, ValueRange{arith::AddFOp::create(nb, nl, args[2], prod)});
+             })
+      .getResult(0);
+}
+
+Value buildNormalizedOutput(OpBuilder &b, Location loc, Value acc, Value rowSum,
+                            Type elementType) {
+  MLIRContext *ctx = b.getContext();
+  Value init = emptyTensor(b, loc, tensor::getMixedSizes(b, loc, acc), elementType);
+  AffineMap all5 = dimsMap(ctx, 5, range(0, 5));
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{acc, rowSum}, ValueRange{init},
+             ArrayRef<AffineMap>{all5, dimsMap(ctx, 5, {0, 1, 2, 3}), all5},
+             SmallVector<IteratorType>(5, kPar),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value zero = f32Const(nb, nl, 0.0);
+               Value empty = arith::CmpFOp::create(
+                   nb, nl, arith::CmpFPredicate::OEQ, args[1], zero);
+               Value o = arith::SelectOp::create(
+                   nb, nl, empty, zero,
+                   arith::DivFOp::create(nb, nl, args[0], args[1]));
+               linalg::YieldOp::create(nb, nl,
+                                       ValueRange{fromF32(nb, nl, o, elementType)});
+             })
+      .getResult(0);
+}
+
+} // namespace mlir::rope::lowering

@@ -1,0 +1,101 @@
+# RUN: %python %s | FileCheck %s
+"""Inverse rotation (inverse = true, angle −φ), f32:
+* round trip: rope.rotate then rope.rotate inverse, two ops in one function,
+  must give the input back: half, interleaved, partial rotary with offset,
+  llama3 frequencies (m = 1, so R_pᵀ R_p = I and the canonicaliser may fold
+  the pair), and once with the positions passed as two arguments holding the
+  same values, so nothing can fold and both rotations really run;
+* with an attention factor (yarn, m != 1) the pair does not cancel: the
+  result is m²·x, against the reference composition;
+* inverse alone against the reference (half, interleaved partial, yarn).
+
+Tolerances: round trip with m = 1: 4 ulps of f32 at the pair norm (two
+rotations of <= 2 ulps each; rotation preserves the norm). Yarn round trip:
+3 ulps at m·n for the first rotation, carried through the second (× m), plus
+3 ulps at m²·n for the second: 7 ulps at m²·n. Inverse alone: 2 ulps (m = 1)
+or 3 ulps (m != 1) at m·(pair norm), as every f32 rotation
+(testing.rotation_atol).
+"""
+
+import numpy as np
+
+from rope_mlir import compiler, reference as ref, testing as T
+
+TY = "tensor<2x3x?x16xf32>"
+PT = "tensor<?xi64>"
+ROUND_TRIP = {
+    "half": ("layout = half", ref.RotarySpec()),
+    "interleaved": ("layout = interleaved", ref.RotarySpec(layout="interleaved")),
+    "partial": ("dims = 8, offset = 4, layout = interleaved",
+                ref.RotarySpec(rotary_dims=8, offset=4, layout="interleaved")),
+    "llama3": ("base = 500000.0, scaling = #rope.llama3<factor = 8.0, original_max_position_embeddings = 1024>",
+               ref.RotarySpec(base=500000.0, scaling=ref.Scaling(
+                   "llama3", factor=8.0, original_max_position_embeddings=1024))),
+}
+YARN = "scaling = #rope.yarn<factor = 4.0, original_max_position_embeddings = 256>"
+YARN_SPEC = ref.RotarySpec(scaling=ref.Scaling("yarn", factor=4.0, original_max_position_embeddings=256))
+INVERSE = {
+    "inverse_half": ("#rope.spec<inverse = true>", ref.RotarySpec(inverse=True), 2),
+    "inverse_interleaved_partial": (
+        "#rope.spec<dims = 12, offset = 2, layout = interleaved, inverse = true>",
+        ref.RotarySpec(rotary_dims=12, offset=2, layout="interleaved", inverse=True), 2),
+    "inverse_yarn": (f"#rope.spec<{YARN}, inverse = true>",
+                     ref.RotarySpec(scaling=YARN_SPEC.scaling, inverse=True), 3),
+}
+
+
+def round_trip(params, separate_positions=False):
+    q = "%q" if separate_positions else "%p"
+    extra = f", %q: {PT}" if separate_positions else ""
+    return f"""
+func.func @kernel(%x: {TY}, %p: {PT}{extra}) -> {TY} {{
+  %y = rope.rotate %x, %p rotary(#rope.spec<{params}>) : {TY}, {PT}
+  %z = rope.rotate %y, {q} rotary(#rope.spec<{params}, inverse = true>) : {TY}, {PT}
+  return %z : {TY}
+}}"""
+
+
+def inverted(spec):
+    return ref.RotarySpec(**{**spec.__dict__, "inverse": not spec.inverse})
+
+
+x = T.quantize(T.rng(6).standard_normal((2, 3, 7, 16)), "f32")
+p = np.array([0, 1, 9, 130, 1023, 5000, 70000], np.int64)
+xs = T.to_storage(x, "f32")
+
+for name, (params, spec) in ROUND_TRIP.items():
+    with T.guard(f"round trip {name}"):
+        lib = compiler.compile_module(round_trip(params))
+        T.check_rotation_stored(lib.call("kernel", xs, p), x, x, spec, "f32", 4, f"round trip {name}")
+
+with T.guard("round trip unfolded"):
+    lib = compiler.compile_module(round_trip("layout = half", separate_positions=True))
+    out = lib.call("kernel", xs, p, p.copy())
+    T.check_rotation_stored(out, x, x, ref.RotarySpec(), "f32", 4, "round trip unfolded")
+
+with T.guard("round trip yarn"):
+    lib = compiler.compile_module(round_trip(YARN))
+    out = lib.call("kernel", xs, p)
+    m = ref.attention_factor(YARN_SPEC)
+    expected = ref.rotate(ref.rotate(x, p, YARN_SPEC), p, inverted(YARN_SPEC))
+    assert np.allclose(expected, m * m * x, rtol=0, atol=1e-12)
+    T.check(out, expected, 7 * T.ulp(m * m * T.pair_norms(x, YARN_SPEC), "f32"), "round trip yarn")
+
+for name, (attr, spec, ulps) in INVERSE.items():
+    with T.guard(name):
+        lib = compiler.compile_module(T.rotate_module(attr, TY, PT))
+        out = lib.call("kernel", xs, p)
+        T.check_rotation_stored(out, ref.rotate(x, p, spec), x, spec, "f32", ulps, name)
+        forward = ref.rotate(x, p, inverted(spec))
+        assert np.abs(out - forward).max() > 0.1, f"{name}: same as the forward rotation"
+T.finish()
+
+# CHECK: PASS round trip half
+# CHECK: PASS round trip interleaved
+# CHECK: PASS round trip partial
+# CHECK: PASS round trip llama3
+# CHECK: PASS round trip unfolded
+# CHECK: PASS round trip yarn
+# CHECK: PASS inverse_half
+# CHECK: PASS inverse_interleaved_partial
+# CHECK: PASS inverse_yarn
