@@ -5,6 +5,7 @@
 #include "rope/Dialect/Rope/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,6 +18,33 @@
 
 using namespace mlir;
 using namespace mlir::rope;
+
+namespace {
+/// Marks the tensor arguments of public functions read-only for
+/// bufferization. One-shot bufferization otherwise treats them as writable
+/// and may update a caller's input in place (a partial rotation writes its
+/// rotated dims into the input); callers of compiled code expect their
+/// arguments to survive the call.
+struct ReadOnlyPublicArgumentsPass
+    : public PassWrapper<ReadOnlyPublicArgumentsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ReadOnlyPublicArgumentsPass)
+  StringRef getArgument() const final { return "rope-readonly-public-arguments"; }
+  StringRef getDescription() const final {
+    return "Mark tensor arguments of public functions non-writable for bufferization";
+  }
+  void runOnOperation() override {
+    auto readOnly = BoolAttr::get(&getContext(), false);
+    getOperation().walk([&](func::FuncOp func) {
+      if (func.isPrivate() || func.isExternal())
+        return;
+      for (auto [i, type] : llvm::enumerate(func.getArgumentTypes()))
+        if (isa<TensorType>(type))
+          func.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
+                          readOnly);
+    });
+  }
+};
+} // namespace
 
 void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
                                          const LowerToCPUOptions &options) {
@@ -44,8 +72,15 @@ void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
   // The online-softmax state (running max, sum, accumulator) is rebuilt each
   // key tile; let loops carry those fresh buffers.
   bufferize.allowReturnAllocsFromLoops = true;
+  // Results computed into tensor.empty and then inserted into a larger tensor
+  // (the two halves of a rotation) are computed in place instead.
+  pm.addPass(std::make_unique<ReadOnlyPublicArgumentsPass>());
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   bufferization::buildBufferDeallocationPipeline(pm);
+  // Deallocation clones buffers it cannot prove unaliased (e.g. a result that
+  // is an argument updated in place); clones become alloc + copy.
+  pm.addPass(createConvertBufferizationToMemRefPass());
 
   // Loops and LLVM.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());

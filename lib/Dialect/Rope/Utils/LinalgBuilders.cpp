@@ -260,10 +260,13 @@ CosSin buildTable(OpBuilder &b, Location loc, Value positions, Value invFreq,
 }
 
 /// Applies cos/sin tables to `x` (rank n, head dim last, sequence at
-/// `seqDim`); the tables are [S, h] or [B, S, h]. The pairs are taken as two
-/// slices of the head dim (contiguous halves, or stride-2 even/odd lanes), so
-/// the rotation is one elementwise generic; dims outside the rotary range
-/// pass through. The result has element type `resultType`.
+/// `seqDim`); the tables are [S, h] or [B, S, h]. The rotated range
+/// [off, off + r) is viewed as [2, h] (half: member c of pair t is at c·h + t)
+/// or [h, 2] (interleaved: at 2t + c), and one generic over (..., c, t)
+/// produces every element from both members of its pair, read through
+/// constant-indexed maps: x is read once and the result written once, in
+/// place, with the innermost loop running along t. Dims outside the rotary
+/// range pass through. The result has element type `resultType`.
 Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
                     RotarySpecAttr spec, int64_t seqDim, Type resultType) {
   MLIRContext *ctx = b.getContext();
@@ -274,20 +277,15 @@ Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
   bool interleaved = spec.getLayout() == RotaryLayout::interleaved;
 
   SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
-  SmallVector<OpFoldResult> sliceSizes(sizes);
-  sliceSizes.back() = b.getIndexAttr(h);
-  SmallVector<OpFoldResult> first(n, b.getIndexAttr(0)), second(first);
-  first.back() = b.getIndexAttr(off);
-  second.back() = b.getIndexAttr(interleaved ? off + 1 : off + h);
+  SmallVector<OpFoldResult> rangeOffsets(n, b.getIndexAttr(0));
+  rangeOffsets.back() = b.getIndexAttr(off);
+  SmallVector<OpFoldResult> rangeSizes(sizes);
+  rangeSizes.back() = b.getIndexAttr(r);
   SmallVector<OpFoldResult> strides(n, b.getIndexAttr(1));
-  strides.back() = b.getIndexAttr(interleaved ? 2 : 1);
-
-  Value x1 = tensor::ExtractSliceOp::create(b, loc, x, first, sliceSizes, strides);
-  Value x2 = tensor::ExtractSliceOp::create(b, loc, x, second, sliceSizes, strides);
 
   // The destination carries the pass-through dims.
-  Value dest;
   Type xElt = xType.getElementType();
+  Value dest;
   if (r == headDim) {
     dest = emptyTensor(b, loc, sizes, resultType);
   } else if (resultType == xElt) {
@@ -304,35 +302,91 @@ Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
                })
                .getResult(0);
   }
-  Value out1 = tensor::ExtractSliceOp::create(b, loc, dest, first, sliceSizes, strides);
-  Value out2 = tensor::ExtractSliceOp::create(b, loc, dest, second, sliceSizes, strides);
 
+  // [.., r] -> [.., 2, h] (half) or [.., h, 2] (interleaved).
+  auto pairView = [&](Value t) -> Value {
+    if (r != headDim)
+      t = tensor::ExtractSliceOp::create(b, loc, t, rangeOffsets, rangeSizes,
+                                         strides);
+    auto type = cast<RankedTensorType>(t.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape.pop_back();
+    SmallVector<OpFoldResult> outSizes(rangeSizes.begin(), rangeSizes.end() - 1);
+    if (interleaved) {
+      shape.append({h, 2});
+      outSizes.append({b.getIndexAttr(h), b.getIndexAttr(2)});
+    } else {
+      shape.append({2, h});
+      outSizes.append({b.getIndexAttr(2), b.getIndexAttr(h)});
+    }
+    SmallVector<ReassociationIndices> reassoc;
+    for (unsigned i = 0; i + 1 < n; ++i)
+      reassoc.push_back({static_cast<int64_t>(i)});
+    reassoc.push_back({static_cast<int64_t>(n - 1), static_cast<int64_t>(n)});
+    return tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), t, reassoc,
+        outSizes);
+  };
+  Value xPairs = pairView(x);
+  Value outPairs = pairView(dest);
+
+  // Loops: x's leading dims, then c (pair member), then t (pair index).
+  unsigned numLoops = n + 1;
+  unsigned cDim = n - 1, tDim = n;
+  auto memberMap = [&](AffineExpr member) {
+    SmallVector<AffineExpr> exprs;
+    for (unsigned i = 0; i + 1 < n; ++i)
+      exprs.push_back(getAffineDimExpr(i, ctx));
+    AffineExpr t = getAffineDimExpr(tDim, ctx);
+    if (interleaved)
+      exprs.append({t, member});
+    else
+      exprs.append({member, t});
+    return AffineMap::get(numLoops, 0, exprs, ctx);
+  };
+  AffineMap firstMap = memberMap(getAffineConstantExpr(0, ctx));
+  AffineMap secondMap = memberMap(getAffineConstantExpr(1, ctx));
+  AffineMap outMap = memberMap(getAffineDimExpr(cDim, ctx));
   unsigned tableRank = cast<RankedTensorType>(table.cos.getType()).getRank();
   AffineMap tableMap =
       tableRank == 2
-          ? dimsMap(ctx, n, {static_cast<unsigned>(seqDim), n - 1})
-          : dimsMap(ctx, n, {0, static_cast<unsigned>(seqDim), n - 1});
-  AffineMap id = AffineMap::getMultiDimIdentityMap(n, ctx);
-  auto rotate = linalg::GenericOp::create(
-      b, loc, TypeRange{out1.getType(), out2.getType()},
-      ValueRange{x1, x2, table.cos, table.sin}, ValueRange{out1, out2},
-      ArrayRef<AffineMap>{id, id, tableMap, tableMap, id, id},
-      SmallVector<IteratorType>(n, kPar),
-      [&](OpBuilder &nb, Location nl, ValueRange args) {
-        Value a = toF32(nb, nl, args[0]), c = args[2];
-        Value bb = toF32(nb, nl, args[1]), s = args[3];
-        Value a2 = arith::SubFOp::create(nb, nl, arith::MulFOp::create(nb, nl, a, c),
-                                         arith::MulFOp::create(nb, nl, bb, s));
-        Value b2 = arith::AddFOp::create(nb, nl, arith::MulFOp::create(nb, nl, bb, c),
-                                         arith::MulFOp::create(nb, nl, a, s));
-        linalg::YieldOp::create(nb, nl,
-                                ValueRange{fromF32(nb, nl, a2, resultType),
-                                           fromF32(nb, nl, b2, resultType)});
-      });
-  Value result = tensor::InsertSliceOp::create(b, loc, rotate.getResult(0), dest,
-                                               first, sliceSizes, strides);
-  return tensor::InsertSliceOp::create(b, loc, rotate.getResult(1), result,
-                                       second, sliceSizes, strides);
+          ? dimsMap(ctx, numLoops, {static_cast<unsigned>(seqDim), tDim})
+          : dimsMap(ctx, numLoops, {0, static_cast<unsigned>(seqDim), tDim});
+
+  Value rotated =
+      linalg::GenericOp::create(
+          b, loc, outPairs.getType(),
+          ValueRange{xPairs, xPairs, table.cos, table.sin}, ValueRange{outPairs},
+          ArrayRef<AffineMap>{firstMap, secondMap, tableMap, tableMap, outMap},
+          SmallVector<IteratorType>(numLoops, kPar),
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value a = toF32(nb, nl, args[0]), bb = toF32(nb, nl, args[1]);
+            Value c = args[2], s = args[3];
+            // a' = a·cos − b·sin, b' = b·cos + a·sin
+            Value first = arith::SubFOp::create(
+                nb, nl, arith::MulFOp::create(nb, nl, a, c),
+                arith::MulFOp::create(nb, nl, bb, s));
+            Value second = arith::AddFOp::create(
+                nb, nl, arith::MulFOp::create(nb, nl, bb, c),
+                arith::MulFOp::create(nb, nl, a, s));
+            Value member = linalg::IndexOp::create(nb, nl, cDim);
+            Value isFirst = arith::CmpIOp::create(
+                nb, nl, arith::CmpIPredicate::eq, member,
+                arith::ConstantIndexOp::create(nb, nl, 0));
+            Value v = arith::SelectOp::create(nb, nl, isFirst, first, second);
+            linalg::YieldOp::create(nb, nl, ValueRange{fromF32(nb, nl, v, resultType)});
+          })
+          .getResult(0);
+
+  SmallVector<ReassociationIndices> collapse;
+  for (unsigned i = 0; i + 1 < n; ++i)
+    collapse.push_back({static_cast<int64_t>(i)});
+  collapse.push_back({static_cast<int64_t>(n - 1), static_cast<int64_t>(n)});
+  Value rotatedRange = tensor::CollapseShapeOp::create(b, loc, rotated, collapse);
+  if (r == headDim)
+    return rotatedRange;
+  return tensor::InsertSliceOp::create(b, loc, rotatedRange, dest, rangeOffsets,
+                                       rangeSizes, strides);
 }
 
 //===----------------------------------------------------------------------===//
