@@ -30,7 +30,7 @@ config.substitutions.append(
 config.substitutions.append(
     ("%mlir_runner_utils",
      ",".join(os.path.join(config.mlir_lib_dir, lib)
-              for lib in ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so"))))
+              for lib in ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so", "libomp.so"))))
 
 tool_dirs = [config.rope_tools_dir, config.llvm_tools_dir]
 tools = [

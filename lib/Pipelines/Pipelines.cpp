@@ -11,7 +11,10 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -42,6 +45,32 @@ struct ReadOnlyPublicArgumentsPass
           func.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
                           readOnly);
     });
+  }
+};
+
+/// Inlines memref.alloca_scope regions. convert-scf-to-openmp wraps each
+/// parallel body in one to bound its stack allocations; our bodies allocate
+/// on the heap (deallocated by the ownership pipeline), and a scope around
+/// loops cannot survive their lowering to multi-block control flow.
+struct InlineAllocaScopesPass
+    : public PassWrapper<InlineAllocaScopesPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(InlineAllocaScopesPass)
+  StringRef getArgument() const final { return "rope-inline-alloca-scopes"; }
+  StringRef getDescription() const final {
+    return "Inline memref.alloca_scope regions (heap-only bodies)";
+  }
+  void runOnOperation() override {
+    SmallVector<memref::AllocaScopeOp> scopes;
+    getOperation().walk([&](memref::AllocaScopeOp op) { scopes.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (memref::AllocaScopeOp scope : scopes) {
+      Block *body = &scope.getBodyRegion().front();
+      auto ret = cast<memref::AllocaScopeReturnOp>(body->getTerminator());
+      SmallVector<Value> results(ret.getResults());
+      rewriter.eraseOp(ret);
+      rewriter.inlineBlockBefore(body, scope);
+      rewriter.replaceOp(scope, results);
+    }
   }
 };
 } // namespace
@@ -82,20 +111,28 @@ void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
   // is an argument updated in place); clones become alloc + copy.
   pm.addPass(createConvertBufferizationToMemRefPass());
 
-  // Loops and LLVM.
+  // Loops and LLVM. scf.forall (independent attention tiles) runs on all
+  // cores through OpenMP, or as a plain loop nest.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
+  if (options.parallel) {
+    pm.addPass(createConvertSCFToOpenMPPass());
+    pm.addPass(std::make_unique<InlineAllocaScopesPass>());
+  }
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   if (options.cWrappers)
-    pm.addPass(LLVM::createLLVMRequestCWrappersPass());
+    pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
+  if (options.parallel)
+    pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());

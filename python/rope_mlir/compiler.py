@@ -184,9 +184,12 @@ def compile_module(mlir: str, *, pipeline: str = "--rope-lower-to-cpu",
     ll.write_text(_run([str(llvm_bin() / "mlir-translate"), "--mlir-to-llvmir"],
                        stdin=llvm_dialect))
     so = work / "module.so"
-    # memref copies of unknown layout call memrefCopy from MLIR's C runner utils.
+    # memref copies of unknown layout call memrefCopy from MLIR's C runner
+    # utils; parallel tiles call the OpenMP runtime (libomp-22-dev).
     libdir = llvm_bin().parent / "lib"
+    # -Bsymbolic: a kernel named like a symbol already in the process (e.g.
+    # @cos) must call its own definition, not libm's.
     _run([str(llvm_bin() / "clang"), opt_level, "-march=native", "-shared", "-fPIC",
-          "-Wno-override-module", str(ll), "-o", str(so), f"-L{libdir}",
-          f"-Wl,-rpath,{libdir}", "-lmlir_c_runner_utils", "-lm"])
+          "-Wno-override-module", "-Wl,-Bsymbolic", str(ll), "-o", str(so), f"-L{libdir}",
+          f"-Wl,-rpath,{libdir}", "-lmlir_c_runner_utils", "-lomp", "-lm"])
     return Library(so, parse_signatures(mlir))

@@ -43,9 +43,9 @@ choice below names the alternatives.
   the ``mscale``/``mscale_all_dim`` ratio when both are non-zero). This is the
   rule since transformers 4.56 (PR #40320, issue #38224) and in 5.x, where
   ``max_position_embeddings / original_max_position_embeddings`` is used only
-  when ``factor`` is missing. Transformers 4.50–4.55 instead *replaced*
-  ``factor`` by that ratio whenever ``rope_scaling`` has
-  ``original_max_position_embeddings``. For Qwen2.5 with the model card's
+  when ``factor`` is missing. Earlier 4.x releases, from the DeepSeek-V3 port
+  (around 4.50) through 4.55, instead *replaced* ``factor`` by that ratio
+  whenever ``rope_scaling`` has ``original_max_position_embeddings``. For Qwen2.5 with the model card's
   snippet (32768/32768 = 1) that turns YaRN off entirely. Pass
   ``legacy_yarn_factor=True`` (CLI ``--legacy-yarn-factor``) to reproduce
   those versions. Releases before 4.50 ignored ``original_max_position_embeddings``
@@ -59,7 +59,8 @@ choice below names the alternatives.
   ``max_position + 1 <= original_max_position_embeddings``, else
   ``/ long_factor``. The original length is the top-level
   ``original_max_position_embeddings`` (Phi-3 keeps it there; 4.x reads only
-  that), else ``rope_scaling``'s (5.x), else ``max_position_embeddings``. The
+  that; ``Phi3Config`` defaults it to 4096), else ``rope_scaling``'s (5.x),
+  else ``max_position_embeddings``. The
   attention factor is ``sqrt(1 + ln(factor)/ln(L_orig))`` with
   ``factor = max_position_embeddings / original_max_position_embeddings``
   whenever the original length is at the top level, as in all 4.x releases.
@@ -346,7 +347,10 @@ def spec_from_config(config: dict, *, layer_type: str | None = None,
     layout = _layout(cfg)
     max_pos = _get(cfg, "max_position_embeddings")
     top_orig = cfg.get("original_max_position_embeddings")
-    attention_factor = rp.get("attention_factor")
+    if top_orig is None and _model_type(cfg) in ("phi3", "phimoe"):
+        top_orig = 4096  # Phi3Config's default for the attribute
+    # HF reads an explicit attention_factor for yarn and longrope only.
+    attention_factor = rp.get("attention_factor") if kind in ("yarn", "longrope") else None
     attention_factor = None if attention_factor is None else _positive(attention_factor, "attention_factor")
 
     def need_max_pos(why: str) -> int:

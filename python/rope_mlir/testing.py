@@ -242,6 +242,20 @@ def rotate_module(spec_attr: str, x_type: str, pos_type: str, seq_dim: int | Non
             f"  return %r : {x_type}\n}}\n")
 
 
+def call(lib, name: str, *args: np.ndarray) -> np.ndarray:
+    """``lib.call(name, *args)`` that also checks the kernel left its arguments
+    untouched: they are tensors, with value semantics, so writing a result into
+    an argument's buffer is a miscompile (and would corrupt the inputs of later
+    cases). A clobbered argument is restored, then reported."""
+    saved = [np.array(a, copy=True) for a in args]
+    out = lib.call(name, *args)
+    for i, (a, s) in enumerate(zip(args, saved)):
+        if a.tobytes() != s.tobytes():
+            np.copyto(a, s)
+            raise AssertionError(f"@{name} overwrote its argument #{i} (shape {a.shape}, {a.dtype})")
+    return out
+
+
 # ---------------------------------------------------------------------------
 # Independent cases within one test file
 # ---------------------------------------------------------------------------

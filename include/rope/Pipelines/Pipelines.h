@@ -27,6 +27,11 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
                      "(--rope-decompose-attention) instead of materialising "
                      "the S×S scores"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> parallel{
+      *this, "parallel",
+      llvm::cl::desc("Run independent attention tiles on all cores through "
+                     "OpenMP (link libomp; mlir-runner: -shared-libs=libomp.so)"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> queryTile{
       *this, "query-tile", llvm::cl::desc("Query rows per attention tile"),
       llvm::cl::init(64)};

@@ -248,6 +248,21 @@ Value buildLinearAttention(OpBuilder &b, Location loc, LinearAttentionOp op) {
 // Patterns
 //===----------------------------------------------------------------------===//
 
+/// Replaces `op` with `values`, casting each to the op's result type where the
+/// lowering knows more (or less) static shape than the op declared; the two
+/// are compatible, as the verifiers guarantee.
+void replaceWithCasts(PatternRewriter &rewriter, Operation *op,
+                      ValueRange values) {
+  SmallVector<Value> results;
+  for (auto [value, type] : llvm::zip_equal(values, op->getResultTypes()))
+    results.push_back(value.getType() == type
+                          ? value
+                          : tensor::CastOp::create(rewriter, op->getLoc(), type,
+                                                   value)
+                                .getResult());
+  rewriter.replaceOp(op, results);
+}
+
 /// rope.rotate -> rope.table + the multiply-add that applies it. Keeping the
 /// table an op of its own lets rotations that share a spec and positions
 /// share it.
@@ -261,7 +276,7 @@ struct RotateToTable : public OpRewritePattern<RotateOp> {
                                  {table.getCos(), table.getSin()}, op.getSpec(),
                                  op.getNormalizedSeqDim(),
                                  op.getInput().getType().getElementType());
-    rewriter.replaceOp(op, result);
+    replaceWithCasts(rewriter, op, result);
     return success();
   }
 };
@@ -274,7 +289,7 @@ struct LowerTable : public OpRewritePattern<TableOp> {
         rewriter, loc, op.getSpec(), op.getHeadDim(),
         [&]() { return buildMaxPosition(rewriter, loc, op.getPositions()); });
     CosSin table = buildTable(rewriter, loc, op.getPositions(), invFreq, op.getSpec());
-    rewriter.replaceOp(op, {table.cos, table.sin});
+    replaceWithCasts(rewriter, op, {table.cos, table.sin});
     return success();
   }
 };
@@ -282,7 +297,7 @@ struct LowerTable : public OpRewritePattern<TableOp> {
 struct LowerAttention : public OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AttentionOp op, PatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, buildAttention(rewriter, op.getLoc(), op));
+    replaceWithCasts(rewriter, op, buildAttention(rewriter, op.getLoc(), op));
     return success();
   }
 };
@@ -291,7 +306,7 @@ struct LowerLinearAttention : public OpRewritePattern<LinearAttentionOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LinearAttentionOp op,
                                 PatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, buildLinearAttention(rewriter, op.getLoc(), op));
+    replaceWithCasts(rewriter, op, buildLinearAttention(rewriter, op.getLoc(), op));
     return success();
   }
 };
@@ -345,7 +360,7 @@ struct LowerSinusoidal : public OpRewritePattern<SinusoidalOp> {
               linalg::YieldOp::create(nb, nl, ValueRange{fromF32(nb, nl, v, elt)});
             })
             .getResult(0);
-    rewriter.replaceOp(op, result);
+    replaceWithCasts(rewriter, op, result);
     return success();
   }
 };

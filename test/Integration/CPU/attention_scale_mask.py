@@ -60,7 +60,7 @@ for name, (attrs, mask, mty, scale) in CASES.items():
     with T.guard(name):
         lib = compiler.compile_module(module(attrs, mty))
         args = [T.to_storage(a, "f32") for a in (q, k, v)] + ([] if mask is None else [mask])
-        out = lib.call("kernel", *args)
+        out = T.call(lib, "kernel", *args)
         expected = ref.attention(q, k, v, scale=scale, mask=mask)
         T.check(out, expected, T.attention_atol(q, k, v, scale=scale), f"attention {name}")
         if mask is not None:  # the mask must matter

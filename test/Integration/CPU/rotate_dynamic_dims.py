@@ -40,7 +40,7 @@ for name, (xty, pty, seq_dim) in KERNELS.items():
                 p = g.integers(0, 20000, size=s).astype(np.int64)
             else:
                 p = g.integers(0, 20000, size=(b, s)).astype(np.int64)
-            out = lib.call("kernel", T.to_storage(x, "f32"), p)
+            out = T.call(lib, "kernel", T.to_storage(x, "f32"), p)
             assert out.shape == x.shape, f"result shape {out.shape} != {x.shape}"
             sd = -2 if seq_dim is None else seq_dim
             T.check_rotation_stored(out, ref.rotate(x, p, spec, seq_dim=sd), x, spec, "f32", 2, case)

@@ -31,7 +31,7 @@ cases = {
 for name, p in cases.items():
     x = T.quantize(g.standard_normal((1, 2, p.size, 16)), "f32")
     with T.guard(f"dynamic {name}"):
-        out = lib.call("kernel", T.to_storage(x, "f32"), p)
+        out = T.call(lib, "kernel", T.to_storage(x, "f32"), p)
         expected = ref.rotate(x, p, spec)
         T.check_rotation_stored(out, expected, x, spec, "f32", 2, f"dynamic {name}")
         plain = ref.rotate(x, p, default)

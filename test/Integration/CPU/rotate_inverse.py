@@ -66,16 +66,16 @@ xs = T.to_storage(x, "f32")
 for name, (params, spec) in ROUND_TRIP.items():
     with T.guard(f"round trip {name}"):
         lib = compiler.compile_module(round_trip(params))
-        T.check_rotation_stored(lib.call("kernel", xs, p), x, x, spec, "f32", 4, f"round trip {name}")
+        T.check_rotation_stored(T.call(lib, "kernel", xs, p), x, x, spec, "f32", 4, f"round trip {name}")
 
 with T.guard("round trip unfolded"):
     lib = compiler.compile_module(round_trip("layout = half", separate_positions=True))
-    out = lib.call("kernel", xs, p, p.copy())
+    out = T.call(lib, "kernel", xs, p, p.copy())
     T.check_rotation_stored(out, x, x, ref.RotarySpec(), "f32", 4, "round trip unfolded")
 
 with T.guard("round trip yarn"):
     lib = compiler.compile_module(round_trip(YARN))
-    out = lib.call("kernel", xs, p)
+    out = T.call(lib, "kernel", xs, p)
     m = ref.attention_factor(YARN_SPEC)
     expected = ref.rotate(ref.rotate(x, p, YARN_SPEC), p, inverted(YARN_SPEC))
     assert np.allclose(expected, m * m * x, rtol=0, atol=1e-12)
@@ -84,7 +84,7 @@ with T.guard("round trip yarn"):
 for name, (attr, spec, ulps) in INVERSE.items():
     with T.guard(name):
         lib = compiler.compile_module(T.rotate_module(attr, TY, PT))
-        out = lib.call("kernel", xs, p)
+        out = T.call(lib, "kernel", xs, p)
         T.check_rotation_stored(out, ref.rotate(x, p, spec), x, spec, "f32", ulps, name)
         forward = ref.rotate(x, p, inverted(spec))
         assert np.abs(out - forward).max() > 0.1, f"{name}: same as the forward rotation"

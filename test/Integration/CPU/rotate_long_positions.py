@@ -32,7 +32,7 @@ x = T.quantize(g.standard_normal((1, 2, p.size, 64)), "f32")
 for name, (attr, spec, ulps) in CASES.items():
     with T.guard(name):
         lib = compiler.compile_module(T.rotate_module(attr, "tensor<1x2x?x64xf32>", "tensor<?xi64>"))
-        out = lib.call("kernel", T.to_storage(x, "f32"), p)
+        out = T.call(lib, "kernel", T.to_storage(x, "f32"), p)
         T.check_rotation_stored(out, ref.rotate(x, p, spec), x, spec, "f32", ulps, f"long positions {name}")
 T.finish()
 

@@ -35,7 +35,7 @@ cases = {
 for name, p in cases.items():
     x = T.quantize(g.standard_normal((2, p.size, 3, 16)), "f32")
     with T.guard(f"longrope {name}"):
-        out = lib.call("kernel", T.to_storage(x, "f32"), p)
+        out = T.call(lib, "kernel", T.to_storage(x, "f32"), p)
         T.check_rotation_stored(out, ref.rotate(x, p, spec, seq_dim=1), x, spec, "f32", 3,
                                 f"longrope {name}")
         # Which factor list the kernel used must show: the other list gives a

@@ -41,7 +41,7 @@ for name, (shape, xty, p, pty, seq_dim) in CASES.items():
     x = T.quantize(g.standard_normal(shape), "f32")
     with T.guard(name):
         lib = compiler.compile_module(T.rotate_module(SPEC_ATTR, xty, pty, seq_dim))
-        out = lib.call("kernel", T.to_storage(x, "f32"), p)
+        out = T.call(lib, "kernel", T.to_storage(x, "f32"), p)
         sd = -2 if seq_dim is None else seq_dim
         T.check_rotation_stored(out, ref.rotate(x, p, spec, seq_dim=sd), x, spec, "f32", 2, name)
         if p.ndim == 2:

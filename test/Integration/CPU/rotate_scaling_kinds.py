@@ -34,7 +34,7 @@ default = ref.rotate(x, p, ref.RotarySpec())
 for name, (attr, spec) in SPECS.items():
     with T.guard(f"rotate {name}"):
         lib = compiler.compile_module(T.rotate_module(attr, "tensor<2x3x?x16xf32>", "tensor<?xi64>"))
-        out = lib.call("kernel", T.to_storage(x, "f32"), p)
+        out = T.call(lib, "kernel", T.to_storage(x, "f32"), p)
         T.check_rotation_stored(out, ref.rotate(x, p, spec), x, spec, "f32", 2, f"rotate {name}")
         if name != "default":
             diff = float(np.abs(out - default).max())

@@ -31,7 +31,7 @@ for dtype in ("f16", "bf16"):
             x = T.quantize(4.0 * g.standard_normal((2, 3, p_s.size, 32)), dtype)
             with T.guard(name):
                 lib = compiler.compile_module(T.rotate_module(attr, f"tensor<2x3x?x32x{dtype}>", pty))
-                out = lib.call("kernel", T.to_storage(x, dtype), p)
+                out = T.call(lib, "kernel", T.to_storage(x, dtype), p)
                 assert out.dtype == T.to_storage(x, dtype).dtype
                 T.check_rotation_stored(out, ref.rotate(x, p, spec), x, spec, dtype, 2, name)
 T.finish()

@@ -43,7 +43,7 @@ for name, (attr, scaling) in SPECS.items():
     assert abs(ref.attention_factor(spec) - expected_m[name]) < 1e-12
     with T.guard(f"yarn {name}"):
         lib = compiler.compile_module(T.rotate_module(attr, "tensor<2x2x?x32xf32>", "tensor<?xi64>"))
-        out = lib.call("kernel", T.to_storage(x, "f32"), p)
+        out = T.call(lib, "kernel", T.to_storage(x, "f32"), p)
         T.check_rotation_stored(out, ref.rotate(x, p, spec), x, spec, "f32", 3, f"yarn {name}")
         # The norm of every pair is scaled by m (half layout: pairs (i, i + 16)).
         ratio = np.hypot(out[..., :16], out[..., 16:]) / np.hypot(x[..., :16], x[..., 16:])

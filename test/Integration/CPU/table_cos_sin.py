@@ -57,8 +57,8 @@ for name, (attr, spec) in SPECS.items():
             lib = compiler.compile_module(module(attr, pty, h))
             cos, sin = ref.cos_sin_table(p, spec, HEAD_DIM)
             atol = 2 * T.ulp(m, "f32")
-            T.check(lib.call("cos_table", p), cos, atol, f"table {name} {pname} cos")
-            T.check(lib.call("sin_table", p), sin, atol, f"table {name} {pname} sin")
+            T.check(T.call(lib, "cos_table", p), cos, atol, f"table {name} {pname} cos")
+            T.check(T.call(lib, "sin_table", p), sin, atol, f"table {name} {pname} sin")
 T.finish()
 
 # CHECK: PASS table default [S] cos

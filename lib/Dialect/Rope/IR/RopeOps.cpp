@@ -272,8 +272,8 @@ LogicalResult AttentionOp::verify() {
       !extentsAgree(k.getDimSize(0), v.getDimSize(0)))
     return emitOpError() << "expects query, key and value to share the batch "
                             "extent";
-  if (ShapedType::isDynamic(d))
-    return emitOpError() << "expects a static head dim";
+  if (ShapedType::isDynamic(d) || ShapedType::isDynamic(k.getDimSize(3)))
+    return emitOpError() << "expects static query and key head dims";
   if (!extentsAgree(d, k.getDimSize(3)))
     return emitOpError() << "expects query and key head dims to agree, got " << d
                          << " and " << extentStr(k.getDimSize(3));
@@ -390,6 +390,7 @@ LogicalResult LinearAttentionOp::verify() {
                            << i << " is " << extentStr(v.getDimSize(i))
                            << " instead of " << extentStr(q.getDimSize(i));
   if (ShapedType::isDynamic(q.getDimSize(3)) ||
+      ShapedType::isDynamic(k.getDimSize(3)) ||
       ShapedType::isDynamic(v.getDimSize(3)))
     return emitOpError() << "expects static head dims";
   if (Value pos = getPositions())

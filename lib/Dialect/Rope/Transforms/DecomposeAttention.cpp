@@ -103,9 +103,16 @@ struct DecomposeAttention : public OpRewritePattern<AttentionOp> {
                                 plan.elementType);
     float negInf = -std::numeric_limits<float>::infinity();
 
-    auto queryLoop = scf::ForOp::create(
-        b, loc, zero, sq, qStep, ValueRange{outInit},
-        [&](OpBuilder &b, Location loc, Value qi, ValueRange qIter) {
+    // Query tiles are independent (each owns its rows of the output), so
+    // they form an scf.forall, which the CPU pipeline runs on all cores.
+    auto queryLoop = scf::ForallOp::create(
+        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{plan.sq},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(queryTile)}, ValueRange{outInit},
+        /*mapping=*/std::nullopt,
+        [&](OpBuilder &b, Location loc, ValueRange regionArgs) {
+          Value qi = regionArgs[0];
+          Value outSlice = regionArgs[1];
           Value tq = arith::MinSIOp::create(
               b, loc, qStep, arith::SubIOp::create(b, loc, sq, qi));
           Value qBlock = sliceDim(b, loc, plan.q5, 3, qi, tq);
@@ -155,14 +162,20 @@ struct DecomposeAttention : public OpRewritePattern<AttentionOp> {
                                                b.getIndexAttr(0), qi,
                                                b.getIndexAttr(0)};
           SmallVector<OpFoldResult> strides(5, b.getIndexAttr(1));
-          Value updated = tensor::InsertSliceOp::create(b, loc, out, qIter[0],
-                                                        offsets, accSizes, strides);
-          scf::YieldOp::create(b, loc, updated);
+          auto inParallel = scf::InParallelOp::create(b, loc);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(inParallel.getBody());
+          tensor::ParallelInsertSliceOp::create(b, loc, out, outSlice, offsets,
+                                                accSizes, strides);
         });
 
-    rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
-        op, queryLoop.getResult(0),
+    Value result = tensor::CollapseShapeOp::create(
+        b, loc, queryLoop.getResult(0),
         SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+    // The op may declare more (or less) static shape than the loops know.
+    if (result.getType() != op.getType())
+      result = tensor::CastOp::create(b, loc, op.getType(), result);
+    rewriter.replaceOp(op, result);
     return success();
   }
 

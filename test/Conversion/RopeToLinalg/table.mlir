@@ -1,0 +1,136 @@
+// RUN: rope-opt %s --convert-rope-to-linalg -split-input-file | FileCheck %s
+
+// rope.table becomes one linalg.generic with two f32 results (cos, sin) over
+// positions × [r/2]; the phase p·inv_freq is formed in f64 and reduced
+// modulo 2π before the f32 cos/sin.
+
+// CHECK-DAG: #[[POS:.+]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-DAG: #[[FREQ:.+]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @table
+// CHECK-SAME: (%[[P:[^:]+]]: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>)
+// CHECK-DAG: %[[TWO_PI:.+]] = arith.constant 6.2831853071795862 : f64
+// CHECK-DAG: %[[INV_TWO_PI:.+]] = arith.constant 0.15915494309189535 : f64
+// CHECK-DAG: %[[F:.+]] = arith.constant dense<[1.000000e+00, 1.000000e-01, 1.000000e-02, 1.000000e-03]> : tensor<4xf64>
+// CHECK: %[[INIT:.+]] = tensor.empty() : tensor<8x4xf32>
+// CHECK: %[[T:.+]]:2 = linalg.generic {indexing_maps = [#[[POS]], #[[FREQ]], #[[OUT]], #[[OUT]]], iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME: ins(%[[P]], %[[F]] : tensor<8xi64>, tensor<4xf64>) outs(%[[INIT]], %[[INIT]] : tensor<8x4xf32>, tensor<8x4xf32>)
+// CHECK-NEXT: ^bb0(%[[IP:[^:]+]]: i64, %[[IF:[^:]+]]: f64, %{{[^:]+}}: f32, %{{[^:]+}}: f32):
+// CHECK-NEXT: %[[PF:.+]] = arith.sitofp %[[IP]] : i64 to f64
+// CHECK-NEXT: %[[PHASE:.+]] = arith.mulf %[[PF]], %[[IF]] : f64
+// CHECK-NEXT: %[[TURNS_F:.+]] = arith.mulf %[[PHASE]], %[[INV_TWO_PI]] : f64
+// CHECK-NEXT: %[[TURNS:.+]] = math.roundeven %[[TURNS_F]] : f64
+// CHECK-NEXT: %[[WHOLE:.+]] = arith.mulf %[[TURNS]], %[[TWO_PI]] : f64
+// CHECK-NEXT: %[[RED:.+]] = arith.subf %[[PHASE]], %[[WHOLE]] : f64
+// CHECK-NEXT: %[[R32:.+]] = arith.truncf %[[RED]] : f64 to f32
+// CHECK: math.cos %[[R32]] : f32
+// CHECK-NEXT: math.sin %[[R32]] : f32
+// CHECK: linalg.yield %{{.+}}, %{{.+}} : f32, f32
+// CHECK: return %[[T]]#0, %[[T]]#1 : tensor<8x4xf32>, tensor<8x4xf32>
+func.func @table(%p: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %c, %s = rope.table %p rotary(#rope.spec<>) head_dim = 8 : tensor<8xi64>
+  return %c, %s : tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// [B, S] positions and partial rotary (r = 4 of 16): the tables are [B, S, 2].
+// CHECK-DAG: #[[BPOS:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[BFREQ:.+]] = affine_map<(d0, d1, d2) -> (d2)>
+// CHECK-DAG: #[[BOUT:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @table_batch_positions_partial
+// CHECK-SAME: (%[[P:[^:]+]]: tensor<2x8xi32>)
+// CHECK-DAG: %[[F:.+]] = arith.constant dense<[1.000000e+00, 1.000000e-02]> : tensor<2xf64>
+// CHECK: %[[INIT:.+]] = tensor.empty() : tensor<2x8x2xf32>
+// CHECK: %[[T:.+]]:2 = linalg.generic {indexing_maps = [#[[BPOS]], #[[BFREQ]], #[[BOUT]], #[[BOUT]]], iterator_types = ["parallel", "parallel", "parallel"]}
+// CHECK-SAME: ins(%[[P]], %[[F]] : tensor<2x8xi32>, tensor<2xf64>) outs(%[[INIT]], %[[INIT]] : tensor<2x8x2xf32>, tensor<2x8x2xf32>)
+// CHECK-NEXT: ^bb0(%[[IP:[^:]+]]: i32,
+// CHECK-NEXT: %[[P64:.+]] = arith.extsi %[[IP]] : i32 to i64
+// CHECK-NEXT: arith.sitofp %[[P64]] : i64 to f64
+// CHECK: return %[[T]]#0, %[[T]]#1
+func.func @table_batch_positions_partial(%p: tensor<2x8xi32>) -> (tensor<2x8x2xf32>, tensor<2x8x2xf32>) {
+  %c, %s = rope.table %p rotary(#rope.spec<dims = 4>) head_dim = 16 : tensor<2x8xi32>
+  return %c, %s : tensor<2x8x2xf32>, tensor<2x8x2xf32>
+}
+
+// -----
+
+// A single position (rank 0) gives [r/2] tables.
+// CHECK-DAG: #[[SCALAR:.+]] = affine_map<(d0) -> ()>
+// CHECK-DAG: #[[ID:.+]] = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func.func @table_scalar_position
+// CHECK: linalg.generic {indexing_maps = [#[[SCALAR]], #[[ID]], #[[ID]], #[[ID]]], iterator_types = ["parallel"]}
+// CHECK-SAME: ins(%{{.+}}, %{{.+}} : tensor<i16>, tensor<4xf64>) outs(%{{.+}}, %{{.+}} : tensor<4xf32>, tensor<4xf32>)
+func.func @table_scalar_position(%p: tensor<i16>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %c, %s = rope.table %p rotary(#rope.spec<>) head_dim = 8 : tensor<i16>
+  return %c, %s : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// m folds into cos and sin; the inverse negates sin only.
+// CHECK-LABEL: func.func @table_inverse_attention_factor
+// CHECK-DAG: %[[M:.+]] = arith.constant 3.000000e+00 : f32
+// CHECK-DAG: %[[NEG_M:.+]] = arith.constant -3.000000e+00 : f32
+// CHECK: linalg.generic
+// CHECK: %[[C:.+]] = arith.subf %{{.+}}, %{{.+}} : f32
+// CHECK: %[[S:.+]] = arith.addf %{{.+}}, %{{.+}} : f32
+// CHECK-NEXT: %[[MC:.+]] = arith.mulf %[[C]], %[[M]] : f32
+// CHECK-NEXT: %[[MS:.+]] = arith.mulf %[[S]], %[[NEG_M]] : f32
+// CHECK-NEXT: linalg.yield %[[MC]], %[[MS]] : f32, f32
+func.func @table_inverse_attention_factor(%p: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %c, %s = rope.table %p rotary(#rope.spec<attention_factor = 3.0, inverse = true>) head_dim = 8 : tensor<8xi64>
+  return %c, %s : tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// Dynamic positions and dynamic NTK scaling: the largest position is a
+// full reduction over the [B, S] positions; the table is sized by tensor.dim.
+// CHECK-DAG: #[[ALL:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[NONE:.+]] = affine_map<(d0, d1) -> ()>
+// CHECK-LABEL: func.func @table_dynamic
+// CHECK-SAME: (%[[P:[^:]+]]: tensor<?x?xi64>)
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.+]] = arith.constant 1 : index
+// CHECK: linalg.generic {indexing_maps = [#[[ALL]], #[[NONE]]], iterator_types = ["reduction", "reduction"]} ins(%[[P]] : tensor<?x?xi64>) outs(%{{.+}} : tensor<i64>)
+// CHECK: math.log
+// CHECK: %[[F:.+]] = linalg.generic
+// CHECK: math.exp
+// CHECK: %[[B:.+]] = tensor.dim %[[P]], %[[C0]] : tensor<?x?xi64>
+// CHECK: %[[S:.+]] = tensor.dim %[[P]], %[[C1]] : tensor<?x?xi64>
+// CHECK: %[[INIT:.+]] = tensor.empty(%[[B]], %[[S]]) : tensor<?x?x2xf32>
+// CHECK: %[[T:.+]]:2 = linalg.generic
+// CHECK-SAME: ins(%[[P]], %[[F]] : tensor<?x?xi64>, tensor<2xf64>) outs(%[[INIT]], %[[INIT]] : tensor<?x?x2xf32>, tensor<?x?x2xf32>)
+// CHECK: return %[[T]]#0, %[[T]]#1
+func.func @table_dynamic(%p: tensor<?x?xi64>) -> (tensor<?x?x2xf32>, tensor<?x?x2xf32>) {
+  %c, %s = rope.table %p rotary(#rope.spec<dims = 4, scaling = #rope.dynamic<factor = 2.0, original_max_position_embeddings = 16>>) head_dim = 8 : tensor<?x?xi64>
+  return %c, %s : tensor<?x?x2xf32>, tensor<?x?x2xf32>
+}
+
+// -----
+
+// Two identical tables in one block become one.
+// CHECK-LABEL: func.func @table_duplicates_shared
+// CHECK: %[[T:.+]]:2 = linalg.generic
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[T]]#0, %[[T]]#1, %[[T]]#0, %[[T]]#1
+func.func @table_duplicates_shared(%p: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) {
+  %c0, %s0 = rope.table %p rotary(#rope.spec<>) head_dim = 8 : tensor<8xi64>
+  %c1, %s1 = rope.table %p rotary(#rope.spec<>) head_dim = 8 : tensor<8xi64>
+  return %c0, %s0, %c1, %s1 : tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// Tables for different head dims differ (r = head dim) and are not shared.
+// CHECK-LABEL: func.func @table_different_head_dims
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%{{.+}}, %{{.+}} : tensor<8x4xf32>, tensor<8x4xf32>)
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%{{.+}}, %{{.+}} : tensor<8x8xf32>, tensor<8x8xf32>)
+func.func @table_different_head_dims(%p: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x8xf32>) {
+  %c0, %s0 = rope.table %p rotary(#rope.spec<>) head_dim = 8 : tensor<8xi64>
+  %c1, %s1 = rope.table %p rotary(#rope.spec<>) head_dim = 16 : tensor<8xi64>
+  return %c0, %c1 : tensor<8x4xf32>, tensor<8x8xf32>
+}

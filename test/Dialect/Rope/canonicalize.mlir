@@ -1,0 +1,376 @@
+// RUN: rope-opt %s -canonicalize -split-input-file | FileCheck %s
+
+// The rotation algebra (shared/DESIGN.md §4): R_0 = I, R_p R_q = R_{p+q},
+// R_p^T = R_{-p}, valid for a fixed frequency set and attention factor 1.
+
+//===----------------------------------------------------------------------===//
+// R_0 = I
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @fold_zero_positions
+// CHECK-SAME: (%[[X:.+]]: tensor<2x8x16xf32>)
+// CHECK-NOT: rope.rotate
+// CHECK: return %[[X]]
+func.func @fold_zero_positions(%x: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
+  %p = arith.constant dense<0> : tensor<8xi64>
+  %0 = rope.rotate %x, %p rotary(#rope.spec<>) : tensor<2x8x16xf32>, tensor<8xi64>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
+// Per-sequence zero positions, inverse direction, partial rotary: still R_0.
+// CHECK-LABEL: func.func @fold_zero_batch_positions_inverse
+// CHECK-SAME: (%[[X:.+]]: tensor<2x8x16xf16>)
+// CHECK-NOT: rope.rotate
+// CHECK: return %[[X]]
+func.func @fold_zero_batch_positions_inverse(%x: tensor<2x8x16xf16>) -> tensor<2x8x16xf16> {
+  %p = arith.constant dense<[[0, 0, 0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0, 0, 0]]> : tensor<2x8xi32>
+  %0 = rope.rotate %x, %p rotary(#rope.spec<dims = 8, inverse = true>) : tensor<2x8x16xf16>, tensor<2x8xi32>
+  return %0 : tensor<2x8x16xf16>
+}
+
+// -----
+
+// Frequencies that depend on the positions do not matter at p = 0.
+// CHECK-LABEL: func.func @fold_zero_positions_dynamic_scaling
+// CHECK-NOT: rope.rotate
+func.func @fold_zero_positions_dynamic_scaling(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %p = arith.constant dense<0> : tensor<8xi64>
+  %0 = rope.rotate %x, %p rotary(#rope.spec<scaling = #rope.dynamic<factor = 2.0, original_max_position_embeddings = 16>>) : tensor<8x16xf32>, tensor<8xi64>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @no_fold_nonzero_positions
+// CHECK: %[[P:.+]] = arith.constant dense<[0, 1, 0, 0, 0, 0, 0, 0]> : tensor<8xi64>
+// CHECK: rope.rotate %{{.+}}, %[[P]]
+func.func @no_fold_nonzero_positions(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %p = arith.constant dense<[0, 1, 0, 0, 0, 0, 0, 0]> : tensor<8xi64>
+  %0 = rope.rotate %x, %p rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi64>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+// m = 2 scales even at p = 0.
+// CHECK-LABEL: func.func @no_fold_zero_positions_attention_factor
+// CHECK: %[[P:.+]] = arith.constant dense<0> : tensor<8xi64>
+// CHECK: %[[R:.+]] = rope.rotate %{{.+}}, %[[P]] rotary(#rope.spec<attention_factor = 2.000000e+00>)
+// CHECK: return %[[R]]
+func.func @no_fold_zero_positions_attention_factor(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %p = arith.constant dense<0> : tensor<8xi64>
+  %0 = rope.rotate %x, %p rotary(#rope.spec<attention_factor = 2.0>) : tensor<8x16xf32>, tensor<8xi64>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+// YaRN with factor 4 implies m = 0.1 ln 4 + 1 != 1.
+// CHECK-LABEL: func.func @no_fold_zero_positions_yarn_attention_factor
+// CHECK: %[[R:.+]] = rope.rotate
+// CHECK: return %[[R]]
+func.func @no_fold_zero_positions_yarn_attention_factor(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %p = arith.constant dense<0> : tensor<8xi64>
+  %0 = rope.rotate %x, %p rotary(#rope.spec<scaling = #rope.yarn<factor = 4.0, original_max_position_embeddings = 16>>) : tensor<8x16xf32>, tensor<8xi64>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+// An explicit m = 1 overrides the scaling's: the rotation folds.
+// CHECK-LABEL: func.func @fold_zero_positions_yarn_unit_attention_factor
+// CHECK-NOT: rope.rotate
+func.func @fold_zero_positions_yarn_unit_attention_factor(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %p = arith.constant dense<0> : tensor<8xi64>
+  %0 = rope.rotate %x, %p rotary(#rope.spec<scaling = #rope.yarn<factor = 4.0, original_max_position_embeddings = 16>, attention_factor = 1.0>) : tensor<8x16xf32>, tensor<8xi64>
+  return %0 : tensor<8x16xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// R_p R_q = R_{p+q}
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// CHECK-LABEL: func.func @compose_same_spec
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x8x16xf32>, %[[P:[^:]+]]: tensor<8xi64>, %[[Q:[^:]+]]: tensor<8xi64>)
+// CHECK: %[[PQ:.+]] = arith.addi %[[P]], %[[Q]] : tensor<8xi64>
+// CHECK: %[[R:.+]] = rope.rotate %[[X]], %[[PQ]] rotary(#rope.spec<>) : tensor<2x8x16xf32>, tensor<8xi64>
+// CHECK-NOT: rope.rotate
+// CHECK: return %[[R]]
+func.func @compose_same_spec(%x: tensor<2x8x16xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>) -> tensor<2x8x16xf32> {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<>) : tensor<2x8x16xf32>, tensor<8xi64>
+  %1 = rope.rotate %0, %q rotary(#rope.spec<>) : tensor<2x8x16xf32>, tensor<8xi64>
+  return %1 : tensor<2x8x16xf32>
+}
+
+// -----
+
+// Two inverse rotations add up as well.
+// CHECK-LABEL: func.func @compose_both_inverse
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x8x16xf32>, %[[P:[^:]+]]: tensor<2x8xi32>, %[[Q:[^:]+]]: tensor<2x8xi32>)
+// CHECK: %[[PQ:.+]] = arith.addi %[[P]], %[[Q]] : tensor<2x8xi32>
+// CHECK: %[[R:.+]] = rope.rotate %[[X]], %[[PQ]] rotary(#rope.spec<layout = interleaved, inverse = true>) : tensor<2x8x16xf32>, tensor<2x8xi32>
+// CHECK-NOT: rope.rotate
+// CHECK: return %[[R]]
+func.func @compose_both_inverse(%x: tensor<2x8x16xf32>, %p: tensor<2x8xi32>, %q: tensor<2x8xi32>) -> tensor<2x8x16xf32> {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<layout = interleaved, inverse = true>) : tensor<2x8x16xf32>, tensor<2x8xi32>
+  %1 = rope.rotate %0, %q rotary(#rope.spec<layout = interleaved, inverse = true>) : tensor<2x8x16xf32>, tensor<2x8xi32>
+  return %1 : tensor<2x8x16xf32>
+}
+
+// -----
+
+// Linear scaling does not depend on the positions: rotations still compose.
+// CHECK-LABEL: func.func @compose_linear_scaling
+// CHECK: arith.addi
+// CHECK: rope.rotate %{{.+}}, %{{.+}} rotary(#rope.spec<scaling = #rope.linear<factor = 2.000000e+00>>)
+// CHECK-NOT: rope.rotate
+func.func @compose_linear_scaling(%x: tensor<8x16xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>) -> tensor<8x16xf32> {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<scaling = #rope.linear<factor = 2.0>>) : tensor<8x16xf32>, tensor<8xi64>
+  %1 = rope.rotate %0, %q rotary(#rope.spec<scaling = #rope.linear<factor = 2.0>>) : tensor<8x16xf32>, tensor<8xi64>
+  return %1 : tensor<8x16xf32>
+}
+
+// -----
+
+// seq_dim = 1 and seq_dim = -2 name the same dim of a rank-3 input.
+// CHECK-LABEL: func.func @compose_equivalent_seq_dims
+// CHECK: arith.addi
+// CHECK: rope.rotate
+// CHECK-NOT: rope.rotate
+func.func @compose_equivalent_seq_dims(%x: tensor<2x8x16xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>) -> tensor<2x8x16xf32> {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<>) seq_dim = 1 : tensor<2x8x16xf32>, tensor<8xi64>
+  %1 = rope.rotate %0, %q rotary(#rope.spec<>) : tensor<2x8x16xf32>, tensor<8xi64>
+  return %1 : tensor<2x8x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @compose_chain_of_three
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<8x16xf32>, %[[P:[^:]+]]: tensor<8xi64>, %[[Q:[^:]+]]: tensor<8xi64>, %[[S:[^:]+]]: tensor<8xi64>)
+// CHECK: %[[PQ:.+]] = arith.addi %[[P]], %[[Q]]
+// CHECK: %[[PQS:.+]] = arith.addi %[[PQ]], %[[S]]
+// CHECK: %[[R:.+]] = rope.rotate %[[X]], %[[PQS]]
+// CHECK-NOT: rope.rotate
+// CHECK: return %[[R]]
+func.func @compose_chain_of_three(%x: tensor<8x16xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>, %s: tensor<8xi64>) -> tensor<8x16xf32> {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi64>
+  %1 = rope.rotate %0, %q rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi64>
+  %2 = rope.rotate %1, %s rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi64>
+  return %2 : tensor<8x16xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// R_p^T = R_{-p}
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// CHECK-LABEL: func.func @cancel_rotate_then_inverse
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x8x16xf32>, %[[P:[^:]+]]: tensor<8xi64>)
+// CHECK-NOT: rope.rotate
+// CHECK-NOT: arith.subi
+// CHECK: return %[[X]]
+func.func @cancel_rotate_then_inverse(%x: tensor<2x8x16xf32>, %p: tensor<8xi64>) -> tensor<2x8x16xf32> {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<base = 500000.0>) : tensor<2x8x16xf32>, tensor<8xi64>
+  %1 = rope.rotate %0, %p rotary(#rope.spec<base = 500000.0, inverse = true>) : tensor<2x8x16xf32>, tensor<8xi64>
+  return %1 : tensor<2x8x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @cancel_inverse_then_rotate
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<8x16xbf16>, %[[P:[^:]+]]: tensor<8xi32>)
+// CHECK-NOT: rope.rotate
+// CHECK: return %[[X]]
+func.func @cancel_inverse_then_rotate(%x: tensor<8x16xbf16>, %p: tensor<8xi32>) -> tensor<8x16xbf16> {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<dims = 8, offset = 4, inverse = true>) : tensor<8x16xbf16>, tensor<8xi32>
+  %1 = rope.rotate %0, %p rotary(#rope.spec<dims = 8, offset = 4>) : tensor<8x16xbf16>, tensor<8xi32>
+  return %1 : tensor<8x16xbf16>
+}
+
+// -----
+
+// R_{-q} R_p = R_{p-q}, expressed in the inner rotation's direction.
+// CHECK-LABEL: func.func @rotate_then_inverse_other_positions
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x8x16xf32>, %[[P:[^:]+]]: tensor<8xi64>, %[[Q:[^:]+]]: tensor<8xi64>)
+// CHECK: %[[D:.+]] = arith.subi %[[P]], %[[Q]] : tensor<8xi64>
+// CHECK: %[[R:.+]] = rope.rotate %[[X]], %[[D]] rotary(#rope.spec<>) : tensor<2x8x16xf32>, tensor<8xi64>
+// CHECK-NOT: rope.rotate
+// CHECK: return %[[R]]
+func.func @rotate_then_inverse_other_positions(%x: tensor<2x8x16xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>) -> tensor<2x8x16xf32> {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<>) : tensor<2x8x16xf32>, tensor<8xi64>
+  %1 = rope.rotate %0, %q rotary(#rope.spec<inverse = true>) : tensor<2x8x16xf32>, tensor<8xi64>
+  return %1 : tensor<2x8x16xf32>
+}
+
+// -----
+
+// R_q R_p^T = R_{-(p-q)}: subtract, keep the inner (inverse) direction.
+// CHECK-LABEL: func.func @inverse_then_rotate_other_positions
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<8x16xf32>, %[[P:[^:]+]]: tensor<8xi64>, %[[Q:[^:]+]]: tensor<8xi64>)
+// CHECK: %[[D:.+]] = arith.subi %[[P]], %[[Q]] : tensor<8xi64>
+// CHECK: %[[R:.+]] = rope.rotate %[[X]], %[[D]] rotary(#rope.spec<inverse = true>)
+// CHECK-NOT: rope.rotate
+// CHECK: return %[[R]]
+func.func @inverse_then_rotate_other_positions(%x: tensor<8x16xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>) -> tensor<8x16xf32> {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<inverse = true>) : tensor<8x16xf32>, tensor<8xi64>
+  %1 = rope.rotate %0, %q rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi64>
+  return %1 : tensor<8x16xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// No composition
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// Different bases: different frequency sets.
+// CHECK-LABEL: func.func @no_compose_different_specs
+// CHECK-NOT: arith.addi
+// CHECK: %[[A:.+]] = rope.rotate %{{.+}}, %{{.+}} rotary(#rope.spec<>)
+// CHECK: %[[B:.+]] = rope.rotate %[[A]], %{{.+}} rotary(#rope.spec<base = 5.000000e+05>)
+// CHECK: return %[[B]]
+func.func @no_compose_different_specs(%x: tensor<8x16xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>) -> tensor<8x16xf32> {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi64>
+  %1 = rope.rotate %0, %q rotary(#rope.spec<base = 500000.0>) : tensor<8x16xf32>, tensor<8xi64>
+  return %1 : tensor<8x16xf32>
+}
+
+// -----
+
+// Different layouts: the pairs differ, even at the same positions.
+// CHECK-LABEL: func.func @no_cancel_different_layouts
+// CHECK: %[[A:.+]] = rope.rotate %{{.+}}, %{{.+}} rotary(#rope.spec<>)
+// CHECK: %[[B:.+]] = rope.rotate %[[A]], %{{.+}} rotary(#rope.spec<layout = interleaved, inverse = true>)
+// CHECK: return %[[B]]
+func.func @no_cancel_different_layouts(%x: tensor<8x16xf32>, %p: tensor<8xi64>) -> tensor<8x16xf32> {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi64>
+  %1 = rope.rotate %0, %p rotary(#rope.spec<layout = interleaved, inverse = true>) : tensor<8x16xf32>, tensor<8xi64>
+  return %1 : tensor<8x16xf32>
+}
+
+// -----
+
+// Dynamic NTK scaling: the frequencies of R_p and R_q depend on p and q.
+// CHECK-LABEL: func.func @no_compose_dynamic_scaling
+// CHECK-NOT: arith.addi
+// CHECK: %[[A:.+]] = rope.rotate %{{.+}}, %{{.+}} rotary(#rope.spec<scaling = #rope.dynamic
+// CHECK: %[[B:.+]] = rope.rotate %[[A]], %{{.+}} rotary(#rope.spec<scaling = #rope.dynamic
+// CHECK: return %[[B]]
+func.func @no_compose_dynamic_scaling(%x: tensor<8x16xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>) -> tensor<8x16xf32> {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<scaling = #rope.dynamic<factor = 2.0, original_max_position_embeddings = 16>>) : tensor<8x16xf32>, tensor<8xi64>
+  %1 = rope.rotate %0, %q rotary(#rope.spec<scaling = #rope.dynamic<factor = 2.0, original_max_position_embeddings = 16>>) : tensor<8x16xf32>, tensor<8xi64>
+  return %1 : tensor<8x16xf32>
+}
+
+// -----
+
+// Dynamic scaling does not cancel either, even at the same positions.
+// CHECK-LABEL: func.func @no_cancel_dynamic_scaling
+// CHECK: %[[A:.+]] = rope.rotate
+// CHECK: %[[B:.+]] = rope.rotate %[[A]]
+// CHECK: return %[[B]]
+func.func @no_cancel_dynamic_scaling(%x: tensor<8x16xf32>, %p: tensor<8xi64>) -> tensor<8x16xf32> {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<scaling = #rope.dynamic<factor = 2.0, original_max_position_embeddings = 16>>) : tensor<8x16xf32>, tensor<8xi64>
+  %1 = rope.rotate %0, %p rotary(#rope.spec<scaling = #rope.dynamic<factor = 2.0, original_max_position_embeddings = 16>, inverse = true>) : tensor<8x16xf32>, tensor<8xi64>
+  return %1 : tensor<8x16xf32>
+}
+
+// -----
+
+// LongRoPE switches factor lists with the largest position.
+// CHECK-LABEL: func.func @no_compose_longrope
+// CHECK-NOT: arith.addi
+// CHECK: %[[A:.+]] = rope.rotate %{{.+}}, %{{.+}} rotary(#rope.spec<scaling = #rope.longrope
+// CHECK: %[[B:.+]] = rope.rotate %[[A]], %{{.+}} rotary(#rope.spec<scaling = #rope.longrope
+// CHECK: return %[[B]]
+func.func @no_compose_longrope(%x: tensor<8x4xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>) -> tensor<8x4xf32> {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<scaling = #rope.longrope<short_factor = [1.0, 1.0], long_factor = [2.0, 4.0], original_max_position_embeddings = 16>>) : tensor<8x4xf32>, tensor<8xi64>
+  %1 = rope.rotate %0, %q rotary(#rope.spec<scaling = #rope.longrope<short_factor = [1.0, 1.0], long_factor = [2.0, 4.0], original_max_position_embeddings = 16>>) : tensor<8x4xf32>, tensor<8xi64>
+  return %1 : tensor<8x4xf32>
+}
+
+// -----
+
+// m R_p m R_q = m^2 R_{p+q}, not m R_{p+q}.
+// CHECK-LABEL: func.func @no_compose_attention_factor
+// CHECK-NOT: arith.addi
+// CHECK: %[[A:.+]] = rope.rotate %{{.+}}, %{{.+}} rotary(#rope.spec<attention_factor = 1.500000e+00>)
+// CHECK: %[[B:.+]] = rope.rotate %[[A]], %{{.+}} rotary(#rope.spec<attention_factor = 1.500000e+00>)
+// CHECK: return %[[B]]
+func.func @no_compose_attention_factor(%x: tensor<8x16xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>) -> tensor<8x16xf32> {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<attention_factor = 1.5>) : tensor<8x16xf32>, tensor<8xi64>
+  %1 = rope.rotate %0, %q rotary(#rope.spec<attention_factor = 1.5>) : tensor<8x16xf32>, tensor<8xi64>
+  return %1 : tensor<8x16xf32>
+}
+
+// -----
+
+// m R_p followed by its inverse is m^2 I, not I.
+// CHECK-LABEL: func.func @no_cancel_attention_factor
+// CHECK: %[[A:.+]] = rope.rotate
+// CHECK: %[[B:.+]] = rope.rotate %[[A]]
+// CHECK: return %[[B]]
+func.func @no_cancel_attention_factor(%x: tensor<8x16xf32>, %p: tensor<8xi64>) -> tensor<8x16xf32> {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<attention_factor = 1.5>) : tensor<8x16xf32>, tensor<8xi64>
+  %1 = rope.rotate %0, %p rotary(#rope.spec<attention_factor = 1.5, inverse = true>) : tensor<8x16xf32>, tensor<8xi64>
+  return %1 : tensor<8x16xf32>
+}
+
+// -----
+
+// The inner rotation is used elsewhere: composing would duplicate work.
+// CHECK-LABEL: func.func @no_compose_inner_has_other_use
+// CHECK-NOT: arith.addi
+// CHECK: %[[A:.+]] = rope.rotate
+// CHECK: %[[B:.+]] = rope.rotate %[[A]]
+// CHECK: return %[[A]], %[[B]]
+func.func @no_compose_inner_has_other_use(%x: tensor<8x16xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi64>
+  %1 = rope.rotate %0, %q rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi64>
+  return %0, %1 : tensor<8x16xf32>, tensor<8x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @no_cancel_inner_has_other_use
+// CHECK: %[[A:.+]] = rope.rotate
+// CHECK: %[[B:.+]] = rope.rotate %[[A]]
+// CHECK: return %[[A]], %[[B]]
+func.func @no_cancel_inner_has_other_use(%x: tensor<8x16xf32>, %p: tensor<8xi64>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi64>
+  %1 = rope.rotate %0, %p rotary(#rope.spec<inverse = true>) : tensor<8x16xf32>, tensor<8xi64>
+  return %0, %1 : tensor<8x16xf32>, tensor<8x16xf32>
+}
+
+// -----
+
+// Positions of different element types cannot be added.
+// CHECK-LABEL: func.func @no_compose_position_types_differ
+// CHECK-NOT: arith.addi
+// CHECK: %[[A:.+]] = rope.rotate %{{.+}}, %{{.+}} rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi32>
+// CHECK: %[[B:.+]] = rope.rotate %[[A]], %{{.+}} rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi64>
+// CHECK: return %[[B]]
+func.func @no_compose_position_types_differ(%x: tensor<8x16xf32>, %p: tensor<8xi32>, %q: tensor<8xi64>) -> tensor<8x16xf32> {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi32>
+  %1 = rope.rotate %0, %q rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi64>
+  return %1 : tensor<8x16xf32>
+}
+
+// -----
+
+// The two rotations run along different sequence dims.
+// CHECK-LABEL: func.func @no_compose_seq_dims_differ
+// CHECK-NOT: arith.addi
+// CHECK: %[[A:.+]] = rope.rotate %{{.+}}, %{{.+}} rotary(#rope.spec<>) seq_dim = 0
+// CHECK: %[[B:.+]] = rope.rotate %[[A]], %{{.+}} rotary(#rope.spec<>) :
+// CHECK: return %[[B]]
+func.func @no_compose_seq_dims_differ(%x: tensor<8x8x16xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>) -> tensor<8x8x16xf32> {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<>) seq_dim = 0 : tensor<8x8x16xf32>, tensor<8xi64>
+  %1 = rope.rotate %0, %q rotary(#rope.spec<>) : tensor<8x8x16xf32>, tensor<8xi64>
+  return %1 : tensor<8x8x16xf32>
+}
