@@ -12,7 +12,7 @@ CMAKE_FLAGS = -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_C_COMPILER=$(LLVM_DIR)/bin/clang -DCMAKE_CXX_COMPILER=$(LLVM_DIR)/bin/clang++ \
   -DLLVM_ENABLE_LLD=ON -DCMAKE_CXX_COMPILER_LAUNCHER=$(shell command -v ccache)
 
-.PHONY: setup configure build demo check clean
+.PHONY: setup configure build demo check bench clean
 
 setup:
 	@bash utils/setup.sh
@@ -32,6 +32,12 @@ demo: build
 check: build
 	@set -o pipefail; cmake --build $(BUILD) --target check-rope 2>&1 | tee $(BUILD)/check.log; \
 	  status=$$?; $(PYTHON) utils/lit_summary.py $(BUILD)/check.log; exit $$status
+
+# Benchmarks against numpy/OpenBLAS, PyTorch CPU and a plain copy; writes
+# benchmarks/results/ (table + plot). Never part of `check`.
+bench: build
+	@bash utils/setup.sh --bench
+	PYTHONPATH=python ROPE_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) benchmarks/run.py
 
 clean:
 	rm -rf $(BUILD)

@@ -8,6 +8,12 @@ PACKAGES=(
   cmake ninja-build ccache python3 python3-numpy
 )
 
+# `setup.sh --bench` adds the benchmark baselines (numpy on OpenBLAS, PyTorch
+# CPU) and matplotlib for the plot.
+if [ "${1:-}" = "--bench" ]; then
+  PACKAGES+=(libopenblas0-pthread python3-torch python3-matplotlib)
+fi
+
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
