@@ -35,6 +35,7 @@ config.substitutions.append(
 tool_dirs = [config.rope_tools_dir, config.llvm_tools_dir]
 tools = [
     "rope-opt",
+    "not",
     ToolSubst("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")),
     "mlir-runner",
     "mlir-translate",

@@ -5,6 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22 lld-22 libomp-22-dev
+  libclang-rt-22-dev
   cmake ninja-build ccache python3 python3-numpy
 )
 

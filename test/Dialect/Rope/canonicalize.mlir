@@ -97,7 +97,7 @@ func.func @fold_zero_positions_yarn_unit_attention_factor(%x: tensor<8x16xf32>) 
 // CHECK-LABEL: func.func @compose_same_spec
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<2x8x16xf32>, %[[P:[^:]+]]: tensor<8xi64>, %[[Q:[^:]+]]: tensor<8xi64>)
 // CHECK: %[[PQ:.+]] = arith.addi %[[P]], %[[Q]] : tensor<8xi64>
-// CHECK: %[[R:.+]] = rope.rotate %[[X]], %[[PQ]] rotary(#rope.spec<>) : tensor<2x8x16xf32>, tensor<8xi64>
+// CHECK: %[[R:.+]] = rope.rotate %[[X]], %[[PQ]] rotary(#rope.spec<>){{( seq_dim = [0-9]+)?}} : tensor<2x8x16xf32>, tensor<8xi64>
 // CHECK-NOT: rope.rotate
 // CHECK: return %[[R]]
 func.func @compose_same_spec(%x: tensor<2x8x16xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>) -> tensor<2x8x16xf32> {
@@ -112,7 +112,7 @@ func.func @compose_same_spec(%x: tensor<2x8x16xf32>, %p: tensor<8xi64>, %q: tens
 // CHECK-LABEL: func.func @compose_both_inverse
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<2x8x16xf32>, %[[P:[^:]+]]: tensor<2x8xi32>, %[[Q:[^:]+]]: tensor<2x8xi32>)
 // CHECK: %[[PQ:.+]] = arith.addi %[[P]], %[[Q]] : tensor<2x8xi32>
-// CHECK: %[[R:.+]] = rope.rotate %[[X]], %[[PQ]] rotary(#rope.spec<layout = interleaved, inverse = true>) : tensor<2x8x16xf32>, tensor<2x8xi32>
+// CHECK: %[[R:.+]] = rope.rotate %[[X]], %[[PQ]] rotary(#rope.spec<layout = interleaved, inverse = true>){{( seq_dim = [0-9]+)?}} : tensor<2x8x16xf32>, tensor<2x8xi32>
 // CHECK-NOT: rope.rotate
 // CHECK: return %[[R]]
 func.func @compose_both_inverse(%x: tensor<2x8x16xf32>, %p: tensor<2x8xi32>, %q: tensor<2x8xi32>) -> tensor<2x8x16xf32> {
@@ -198,7 +198,7 @@ func.func @cancel_inverse_then_rotate(%x: tensor<8x16xbf16>, %p: tensor<8xi32>) 
 // CHECK-LABEL: func.func @rotate_then_inverse_other_positions
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<2x8x16xf32>, %[[P:[^:]+]]: tensor<8xi64>, %[[Q:[^:]+]]: tensor<8xi64>)
 // CHECK: %[[D:.+]] = arith.subi %[[P]], %[[Q]] : tensor<8xi64>
-// CHECK: %[[R:.+]] = rope.rotate %[[X]], %[[D]] rotary(#rope.spec<>) : tensor<2x8x16xf32>, tensor<8xi64>
+// CHECK: %[[R:.+]] = rope.rotate %[[X]], %[[D]] rotary(#rope.spec<>){{( seq_dim = [0-9]+)?}} : tensor<2x8x16xf32>, tensor<8xi64>
 // CHECK-NOT: rope.rotate
 // CHECK: return %[[R]]
 func.func @rotate_then_inverse_other_positions(%x: tensor<2x8x16xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>) -> tensor<2x8x16xf32> {
@@ -352,8 +352,8 @@ func.func @no_cancel_inner_has_other_use(%x: tensor<8x16xf32>, %p: tensor<8xi64>
 // Positions of different element types cannot be added.
 // CHECK-LABEL: func.func @no_compose_position_types_differ
 // CHECK-NOT: arith.addi
-// CHECK: %[[A:.+]] = rope.rotate %{{.+}}, %{{.+}} rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi32>
-// CHECK: %[[B:.+]] = rope.rotate %[[A]], %{{.+}} rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi64>
+// CHECK: %[[A:.+]] = rope.rotate %{{.+}}, %{{.+}} rotary(#rope.spec<>){{( seq_dim = [0-9]+)?}} : tensor<8x16xf32>, tensor<8xi32>
+// CHECK: %[[B:.+]] = rope.rotate %[[A]], %{{.+}} rotary(#rope.spec<>){{( seq_dim = [0-9]+)?}} : tensor<8x16xf32>, tensor<8xi64>
 // CHECK: return %[[B]]
 func.func @no_compose_position_types_differ(%x: tensor<8x16xf32>, %p: tensor<8xi32>, %q: tensor<8xi64>) -> tensor<8x16xf32> {
   %0 = rope.rotate %x, %p rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi32>
@@ -367,10 +367,51 @@ func.func @no_compose_position_types_differ(%x: tensor<8x16xf32>, %p: tensor<8xi
 // CHECK-LABEL: func.func @no_compose_seq_dims_differ
 // CHECK-NOT: arith.addi
 // CHECK: %[[A:.+]] = rope.rotate %{{.+}}, %{{.+}} rotary(#rope.spec<>) seq_dim = 0
-// CHECK: %[[B:.+]] = rope.rotate %[[A]], %{{.+}} rotary(#rope.spec<>) :
+// CHECK: %[[B:.+]] = rope.rotate %[[A]], %{{.+}} rotary(#rope.spec<>){{( seq_dim = [0-9]+)?}} :
 // CHECK: return %[[B]]
 func.func @no_compose_seq_dims_differ(%x: tensor<8x8x16xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>) -> tensor<8x8x16xf32> {
   %0 = rope.rotate %x, %p rotary(#rope.spec<>) seq_dim = 0 : tensor<8x8x16xf32>, tensor<8xi64>
   %1 = rope.rotate %0, %q rotary(#rope.spec<>) : tensor<8x8x16xf32>, tensor<8xi64>
   return %1 : tensor<8x8x16xf32>
+}
+
+// -----
+
+// Two tables with the same positions, spec and head dim become one (Q and K
+// rotated alike share their cos/sin).
+// CHECK-LABEL: func.func @share_identical_tables
+// CHECK-SAME: (%[[P:.+]]: tensor<8xi64>)
+// CHECK: %[[COS:.+]], %[[SIN:.+]] = rope.table %[[P]]
+// CHECK-NOT: rope.table
+// CHECK: return %[[COS]], %[[SIN]], %[[COS]], %[[SIN]]
+func.func @share_identical_tables(%p: tensor<8xi64>) -> (tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) {
+  %c0, %s0 = rope.table %p rotary(#rope.spec<base = 500000.0>) head_dim = 16 : tensor<8xi64>
+  %c1, %s1 = rope.table %p rotary(#rope.spec<base = 500000.0>) head_dim = 16 : tensor<8xi64>
+  return %c0, %s0, %c1, %s1 : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
+}
+
+// -----
+
+// Tables of different specs stay apart.
+// CHECK-LABEL: func.func @keep_different_tables
+// CHECK-COUNT-2: rope.table
+func.func @keep_different_tables(%p: tensor<8xi64>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %c0, %s0 = rope.table %p rotary(#rope.spec<base = 500000.0>) head_dim = 16 : tensor<8xi64>
+  %c1, %s1 = rope.table %p rotary(#rope.spec<>) head_dim = 16 : tensor<8xi64>
+  return %c0, %c1 : tensor<8x8xf32>, tensor<8x8xf32>
+}
+
+// -----
+
+// seq_dim is spelled non-negative, so equal rotations compare equal and
+// compose.
+// CHECK-LABEL: func.func @normalize_seq_dim
+// CHECK-SAME: (%[[X:.+]]: tensor<1x2x8x16xf32>, %[[P:.+]]: tensor<8xi64>, %[[Q:.+]]: tensor<8xi64>)
+// CHECK: %[[SUM:.+]] = arith.addi %[[P]], %[[Q]]
+// CHECK: rope.rotate %[[X]], %[[SUM]] rotary(#rope.spec<>) seq_dim = 2 :
+// CHECK-NOT: rope.rotate
+func.func @normalize_seq_dim(%x: tensor<1x2x8x16xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>) -> tensor<1x2x8x16xf32> {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<>) : tensor<1x2x8x16xf32>, tensor<8xi64>
+  %1 = rope.rotate %0, %q rotary(#rope.spec<>) seq_dim = 2 : tensor<1x2x8x16xf32>, tensor<8xi64>
+  return %1 : tensor<1x2x8x16xf32>
 }

@@ -537,7 +537,7 @@ func.func @rotate_positions_batch_extent(%x: tensor<2x4x8x16xf32>, %p: tensor<3x
 // -----
 
 func.func @table_head_dim_not_positive(%p: tensor<8xi64>) {
-  // expected-error @+1 {{'rope.table' op attribute 'head_dim' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  // expected-error @+1 {{'rope.table' op expects a positive head_dim and even, positive rotary dims, got head_dim 0 and rotary dims 0}}
   %c, %s = rope.table %p rotary(#rope.spec<>) head_dim = 0 : tensor<8xi64>
   return
 }

@@ -121,6 +121,12 @@ static bool isZeroConstant(Value v) {
 }
 
 OpFoldResult RotateOp::fold(FoldAdaptor) {
+  // One spelling per sequence dim, so that equal rotations compare equal
+  // (composition, CSE and table sharing key on the attribute).
+  if (static_cast<int64_t>(getSeqDim()) < 0) {
+    setSeqDim(getNormalizedSeqDim());
+    return getResult();
+  }
   // Rotation by zero is the identity, unless the attention factor scales.
   if (getSpec().getEffectiveAttentionFactor() == 1.0 &&
       isZeroConstant(getPositions()))
@@ -194,8 +200,15 @@ LogicalResult TableOp::inferReturnTypes(MLIRContext *context,
                                         SmallVectorImpl<Type> &inferred) {
   auto posType = dyn_cast<RankedTensorType>(adaptor.getPositions().getType());
   if (!posType)
-    return emitOptionalError(location, "expects ranked positions");
+    return emitOptionalError(location, "'rope.table' op expects ranked positions");
+  // Rules the result shape depends on are checked here, before a type is
+  // built from them; the verifier repeats them with the full diagnostics.
   int64_t r = adaptor.getSpec().getRotaryDims(adaptor.getHeadDim());
+  if (adaptor.getHeadDim() <= 0 || r <= 0 || r % 2 != 0)
+    return emitOptionalError(location,
+                             "'rope.table' op expects a positive head_dim and "
+                             "even, positive rotary dims, got head_dim ",
+                             adaptor.getHeadDim(), " and rotary dims ", r);
   SmallVector<int64_t> shape(posType.getShape());
   shape.push_back(r / 2);
   auto type = RankedTensorType::get(shape, Float32Type::get(context));
@@ -217,6 +230,32 @@ TableOp::reifyResultShapes(OpBuilder &b,
   SmallVector<OpFoldResult> sizes = mixedSizes(b, getLoc(), type, sources);
   reifiedReturnShapes.assign({sizes, sizes});
   return success();
+}
+
+namespace {
+/// A table identical to an earlier one in the same block (same positions,
+/// spec and head dim) is that table: Q and K rotated alike share one.
+struct ShareIdenticalTables : public OpRewritePattern<TableOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TableOp op,
+                                PatternRewriter &rewriter) const override {
+    for (Operation *user : op.getPositions().getUsers()) {
+      auto other = dyn_cast<TableOp>(user);
+      if (!other || other == op || other->getBlock() != op->getBlock() ||
+          !other->isBeforeInBlock(op) || other.getSpec() != op.getSpec() ||
+          other.getHeadDim() != op.getHeadDim())
+        continue;
+      rewriter.replaceOp(op, other.getResults());
+      return success();
+    }
+    return rewriter.notifyMatchFailure(op, "no earlier identical table");
+  }
+};
+} // namespace
+
+void TableOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                          MLIRContext *context) {
+  results.add<ShareIdenticalTables>(context);
 }
 
 void TableOp::getAsmResultNames(function_ref<void(Value, StringRef)> setNameFn) {

@@ -86,6 +86,7 @@ def Rope_TableOp : Rope_Op<"table", [
     `:` type($positions)
   }];
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//
