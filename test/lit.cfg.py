@@ -22,6 +22,15 @@ config.environment["ROPE_BUILD_DIR"] = config.rope_obj_root
 config.environment["ROPE_LLVM_BIN"] = config.llvm_tools_dir
 config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
 config.substitutions.append(("%python", python))
+# Attention tests run once per CPU pipeline variant: the default (rotation
+# folded into attention, online-softmax tiles), the plain lowering that
+# materialises rotated Q/K and the S×S scores, and tiles so small that every
+# test shape has many tiles, remainders and skipped causal tiles.
+config.substitutions.append(
+    ("%plain_attention",
+     'env ROPE_PIPELINE="--rope-lower-to-cpu=fold-rotation=false decompose-attention=false"'))
+config.substitutions.append(
+    ("%tiny_attention_tiles", 'env ROPE_PIPELINE="--rope-lower-to-cpu=query-tile=3 key-tile=5"'))
 config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
 config.substitutions.append(("%rope_src_root", config.rope_src_root))
 config.substitutions.append(("%rope_obj_root", config.rope_obj_root))

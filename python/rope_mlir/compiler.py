@@ -170,12 +170,18 @@ class Library:
         return out
 
 
-def lower(mlir: str, pipeline: str = "--rope-lower-to-cpu", extra: list[str] | None = None) -> str:
+def default_pipeline() -> str:
+    """The CPU pipeline, or `$ROPE_PIPELINE` (the lit suite runs the attention
+    tests once per pipeline variant: plain, decomposed, small tiles)."""
+    return os.environ.get("ROPE_PIPELINE", "--rope-lower-to-cpu")
+
+
+def lower(mlir: str, pipeline: str | None = None, extra: list[str] | None = None) -> str:
     """Runs rope-opt on `mlir` text and returns the result."""
-    return _run([str(rope_opt()), pipeline, *(extra or [])], stdin=mlir)
+    return _run([str(rope_opt()), pipeline or default_pipeline(), *(extra or [])], stdin=mlir)
 
 
-def compile_module(mlir: str, *, pipeline: str = "--rope-lower-to-cpu",
+def compile_module(mlir: str, *, pipeline: str | None = None,
                    workdir: str | None = None, opt_level: str = "-O2") -> Library:
     """rope-opt pipeline -> mlir-translate -> clang shared library."""
     work = Path(workdir or tempfile.mkdtemp(prefix="rope-mlir-"))

@@ -245,7 +245,8 @@ struct RopeDecomposeAttentionPass
       getOperation()->emitError()
           << "rope-decompose-attention: query-tile and key-tile must be "
              "positive, got "
-          << queryTile << " and " << keyTile;
+          << static_cast<int64_t>(queryTile) << " and "
+          << static_cast<int64_t>(keyTile);
       return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());
