@@ -11,12 +11,14 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
@@ -73,6 +75,29 @@ struct InlineAllocaScopesPass
     }
   }
 };
+
+/// Replaces f32 sin, cos and exp with MLIR's polynomial approximations. They
+/// vectorise (libm calls do not), which matters for cos/sin tables of long
+/// KV caches and for softmax; the tables are range-reduced to [-π, π] in f64
+/// first, where the approximations are accurate to a few ulps (the numerical
+/// tests' tolerances hold with them).
+struct ApproximateMathPass
+    : public PassWrapper<ApproximateMathPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ApproximateMathPass)
+  StringRef getArgument() const final { return "rope-approximate-math"; }
+  StringRef getDescription() const final {
+    return "Polynomial approximations of f32 sin, cos and exp";
+  }
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateMathPolynomialApproximationPatterns(
+        patterns, [](StringRef name) {
+          return name == "sin" || name == "cos" || name == "exp";
+        });
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
 } // namespace
 
 void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
@@ -125,6 +150,8 @@ void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
   pm.addPass(createLowerAffinePass());
   if (options.cWrappers)
     pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
+  if (options.approximateMath)
+    pm.addPass(std::make_unique<ApproximateMathPass>());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());

@@ -32,6 +32,11 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
       llvm::cl::desc("Run independent attention tiles on all cores through "
                      "OpenMP (link libomp; mlir-runner: -shared-libs=libomp.so)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> approximateMath{
+      *this, "approximate-math",
+      llvm::cl::desc("Vectorisable polynomial approximations of f32 sin, cos "
+                     "and exp instead of libm calls"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> queryTile{
       *this, "query-tile", llvm::cl::desc("Query rows per attention tile"),
       llvm::cl::init(64)};

@@ -73,6 +73,18 @@ Value elementwise(OpBuilder &b, Location loc, ValueRange ins,
       .getResult(0);
 }
 
+/// The query heads of kv head `kh` (G of them) of a mask whose head dim (rank
+/// 3 or 4: third from last) is not broadcast; other masks are returned whole.
+Value sliceMaskHeads(OpBuilder &b, Location loc, Value mask, Value kh, int64_t g) {
+  auto type = cast<RankedTensorType>(mask.getType());
+  int64_t headDim = type.getRank() - 3;
+  if (headDim < 0 || type.getDimSize(headDim) == 1)
+    return mask;
+  Value first = arith::MulIOp::create(b, loc, kh,
+                                      arith::ConstantIndexOp::create(b, loc, g));
+  return sliceDim(b, loc, mask, headDim, first, b.getIndexAttr(g));
+}
+
 struct DecomposeAttention : public OpRewritePattern<AttentionOp> {
   DecomposeAttention(MLIRContext *ctx, int64_t queryTile, int64_t keyTile)
       : OpRewritePattern(ctx), queryTile(queryTile), keyTile(keyTile) {}
@@ -103,25 +115,36 @@ struct DecomposeAttention : public OpRewritePattern<AttentionOp> {
                                 plan.elementType);
     float negInf = -std::numeric_limits<float>::infinity();
 
-    // Query tiles are independent (each owns its rows of the output), so
-    // they form an scf.forall, which the CPU pipeline runs on all cores.
+    // (kv head, query tile) pairs are independent: each owns its block of
+    // the output. They form an scf.forall, which the CPU pipeline runs on all
+    // cores; the kv heads keep decode (a single query tile) parallel too.
+    AttentionPlan tilePlan = plan;
+    tilePlan.hkv = 1;
+    OpFoldResult one = b.getIndexAttr(1);
     auto queryLoop = scf::ForallOp::create(
-        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{plan.sq},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(queryTile)}, ValueRange{outInit},
+        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{hkv, plan.sq},
+        ArrayRef<OpFoldResult>{one, b.getIndexAttr(queryTile)}, ValueRange{outInit},
         /*mapping=*/std::nullopt,
         [&](OpBuilder &b, Location loc, ValueRange regionArgs) {
-          Value qi = regionArgs[0];
-          Value outSlice = regionArgs[1];
+          Value kh = regionArgs[0];
+          Value qi = regionArgs[1];
+          Value outSlice = regionArgs[2];
+          // This kv head's keys, values and (mask) query heads.
+          Value kHead = sliceDim(b, loc, plan.k, 1, kh, one);
+          Value vHead = sliceDim(b, loc, plan.v, 1, kh, one);
+          Value maskHead = plan.mask ? sliceMaskHeads(b, loc, plan.mask, kh, plan.g)
+                                     : Value();
           Value tq = arith::MinSIOp::create(
               b, loc, qStep, arith::SubIOp::create(b, loc, sq, qi));
-          Value qBlock = sliceDim(b, loc, plan.q5, 3, qi, tq);
+          Value qBlock = sliceDim(b, loc, sliceDim(b, loc, plan.q5, 1, kh, one), 3,
+                                  qi, tq);
           Value qPos = plan.qPos ? slicePositions(b, loc, plan.qPos, qi, tq) : Value();
           if (plan.rotary)
             qBlock = buildRotation(b, loc, qBlock, sliceTable(b, loc, qTable, qi, tq),
                                    plan.rotary, 3, f32);
-          SmallVector<OpFoldResult> rowSizes = {plan.batch, hkv, g, tq};
-          SmallVector<OpFoldResult> accSizes = {plan.batch, hkv, g, tq, plan.dv};
+          SmallVector<OpFoldResult> rowSizes = {plan.batch, one, g, tq};
+          SmallVector<OpFoldResult> accSizes = {plan.batch, one, g, tq, plan.dv};
           Value m0 = filledTensor(b, loc, rowSizes, f32, b.getF32FloatAttr(negInf));
           Value l0 = filledTensor(b, loc, rowSizes, f32, b.getF32FloatAttr(0));
           Value acc0 = filledTensor(b, loc, accSizes, f32, b.getF32FloatAttr(0));
@@ -136,7 +159,8 @@ struct DecomposeAttention : public OpRewritePattern<AttentionOp> {
                     plan.kPos ? slicePositions(b, loc, plan.kPos, kj, tk) : Value();
                 auto update = [&](OpBuilder &b, Location loc) {
                   SmallVector<Value> next =
-                      onlineSoftmaxStep(b, loc, plan, kTable, qBlock, qPos, kPos,
+                      onlineSoftmaxStep(b, loc, tilePlan, kHead, vHead, maskHead,
+                                        kTable, qBlock, qPos, kPos,
                                         qi, tq, kj, tk, kIter);
                   scf::YieldOp::create(b, loc, next);
                 };
@@ -158,7 +182,7 @@ struct DecomposeAttention : public OpRewritePattern<AttentionOp> {
 
           Value out = buildNormalizedOutput(b, loc, keyLoop.getResult(2),
                                             keyLoop.getResult(1), plan.elementType);
-          SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), b.getIndexAttr(0),
+          SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), kh,
                                                b.getIndexAttr(0), qi,
                                                b.getIndexAttr(0)};
           SmallVector<OpFoldResult> strides(5, b.getIndexAttr(1));
@@ -181,18 +205,19 @@ struct DecomposeAttention : public OpRewritePattern<AttentionOp> {
 
   /// One key tile of the online softmax; returns (m', l', acc').
   SmallVector<Value> onlineSoftmaxStep(OpBuilder &b, Location loc,
-                                       const AttentionPlan &plan, CosSin kTable,
+                                       const AttentionPlan &plan, Value kHead,
+                                       Value vHead, Value maskHead, CosSin kTable,
                                        Value qBlock, Value qPos, Value kPos,
                                        Value qi, Value tq, Value kj, Value tk,
                                        ValueRange state) const {
     MLIRContext *ctx = b.getContext();
     Value m = state[0], l = state[1], acc = state[2];
-    Value kBlock = sliceDim(b, loc, plan.k, 2, kj, tk);
-    Value vBlock = sliceDim(b, loc, plan.v, 2, kj, tk);
+    Value kBlock = sliceDim(b, loc, kHead, 2, kj, tk);
+    Value vBlock = sliceDim(b, loc, vHead, 2, kj, tk);
     if (plan.rotary)
       kBlock = buildRotation(b, loc, kBlock, sliceTable(b, loc, kTable, kj, tk),
                              plan.rotary, 2, b.getF32Type());
-    Value mask = plan.mask ? sliceMask(b, loc, plan.mask, qi, tq, kj, tk) : Value();
+    Value mask = maskHead ? sliceMask(b, loc, maskHead, qi, tq, kj, tk) : Value();
     Value logits = buildLogits(b, loc, plan, qBlock, kBlock, mask, qPos, kPos);
 
     AffineMap row = dimsMap(ctx, 5, {0, 1, 2, 3});

@@ -2,8 +2,9 @@
 
 // Causal GQA prefill with RoPE inside, S = 256. After decomposition:
 // - the S×S scores tensor ([1, 2, 4, 256, 256]) is gone; only tiles exist;
-// - query tiles are an scf.forall (independent rows of the output), key tiles
-//   an scf.for carrying the running max, sum and accumulator;
+// - (kv head, query tile) pairs are an scf.forall (independent blocks of the
+//   output; kv heads keep decode parallel), key tiles an scf.for carrying the
+//   running max, sum and accumulator;
 // - a causal key tile is skipped (scf.if) when its smallest position is past
 //   the query tile's largest;
 // - the cos/sin tables are built once, outside the loops, and sliced per
@@ -13,9 +14,9 @@
 // CHECK-NOT: 256x256xf32
 // CHECK: math.cos
 // CHECK-NOT: math.cos
-// CHECK: scf.forall (%[[QI:.+]]) = (0) to (256) step (32) shared_outs(
+// CHECK: scf.forall (%[[KH:.+]], %[[QI:.+]]) = (0, 0) to (2, 256) step (1, 32) shared_outs(
 // CHECK: arith.minsi
-// CHECK: scf.for %[[KJ:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}}, %[[ACC:.+]] = %{{.+}}) -> (tensor<1x2x4x?xf32>, tensor<1x2x4x?xf32>, tensor<1x2x4x?x32xf32>)
+// CHECK: scf.for %[[KJ:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}}, %[[ACC:.+]] = %{{.+}}) -> (tensor<1x1x4x?xf32>, tensor<1x1x4x?xf32>, tensor<1x1x4x?x32xf32>)
 // CHECK: %[[VISIBLE:.+]] = arith.cmpi sle
 // CHECK: scf.if %[[VISIBLE]]
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]
