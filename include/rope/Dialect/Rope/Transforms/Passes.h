@@ -26,6 +26,10 @@ void populateFoldRotationIntoQKPatterns(RewritePatternSet &patterns);
 void populateDecomposeAttentionPatterns(RewritePatternSet &patterns,
                                         int64_t queryTile, int64_t keyTile);
 
+/// Frontend spellings of a rotary embedding (slices, negation, concatenation,
+/// cos/sin tables of the positions) -> rope.rotate.
+void populateRaiseRotaryPatterns(RewritePatternSet &patterns);
+
 #define GEN_PASS_REGISTRATION
 #include "rope/Dialect/Rope/Transforms/Passes.h.inc"
 
