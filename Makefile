@@ -1,6 +1,10 @@
 # The two commands of the README:
 #   make demo   set up, build, compile and run the bundled Llama-3.1-8B block
-#   make check  set up, build, run the whole lit suite
+#   make check  set up, build, run the whole lit suite (with a bounded fuzz
+#               run and the random differential test)
+# and, for reliability work (docs/reliability.md):
+#   make check-sanitize  the whole lit suite on an ASan+UBSan build (build-asan/)
+#   make fuzz            a longer libFuzzer run (FUZZ_SECONDS, default 600)
 SHELL    := /bin/bash
 BUILD    ?= build
 LLVM_DIR ?= /usr/lib/llvm-22
@@ -12,13 +16,25 @@ CMAKE_FLAGS = -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_C_COMPILER=$(LLVM_DIR)/bin/clang -DCMAKE_CXX_COMPILER=$(LLVM_DIR)/bin/clang++ \
   -DLLVM_ENABLE_LLD=ON -DCMAKE_CXX_COMPILER_LAUNCHER=$(shell command -v ccache)
 
-.PHONY: setup configure build demo check bench clean
+# The default build also builds tools/rope-fuzz (a libFuzzer target; the lit
+# suite runs it for a bounded time); the sanitizer build is separate.
+BUILD_FLAGS = $(CMAKE_FLAGS) -DROPE_ENABLE_FUZZER=ON
+ASAN_BUILD ?= build-asan
+ASAN_FLAGS  = $(CMAKE_FLAGS) -DROPE_ENABLE_SANITIZERS=ON -DROPE_ENABLE_FUZZER=OFF
+# allow_user_poisoning=0: see test/lit.cfg.py (mixed instrumented/uninstrumented
+# LLVM allocators); libMLIR.so itself is not instrumented.
+SANITIZER_ENV = ASAN_OPTIONS=allow_user_poisoning=0:halt_on_error=1:print_stacktrace=1:detect_leaks=1 \
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+FUZZ_SECONDS ?= 600
+FUZZ_DIR     ?= $(BUILD)/fuzz
+
+.PHONY: setup configure build demo check check-sanitize fuzz bench clean
 
 setup:
 	@bash utils/setup.sh
 
 $(BUILD)/build.ninja: | setup
-	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) $(BUILD_FLAGS)
 
 configure: setup $(BUILD)/build.ninja
 
@@ -32,6 +48,30 @@ demo: build
 check: build
 	@set -o pipefail; cmake --build $(BUILD) --target check-rope 2>&1 | tee $(BUILD)/check.log; \
 	  status=$$?; $(PYTHON) utils/lit_summary.py $(BUILD)/check.log; exit $$status
+
+# The whole lit suite with our code (libraries, rope-opt, plugin) built with
+# ASan+UBSan and assertions; ends with `N passed, N failed` like `check`.
+check-sanitize: setup
+	cmake -S . -B $(ASAN_BUILD) $(ASAN_FLAGS)
+	cmake --build $(ASAN_BUILD)
+	@set -o pipefail; $(SANITIZER_ENV) cmake --build $(ASAN_BUILD) --target check-rope 2>&1 \
+	  | tee $(ASAN_BUILD)/check.log; \
+	  status=$$?; $(PYTHON) utils/lit_summary.py $(ASAN_BUILD)/check.log; exit $$status
+
+# A longer fuzzing run than the bounded one in `check`. The corpus grows in
+# $(FUZZ_DIR)/corpus across runs; crashes land in $(FUZZ_DIR)/artifacts.
+fuzz: build
+	@# A build configured before ROPE_ENABLE_FUZZER existed gets it now.
+	cmake -S . -B $(BUILD) -DROPE_ENABLE_FUZZER=ON > /dev/null
+	cmake --build $(BUILD) --target rope-fuzz
+	@mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/artifacts
+	$(PYTHON) tools/rope-fuzz/make-corpus.py $(FUZZ_DIR)/seeds
+	PYTHONPATH=python $(PYTHON) test/Integration/CPU/differential_random.py \
+	  --emit-seeds $(FUZZ_DIR)/seeds --cases 200
+	@set -o pipefail; $(BUILD)/bin/rope-fuzz $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seeds \
+	  -dict=tools/rope-fuzz/rope.dict -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	  -timeout=30 -rss_limit_mb=4096 -print_final_stats=1 \
+	  -artifact_prefix=$(FUZZ_DIR)/artifacts/ 2>&1 | tee $(FUZZ_DIR)/fuzz.log | tail -25
 
 # Benchmarks against numpy/OpenBLAS, PyTorch CPU and a plain copy; writes
 # benchmarks/results/ (table + plot). Never part of `check`.

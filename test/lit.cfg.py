@@ -50,3 +50,40 @@ tools = [
     "mlir-translate",
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# Reliability (docs/reliability.md).
+# `fuzzer`: the build has tools/rope-fuzz (-DROPE_ENABLE_FUZZER=ON); the
+# bounded run in test/fuzz/ lasts %fuzz_seconds (ROPE_FUZZ_SECONDS, 60).
+rope_fuzz = os.path.join(config.rope_tools_dir, "rope-fuzz")
+if os.path.exists(rope_fuzz):
+    config.available_features.add("fuzzer")
+    config.substitutions.append(("%rope_fuzz", rope_fuzz))
+config.substitutions.append(("%fuzz_seconds", os.environ.get("ROPE_FUZZ_SECONDS", "60")))
+
+# `asan`: our code is built with ASan+UBSan (-DROPE_ENABLE_SANITIZERS=ON,
+# `make check-sanitize`). Sanitizer options default to stopping at the first
+# report; allow_user_poisoning=0 because LLVM's BumpPtrAllocator, inline in
+# headers, poisons slabs in our (instrumented) copies of it but not in the
+# uninstrumented libMLIR.so, which would give false use-after-poison reports.
+# The stock mlir-opt is not instrumented, so it loads the (instrumented)
+# plugin with the ASan runtime preloaded.
+def _cmake_cache_flag(name):
+    try:
+        with open(os.path.join(config.rope_obj_root, "CMakeCache.txt")) as cache:
+            return any(line.strip().upper() in (f"{name}:BOOL=ON", f"{name}:BOOL=TRUE")
+                       for line in cache)
+    except OSError:
+        return False
+
+
+if _cmake_cache_flag("ROPE_ENABLE_SANITIZERS"):
+    import subprocess
+    config.available_features.add("asan")
+    config.environment.setdefault(
+        "ASAN_OPTIONS", "allow_user_poisoning=0:halt_on_error=1:print_stacktrace=1:detect_leaks=1")
+    config.environment.setdefault("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1")
+    asan_rt = subprocess.run(
+        [os.path.join(config.llvm_tools_dir, "clang"), "-print-file-name=libclang_rt.asan-x86_64.so"],
+        capture_output=True, text=True).stdout.strip()
+    config.substitutions.insert(
+        0, ("%mlir_opt", f"env LD_PRELOAD={asan_rt} {os.path.join(config.llvm_tools_dir, 'mlir-opt')}"))

@@ -414,9 +414,17 @@ LogicalResult RotarySpecAttr::verifyForHeadDim(
   if (r <= 0 || r % 2 != 0)
     return emitError() << "rotary dims must be even and positive, got " << r
                        << " (head dim " << headDim << ")";
-  if (getOffset() + r > headDim)
+  if (r > kMaxFrequencyDims)
+    return emitError() << "rotary dims " << r << " exceed the supported maximum "
+                       << kMaxFrequencyDims
+                       << " (the frequencies are compile-time constants)";
+  // offset + r may overflow int64_t (offset is any non-negative integer);
+  // as uint64_t it cannot.
+  if (r > headDim || getOffset() > headDim - r)
     return emitError() << "rotary dims [" << getOffset() << ", "
-                       << getOffset() + r << ") exceed the head dim " << headDim;
+                       << static_cast<uint64_t>(getOffset()) +
+                              static_cast<uint64_t>(r)
+                       << ") exceed the head dim " << headDim;
   if (getScaling() && failed(getScaling().verifyForRotaryDims(emitError, r)))
     return failure();
   return success();

@@ -471,6 +471,11 @@ LogicalResult SinusoidalOp::verify() {
   if (ShapedType::isDynamic(dim) || dim <= 0 || dim % 2 != 0)
     return emitOpError() << "expects a static, even, positive encoding dim, got "
                          << extentStr(dim);
+  if (dim > kMaxFrequencyDims)
+    return emitOpError() << "expects an encoding dim of at most "
+                         << kMaxFrequencyDims
+                         << " (the frequencies are compile-time constants), got "
+                         << dim;
   double base = getBase().convertToDouble();
   if (!std::isfinite(base) || base <= 0.0)
     return emitOpError() << "expects a positive finite base, got " << base;

@@ -91,6 +91,12 @@ struct DecomposeAttention : public OpRewritePattern<AttentionOp> {
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
+    // An empty query or key sequence has nothing to tile (and slices of a
+    // zero-sized dim at folded constant offsets would not verify); the plain
+    // lowering handles it.
+    if (op.getQuery().getType().getDimSize(2) == 0 ||
+        op.getKey().getType().getDimSize(2) == 0)
+      return rewriter.notifyMatchFailure(op, "empty query or key sequence");
     Location loc = op.getLoc();
     OpBuilder &b = rewriter;
     Type f32 = b.getF32Type();

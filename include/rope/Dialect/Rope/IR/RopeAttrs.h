@@ -42,6 +42,14 @@ struct FieldParser<std::optional<double>> {
   }
 };
 
+namespace rope {
+/// The largest number of frequencies (rotary dims, sinusoidal encoding dim)
+/// an op may have: the lowering builds them as compile-time constants, and
+/// an absurd static dim (e.g. 2^40) must be a diagnostic, not an
+/// out-of-memory abort. Real models use at most a few hundred.
+inline constexpr int64_t kMaxFrequencyDims = int64_t(1) << 16;
+} // namespace rope
+
 namespace rope::detail {
 FailureOr<bool> parseBool(AsmParser &parser);
 FailureOr<SmallVector<double>> parseF64List(AsmParser &parser);

@@ -1,0 +1,612 @@
+# RUN: %python %s | FileCheck %s
+"""Random differential test: seeded random cases compiled for the CPU and
+compared with the f64 reference (python/rope_mlir/reference.py).
+
+Each case is one function; the cases are batched into a few modules (one
+rope-opt + mlir-translate + clang run per module), and the modules cycle
+through three CPU pipelines: the default one (rotation folded into
+attention, online-softmax tiles), the plain one (fold-rotation=false
+decompose-attention=false) and tiny tiles (query-tile=3 key-tile=5).
+
+What is drawn, per case:
+* rotate: every scaling kind (default, linear, dynamic, yarn, llama3,
+  longrope, freq_factors) with random parameters, both layouts, partial
+  rotary (dims, offset), explicit attention factor, inverse; f32/f16/bf16
+  storage; rank 2-4 with any sequence dim; positions [S] or [B, S] as
+  i16/i32/i64 up to 2^20; any dim but the head dim dynamic (?), and then
+  called at two different sizes;
+* attention: B, Hq = g·Hkv (MHA, GQA, MQA), prefill (Sq = Sk) or decode
+  (Sq < Sk, queries after the cache), causal or not, default or explicit
+  [S]/[B, S] positions, rotary inside or not, i1 or additive (f32 or
+  storage type) masks of rank 2-4 with broadcast dims, explicit scale,
+  Dv != D, dynamic B/Sq/Sk; f32/f16/bf16;
+* rotated attention written as rope.rotate ops feeding rope.attention
+  (f32; the default pipeline folds them into the attention);
+* linear attention (causal or not, rotary or not, positions) and the
+  sinusoidal encoding.
+
+Tolerances are those of testing.py (see there for the derivations):
+rotation_atol (2 f32 ulps at the pair norm, 3 when m != 1, plus a storage
+ulp), attention_atol (+ ulp_f32(max|v|)·max|mask| for additive masks),
+linear_attention_atol, and 2^-22 (+ a storage ulp) for the sinusoidal
+encoding. A failure prints the case's spec, shapes and inputs' summary;
+`--cases N --seed S` reproduces or widens a run, `--emit-seeds DIR` writes
+each case's function to DIR as a rope-fuzz seed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from rope_mlir import compiler, reference as ref, testing as T
+
+PIPELINES = [
+    ("default", "--rope-lower-to-cpu"),
+    ("plain", "--rope-lower-to-cpu=fold-rotation=false decompose-attention=false"),
+    ("tiny-tiles", "--rope-lower-to-cpu=query-tile=3 key-tile=5"),
+]
+KINDS = ("default", "linear", "dynamic", "yarn", "llama3", "longrope", "freq_factors")
+DTYPES = ("f32", "f16", "bf16")
+
+# ---------------------------------------------------------------------------
+# Text helpers
+# ---------------------------------------------------------------------------
+
+
+def flt(x: float) -> str:
+    """A float literal MLIR parses back to the same double."""
+    s = repr(float(x))
+    if "e" in s and "." not in s.split("e")[0]:
+        m, e = s.split("e")
+        s = f"{m}.0e{e}"
+    elif "." not in s and "e" not in s:
+        s += ".0"
+    return s
+
+
+def flist(xs) -> str:
+    return "[" + ", ".join(flt(x) for x in xs) + "]"
+
+
+def ttype(shape, elt, dynamic=()) -> str:
+    dims = ["?" if i in dynamic else str(d) for i, d in enumerate(shape)]
+    return "tensor<" + "x".join(dims + [elt]) + ">"
+
+
+# ---------------------------------------------------------------------------
+# Random specs
+# ---------------------------------------------------------------------------
+
+
+def nice(g, lo, hi, digits=3):
+    """A random float in [lo, hi) with few digits (readable in the IR)."""
+    return float(round(g.uniform(lo, hi), digits))
+
+
+def random_spec(g, head_dim: int, max_pos_hint: int):
+    """(spec attribute text, reference.RotarySpec, short description)."""
+    kind = KINDS[g.integers(len(KINDS))]
+    # Rotary dims r (even) and offset: full, partial, or partial with offset.
+    min_r = 4 if kind == "dynamic" else 2
+    if head_dim < min_r:
+        kind = "default"
+        min_r = 2
+    r, offset, dims_attr = head_dim, 0, None
+    roll = g.random()
+    if roll < 0.35:
+        r = 2 * int(g.integers(min_r // 2, head_dim // 2 + 1))
+        dims_attr = r
+        if g.random() < 0.5 and head_dim > r:
+            offset = int(g.integers(0, head_dim - r + 1))
+    elif roll < 0.45:
+        dims_attr = head_dim  # explicit full
+    h = r // 2
+    layout = "interleaved" if g.random() < 0.5 else "half"
+    base = float(g.choice([10000.0, 500000.0, 1000000.0, 100.0, nice(g, 2.0, 50000.0, 1)]))
+    l_orig = int(g.choice([16, 64, 256, 4096, 8192]))
+    if kind in ("dynamic", "longrope"):
+        # Put the largest position below or above L_orig.
+        l_orig = int(g.choice([16, 32, 64, 128]))
+    parts, scal_attr = [], None
+    if kind == "linear":
+        f = nice(g, 0.5, 16.0)
+        sc = ref.Scaling("linear", factor=f)
+        scal_attr = f"#rope.linear<factor = {flt(f)}>"
+    elif kind == "dynamic":
+        f = nice(g, 1.0, 8.0)
+        sc = ref.Scaling("dynamic", factor=f, original_max_position_embeddings=l_orig)
+        scal_attr = f"#rope.dynamic<factor = {flt(f)}, original_max_position_embeddings = {l_orig}>"
+    elif kind == "yarn":
+        f = nice(g, 1.0, 40.0)
+        bf = float(g.choice([32.0, nice(g, 8.0, 64.0)]))
+        bs = float(g.choice([1.0, nice(g, 0.25, 4.0)]))
+        mscale = mscale_all = None
+        if g.random() < 0.3:
+            mscale, mscale_all = nice(g, 0.5, 2.0), nice(g, 0.5, 2.0)
+        trunc = bool(g.random() < 0.7)
+        sc = ref.Scaling("yarn", factor=f, original_max_position_embeddings=l_orig, beta_fast=bf,
+                         beta_slow=bs, mscale=mscale, mscale_all_dim=mscale_all, truncate=trunc)
+        extra = ""
+        if mscale is not None:
+            extra = f", mscale = {flt(mscale)}, mscale_all_dim = {flt(mscale_all)}"
+        scal_attr = (f"#rope.yarn<factor = {flt(f)}, original_max_position_embeddings = {l_orig}, "
+                     f"beta_fast = {flt(bf)}, beta_slow = {flt(bs)}{extra}, "
+                     f"truncate = {'true' if trunc else 'false'}>")
+    elif kind == "llama3":
+        f = nice(g, 1.0, 16.0)
+        lo = nice(g, 0.5, 2.0)
+        hi = lo + nice(g, 0.5, 6.0)
+        sc = ref.Scaling("llama3", factor=f, low_freq_factor=lo, high_freq_factor=hi,
+                         original_max_position_embeddings=l_orig)
+        scal_attr = (f"#rope.llama3<factor = {flt(f)}, low_freq_factor = {flt(lo)}, "
+                     f"high_freq_factor = {flt(hi)}, original_max_position_embeddings = {l_orig}>")
+    elif kind == "longrope":
+        short = tuple(nice(g, 0.5, 4.0) for _ in range(h))
+        long_ = tuple(nice(g, 1.0, 64.0) for _ in range(h))
+        f = float(g.choice([1.0, nice(g, 1.0, 32.0)]))
+        sc = ref.Scaling("longrope", short_factor=short, long_factor=long_, factor=f,
+                         original_max_position_embeddings=l_orig)
+        scal_attr = (f"#rope.longrope<short_factor = {flist(short)}, long_factor = {flist(long_)}, "
+                     f"factor = {flt(f)}, original_max_position_embeddings = {l_orig}>")
+    elif kind == "freq_factors":
+        ff = tuple(nice(g, 0.25, 32.0) for _ in range(h))
+        sc = ref.Scaling("freq_factors", freq_factors=ff)
+        scal_attr = f"#rope.freq_factors<factors = {flist(ff)}>"
+    else:
+        sc = ref.Scaling()
+    m = None
+    if g.random() < 0.2:
+        m = nice(g, 0.5, 2.0)
+    inverse = bool(g.random() < 0.2)
+
+    if base != 10000.0 or g.random() < 0.2:
+        parts.append(f"base = {flt(base)}")
+    if dims_attr is not None:
+        parts.append(f"dims = {dims_attr}")
+    if offset:
+        parts.append(f"offset = {offset}")
+    if layout == "interleaved":
+        parts.append("layout = interleaved")
+    elif g.random() < 0.2:
+        parts.append("layout = half")
+    if scal_attr:
+        parts.append(f"scaling = {scal_attr}")
+    if m is not None:
+        parts.append(f"attention_factor = {flt(m)}")
+    if inverse:
+        parts.append("inverse = true")
+    attr = "#rope.spec<" + ", ".join(parts) + ">"
+    spec = ref.RotarySpec(base=base, rotary_dims=dims_attr, offset=offset, layout=layout,
+                          scaling=sc, attention_factor=m, inverse=inverse)
+    return attr, spec, kind
+
+
+def random_positions(g, shape, kind, l_orig, dtype="i64", monotone=False, start=0):
+    """Integer positions of `shape`; for the length-dependent kinds the
+    largest one lands below or above L_orig."""
+    limit = {"i16": (1 << 15) - 1, "i32": 1 << 20, "i64": 1 << 20}[dtype]
+    n = int(np.prod(shape)) if len(shape) else 1
+    if kind in ("dynamic", "longrope"):
+        hi = int(g.choice([l_orig - 1, l_orig, 2 * l_orig, 50 * l_orig]))
+        hi = max(1, min(hi, limit))
+        p = g.integers(0, hi, size=shape)
+        if n and g.random() < 0.7:
+            p.flat[g.integers(n)] = hi  # make the maximum what was aimed at
+    elif monotone:
+        p = start + np.arange(shape[-1]) + np.zeros(shape, np.int64)
+    else:
+        scale = int(g.choice([16, 1000, 1 << 17, limit]))
+        p = g.integers(0, scale + 1, size=shape)
+    return p.astype({"i16": np.int16, "i32": np.int32, "i64": np.int64}[dtype])
+
+
+# ---------------------------------------------------------------------------
+# Cases
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class Case:
+    name: str
+    desc: str
+    func: str                # MLIR text of the function
+    runs: list = field(default_factory=list)  # [(args, expected, atol, dtype)]
+    kind: str = ""
+
+
+def data(g, shape, dtype, scale=1.0):
+    return T.quantize(scale * g.standard_normal(shape), dtype)
+
+
+def rotate_case(g, idx):
+    dtype = DTYPES[g.integers(3)]
+    rank = int(g.integers(2, 5))
+    D = int(g.choice([2, 4, 6, 8, 12, 16, 32]))
+    attr, spec, kind = random_spec(g, D, 0)
+    l_orig = spec.scaling.original_max_position_embeddings or 64
+    seq_dim = int(g.integers(0, rank - 1))  # any dim but the head dim
+    per_batch = rank >= 3 and seq_dim != 0 and g.random() < 0.4
+    pdt = str(g.choice(["i64", "i64", "i32", "i16"]))
+    dynamic = {i for i in range(rank - 1) if g.random() < 0.35}
+    # seq_dim as written: omitted when -2, else positive or negative.
+    sd_attr = ""
+    if seq_dim != rank - 2 or g.random() < 0.2:
+        sd_attr = f" seq_dim = {seq_dim if g.random() < 0.5 else seq_dim - rank}"
+
+    def shape():
+        s = [int(g.integers(1, 4)) for _ in range(rank - 1)] + [D]
+        s[seq_dim] = int(g.integers(1, 9))
+        return s
+
+    s0 = shape()
+    pshape0 = [s0[0], s0[seq_dim]] if per_batch else [s0[seq_dim]]
+    pdyn = set()
+    if seq_dim in dynamic:
+        pdyn.add(len(pshape0) - 1)
+    if per_batch and 0 in dynamic:
+        pdyn.add(0)
+    xt = ttype(s0, dtype, dynamic)
+    pt = ttype(pshape0, pdt, pdyn)
+    fname = f"rotate_{idx}"
+    func = (f"func.func @{fname}(%x: {xt}, %p: {pt}) -> {xt} {{\n"
+            f"  %r = rope.rotate %x, %p rotary({attr}){sd_attr} : {xt}, {pt}\n"
+            f"  return %r : {xt}\n}}\n")
+    desc = (f"rope.rotate {attr}{sd_attr} x:{xt} positions:{pt} ({kind}, {spec.layout}, "
+            f"r={spec.rotary_dims or D}, offset={spec.offset}, m={ref.attention_factor(spec):.4g}, "
+            f"inverse={spec.inverse})")
+    case = Case(fname, desc, func, kind="rotate")
+    shapes = [s0]
+    if dynamic:
+        s1 = shape()
+        for i in range(rank):
+            if i not in dynamic:
+                s1[i] = s0[i]
+            elif kind not in ("dynamic", "longrope") and g.random() < 0.1:
+                s1[i] = 0  # empty at run time
+        shapes.append(s1)
+    ulps = 2 if ref.attention_factor(spec) == 1.0 else 3
+    for s in shapes:
+        x = data(g, s, dtype, scale=float(g.choice([1.0, 100.0, 1e-3])))
+        ps = [s[0], s[seq_dim]] if per_batch else [s[seq_dim]]
+        p = random_positions(g, ps, kind, l_orig, pdt)
+        expected = ref.rotate(x, p, spec, seq_dim=seq_dim)
+        atol = T.rotation_atol(x, spec, dtype, ulps)
+        case.runs.append(([T.to_storage(x, dtype), p], expected, atol, dtype,
+                          f"x{tuple(s)} positions{tuple(ps)} max={int(p.max()) if p.size else None}"))
+    return case
+
+
+def mask_args(g, B, Hq, Sq, Sk, dtype):
+    """(mask array as given to the kernel, mask for the reference, mlir type,
+    extra tolerance factor max|mask|)."""
+    rank = int(g.integers(2, 5))
+    full = [B, Hq, Sq, Sk][4 - rank:]
+    shape = [1 if g.random() < 0.3 else d for d in full]
+    if g.random() < 0.5:
+        m = g.random(shape) < 0.8
+        return m, m, ttype(shape, "i1"), 0.0
+    elt = dtype if g.random() < 0.5 else "f32"
+    vals = 2.0 * g.standard_normal(shape)
+    if g.random() < 0.3:
+        vals = np.where(g.random(shape) < 0.15, -np.inf, vals)
+    vals = T.quantize(vals, elt)
+    finite = vals[np.isfinite(vals)]
+    return T.to_storage(vals, elt), vals, ttype(shape, elt), float(np.abs(finite).max()) if finite.size else 0.0
+
+
+def attention_case(g, idx, unfused=False):
+    dtype = "f32" if unfused else DTYPES[g.integers(3)]
+    B = int(g.integers(1, 3))
+    Hkv = int(g.choice([1, 2]))
+    grp = int(g.choice([1, 2, 3]))
+    Hq = Hkv * grp
+    D = int(g.choice([4, 8, 16, 32]))
+    Dv = D if g.random() < 0.7 else int(g.choice([4, 8, 12]))
+    Sk = int(g.integers(1, 13))
+    Sq = Sk if g.random() < 0.5 else int(g.integers(1, Sk + 1))
+    causal = bool(g.random() < 0.5)
+    rotary = unfused or g.random() < 0.6
+    attr = spec = None
+    kind = "none"
+    if rotary:
+        attr, spec, kind = random_spec(g, D, Sk)
+    l_orig = spec.scaling.original_max_position_embeddings if spec else None
+    explicit = unfused or g.random() < 0.5
+    per_batch = explicit and g.random() < 0.4
+    shared = unfused and Sq == Sk and not per_batch and g.random() < 0.5
+    use_mask = (not unfused) and g.random() < 0.35
+    scale = nice(g, 0.05, 0.6) if g.random() < 0.3 else None
+    dyn = {i for i in (0, 2) if g.random() < 0.3}  # B and S dims
+    qt = ttype([B, Hq, Sq, D], dtype, dyn)
+    kt = ttype([B, Hkv, Sk, D], dtype, dyn)
+    vt = ttype([B, Hkv, Sk, Dv], dtype, dyn)
+    rt = ttype([B, Hq, Sq, Dv], dtype, dyn)
+
+    q = data(g, (B, Hq, Sq, D), dtype)
+    k = data(g, (B, Hkv, Sk, D), dtype)
+    v = data(g, (B, Hkv, Sk, Dv), dtype, scale=float(g.choice([1.0, 3.0])))
+    params = [f"%q: {qt}", f"%k: {kt}", f"%v: {vt}"]
+    args = [T.to_storage(a, dtype) for a in (q, k, v)]
+    opnds = ""
+    mask_ref, mask_mag = None, 0.0
+    if use_mask:
+        marr, mask_ref, mt, mask_mag = mask_args(g, B, Hq, Sq, Sk, dtype)
+        params.append(f"%m: {mt}")
+        args.append(marr)
+        opnds += f" mask(%m : {mt})"
+    qp = kp = None
+    pdesc = "default positions"
+    if explicit:
+        pdt = "i64" if g.random() < 0.7 else "i32"
+        npdt = np.int64 if pdt == "i64" else np.int32
+        if kind in ("dynamic", "longrope"):
+            shp_q = (B, Sq) if per_batch else (Sq,)
+            shp_k = (B, Sk) if per_batch else (Sk,)
+            kp = random_positions(g, shp_k, kind, l_orig, pdt)
+            qp = kp if shared else random_positions(g, shp_q, kind, l_orig, pdt)
+        else:
+            # Keys at a cache offset, queries after the first Sk - Sq keys
+            # (decode), with a random per-row start; or random positions.
+            starts = g.integers(0, int(g.choice([1, 100, 1 << 16])), size=B if per_batch else 1)
+            if g.random() < 0.7:
+                kp = np.stack([s + np.arange(Sk) for s in starts]).astype(npdt)
+                qp = kp[:, Sk - Sq:].copy()
+            else:
+                kp = g.integers(0, 1 << 12, size=(len(starts), Sk)).astype(npdt)
+                qp = g.integers(0, 1 << 12, size=(len(starts), Sq)).astype(npdt)
+            if not per_batch:
+                kp, qp = kp[0], qp[0]
+            if shared:
+                qp = kp
+        pdyn_q = {qp.ndim - 1} if 2 in dyn else set()
+        if per_batch and 0 in dyn:
+            pdyn_q.add(0)
+        qpt = ttype(qp.shape, pdt, pdyn_q)
+        kpt = ttype(kp.shape, pdt, pdyn_q)
+        if shared:
+            params.append(f"%qp: {qpt}")
+            args.append(qp)
+            kname = "%qp"
+        else:
+            params += [f"%qp: {qpt}", f"%kp: {kpt}"]
+            args += [qp, kp]
+            kname = "%kp"
+        pdesc = f"positions q{qp.shape} k{kp.shape} {pdt}{' shared' if shared else ''}"
+    attrs = ""
+    body = ""
+    qv, kv = "%q", "%k"
+    if unfused:
+        body += f"  %qr = rope.rotate %q, %qp rotary({attr}) : {qt}, {qpt}\n"
+        body += f"  %kr = rope.rotate %k, {kname} rotary({attr}) : {kt}, {kpt if not shared else qpt}\n"
+        qv, kv = "%qr", "%kr"
+        if causal:
+            opnds += f" positions(%qp, {kname} : {qpt}, {kpt if not shared else qpt})"
+    else:
+        if explicit:
+            opnds += f" positions(%qp, {kname} : {qpt}, {kpt if not shared else qpt})"
+        if rotary:
+            attrs += f" rotary({attr})"
+    if causal:
+        attrs += " causal"
+    if scale is not None:
+        attrs += f" scale = {flt(scale)}"
+    fname = f"{'unfused' if unfused else 'attention'}_{idx}"
+    func = (f"func.func @{fname}({', '.join(params)}) -> {rt} {{\n{body}"
+            f"  %r = rope.attention {qv}, {kv}, %v{opnds}{attrs} : {qt}, {kt}, {vt}\n"
+            f"  return %r : {rt}\n}}\n")
+    desc = (f"rope.attention{' (as rotate ops)' if unfused else ''} {dtype} B={B} Hq={Hq} Hkv={Hkv} "
+            f"Sq={Sq} Sk={Sk} D={D} Dv={Dv} causal={causal} scale={scale} {pdesc} "
+            f"mask={'none' if mask_ref is None else (str(mask_ref.dtype) + str(mask_ref.shape))} "
+            f"rotary={attr} ({kind}) types q:{qt} k:{kt} v:{vt}")
+    case = Case(fname, desc, func, kind="unfused" if unfused else "attention")
+    if unfused:
+        qr = ref.rotate(q, qp, spec, seq_dim=2)
+        kr = ref.rotate(k, kp, spec, seq_dim=2)
+        expected = ref.attention(qr, kr, v, scale=scale, causal=causal,
+                                 q_positions=qp if causal else None,
+                                 k_positions=kp if causal else None)
+        atol = T.attention_atol(qr, kr, v, scale=scale)
+    else:
+        expected = ref.attention(q, k, v, scale=scale, causal=causal, mask=mask_ref, rotary=spec,
+                                 q_positions=qp, k_positions=kp)
+        atol = T.attention_atol(q, k, v, scale=scale, rotary=spec, dtype=dtype)
+        vmax = float(np.max(np.abs(v)))
+        atol = atol + T.ulp(vmax, "f32") * mask_mag
+    case.runs.append((args, expected, atol, dtype, ""))
+    return case
+
+
+def linear_attention_case(g, idx):
+    dtype = "f32" if g.random() < 0.6 else "f16"
+    B, H = int(g.integers(1, 3)), int(g.integers(1, 3))
+    S = int(g.integers(1, 10))
+    D = int(g.choice([4, 8, 16]))
+    Dv = int(g.choice([4, 8]))
+    causal = bool(g.random() < 0.5)
+    rotary = g.random() < 0.7
+    attr = spec = None
+    kind = "none"
+    if rotary:
+        attr, spec, kind = random_spec(g, D, S)
+    dyn = {i for i in (0, 2) if g.random() < 0.3}
+    qt = ttype([B, H, S, D], dtype, dyn)
+    vt = ttype([B, H, S, Dv], dtype, dyn)
+    q, k = data(g, (B, H, S, D), dtype), data(g, (B, H, S, D), dtype)
+    v = data(g, (B, H, S, Dv), dtype)
+    params = [f"%q: {qt}", f"%k: {qt}", f"%v: {vt}"]
+    args = [T.to_storage(a, dtype) for a in (q, k, v)]
+    pos = None
+    opnds = ""
+    if g.random() < 0.5:
+        l_orig = spec.scaling.original_max_position_embeddings if spec else 64
+        shp = (B, S) if g.random() < 0.4 else (S,)
+        pos = random_positions(g, shp, kind, l_orig or 64, "i64")
+        pt = ttype(shp, "i64", {len(shp) - 1} if 2 in dyn else set())
+        params.append(f"%p: {pt}")
+        args.append(pos)
+        opnds = f" positions(%p : {pt})"
+    attrs = (f" rotary({attr})" if rotary else "") + (" causal" if causal else "")
+    fname = f"linear_{idx}"
+    func = (f"func.func @{fname}({', '.join(params)}) -> {vt} {{\n"
+            f"  %r = rope.linear_attention %q, %k, %v{opnds}{attrs} : {qt}, {qt}, {vt}\n"
+            f"  return %r : {vt}\n}}\n")
+    desc = (f"rope.linear_attention {dtype} B={B} H={H} S={S} D={D} Dv={Dv} causal={causal} "
+            f"positions={None if pos is None else pos.shape} rotary={attr} ({kind}) q:{qt} v:{vt}")
+    case = Case(fname, desc, func, kind="linear_attention")
+    expected = ref.linear_attention(q, k, v, rotary=spec, positions=pos, causal=causal)
+    atol = T.linear_attention_atol(q, k, v, rotary=spec, positions=pos, causal=causal, dtype=dtype)
+    case.runs.append((args, expected, atol, dtype, ""))
+    return case
+
+
+def sinusoidal_case(g, idx):
+    dtype = "f32" if g.random() < 0.6 else "f16"
+    D = 2 * int(g.integers(1, 17))
+    shp = (int(g.integers(1, 4)), int(g.integers(1, 9))) if g.random() < 0.4 else (int(g.integers(1, 17)),)
+    dyn = {i for i in range(len(shp)) if g.random() < 0.5}
+    pdt = "i64" if g.random() < 0.7 else "i32"
+    p = random_positions(g, shp, "default", None, pdt)
+    base = None if g.random() < 0.6 else nice(g, 10.0, 100000.0, 1)
+    pt = ttype(shp, pdt, dyn)
+    rt = ttype(list(shp) + [D], dtype, dyn)
+    battr = "" if base is None else f" base = {flt(base)}"
+    fname = f"sinusoidal_{idx}"
+    func = (f"func.func @{fname}(%p: {pt}) -> {rt} {{\n"
+            f"  %r = rope.sinusoidal %p{battr} : {pt} -> {rt}\n"
+            f"  return %r : {rt}\n}}\n")
+    desc = f"rope.sinusoidal{battr} positions:{pt} -> {rt} max={int(p.max())}"
+    case = Case(fname, desc, func, kind="sinusoidal")
+    expected = ref.sinusoidal(p, D, 10000.0 if base is None else base)
+    atol = 2.0 ** -22 + (T.ulp(expected, dtype) if dtype != "f32" else 0.0)
+    case.runs.append(([p], expected, atol, dtype, ""))
+    return case
+
+
+GENERATORS = [  # (weight, generator)
+    (40, rotate_case),
+    (35, lambda g, i: attention_case(g, i)),
+    (10, lambda g, i: attention_case(g, i, unfused=True)),
+    (8, linear_attention_case),
+    (7, sinusoidal_case),
+]
+
+
+def make_cases(seed: int, n: int):
+    g = np.random.default_rng(seed)
+    weights = np.array([w for w, _ in GENERATORS], dtype=float)
+    cases = []
+    for i in range(n):
+        gen = GENERATORS[int(g.choice(len(GENERATORS), p=weights / weights.sum()))][1]
+        cases.append(gen(g, i))
+    return cases
+
+
+# ---------------------------------------------------------------------------
+# Driver
+# ---------------------------------------------------------------------------
+
+
+def error_ratio(actual, expected, atol):
+    err = np.abs(np.asarray(actual, np.float64) - expected)
+    atol = np.broadcast_to(np.asarray(atol, np.float64), err.shape)
+    both_inf = np.isinf(expected) & (np.asarray(actual, np.float64) == expected)
+    err = np.where(both_inf, 0.0, err)
+    if not err.size:
+        return 0.0, True
+    ok = bool(np.all(err <= atol))  # NaN fails
+    ratio = float(np.max(np.where(atol > 0, err / np.where(atol > 0, atol, 1), (err > 0) * np.inf)))
+    return ratio, ok
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", type=int, default=int(os.environ.get("ROPE_DIFF_CASES", 300)))
+    ap.add_argument("--seed", type=int, default=int(os.environ.get("ROPE_DIFF_SEED", 20250601)))
+    ap.add_argument("--batch", type=int, default=40, help="functions per compiled module")
+    ap.add_argument("--emit-seeds", metavar="DIR", help="write each case's function to DIR and stop")
+    args = ap.parse_args(argv)
+
+    t0 = time.time()
+    cases = make_cases(args.seed, args.cases)
+    if args.emit_seeds:
+        out = Path(args.emit_seeds)
+        out.mkdir(parents=True, exist_ok=True)
+        for c in cases:
+            (out / f"diff-{args.seed}-{c.name}.mlir").write_text(c.func)
+        print(f"wrote {len(cases)} seeds to {out}")
+        return 0
+
+    stats = {}  # kind -> [cases, checks, max ratio]
+    failed = []
+    batches = [cases[i:i + args.batch] for i in range(0, len(cases), args.batch)]
+    for b, batch in enumerate(batches):
+        pname, pipeline = PIPELINES[b % len(PIPELINES)]
+        module = "\n".join(c.func for c in batch)
+        try:
+            lib = compiler.compile_module(module, pipeline=pipeline)
+        except Exception as e:  # noqa: BLE001 - reported with every case of the batch
+            print(f"FAIL batch {b} ({pname}): does not compile: {str(e)[:4000]}")
+            for c in batch:
+                print(f"  in batch: {c.name}: {c.desc}")
+            failed += [c.name for c in batch]
+            continue
+        for c in batch:
+            st = stats.setdefault(c.kind, [0, 0, 0.0])
+            st[0] += 1
+            for run_args, expected, atol, dtype, rdesc in c.runs:
+                print(f"running {c.name} [{pname}] {rdesc}", file=sys.stderr, flush=True)
+                try:
+                    out = T.call(lib, c.name, *run_args)
+                    ratio, ok = error_ratio(T.from_storage(out, dtype), expected, atol)
+                except Exception as e:  # noqa: BLE001
+                    ratio, ok = float("inf"), False
+                    rdesc += f" raised {type(e).__name__}: {e}"
+                st[1] += 1
+                if ok:
+                    st[2] = max(st[2], ratio)
+                    continue
+                failed.append(c.name)
+                print(f"FAIL {c.name} [{pipeline}]: max err/tol = {ratio:.3g}\n  {c.desc}\n  {rdesc}\n"
+                      f"  reproduce: {Path(__file__).name} --seed {args.seed} --cases {args.cases}\n"
+                      f"{c.func}")
+                try:
+                    a = T.from_storage(out, dtype)
+                    err = np.abs(a - expected)
+                    idx = np.unravel_index(int(np.nanargmax(np.where(np.isnan(err), np.inf, err))),
+                                           err.shape)
+                    at = np.broadcast_to(atol, err.shape)
+                    print(f"  worst at {idx}: actual={a[idx]!r} expected={expected[idx]!r} "
+                          f"tol={at[idx]:.3e}")
+                except Exception:  # noqa: BLE001
+                    pass
+
+    total = sum(s[0] for s in stats.values())
+    for kind in ("rotate", "attention", "unfused", "linear_attention", "sinusoidal"):
+        n, checks, ratio = stats.get(kind, [0, 0, 0.0])
+        print(f"differential {kind}: {n} cases, {checks} checks, max err/tol {ratio:.3f}")
+    print(f"time {time.time() - t0:.1f} s, {len(batches)} modules, seed {args.seed}")
+    if failed:
+        print(f"FAIL differential: {len(set(failed))} of {len(cases)} cases failed: "
+              f"{', '.join(sorted(set(failed)))}")
+        return 1
+    print(f"PASS differential: {total} cases")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+# CHECK: differential rotate: {{[1-9][0-9]*}} cases
+# CHECK: differential attention: {{[1-9][0-9]*}} cases
+# CHECK: differential unfused: {{[1-9][0-9]*}} cases
+# CHECK: differential linear_attention: {{[1-9][0-9]*}} cases
+# CHECK: differential sinusoidal: {{[1-9][0-9]*}} cases
+# CHECK: PASS differential: {{[0-9]+}} cases
