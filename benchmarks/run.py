@@ -228,11 +228,11 @@ def bench_prefill(results, configs, torch_parts, workdir):
         v = rng.standard_normal((1, hkv, s, d), dtype=np.float32)
         cos, sin = tables(np.arange(s), d)
         reps = 1 if s >= 2048 else 2
-        row["numpy"] = best_time(lambda: np_attention(q, k, v, cos, sin), reps=reps, warmup=0)
+        row["numpy"] = best_time(lambda: np_attention(q, k, v, cos, sin), reps=reps, warmup=1)
         if torch_parts:
             torch, _, t_attention = torch_parts
             args = [torch.from_numpy(a) for a in (q, k, v, cos, sin)]
-            row["torch"] = best_time(lambda: t_attention(*args), reps=reps, warmup=0)
+            row["torch"] = best_time(lambda: t_attention(*args), reps=reps, warmup=1)
         results["prefill"].append(row)
         print(f"prefill Hq={hq} Hkv={hkv} S={s}: " + ", ".join(
             f"{k} {flops / row[k] / 1e9:.1f} GFLOP/s" for k in ("ours", "ours_unfused", "numpy", "torch") if k in row)
