@@ -1,9 +1,10 @@
 //===- rope-fuzz.cpp - libFuzzer target for the rope compiler -------------===//
 //
-// Treats each input as MLIR text. With the dialects of rope-opt registered it
-//   1. parses and verifies the input (most inputs stop here);
-//   2. checks that what verifies round-trips: printed in custom and in generic
-//      form it reparses, verifies, and prints the same again;
+// Treats each input as MLIR text and
+//   1. parses and verifies it with only the dialects rope IR is written in
+//      (most inputs stop here), then again with everything rope-opt has;
+//   2. checks that it round-trips: printed in custom and in generic form it
+//      reparses, verifies, and prints the same again;
 //   3. runs each of our passes and pipelines on its own copy of the module in
 //      a fresh PassManager with the verifier on, and prints the result.
 // A pass may fail (a diagnostic); diagnostics are swallowed. What counts is a
@@ -83,7 +84,7 @@ DialectRegistry &inputRegistry() {
 
 /// Inputs that crash upstream MLIR 22 code (not ours) before our code runs;
 /// skipped so that a run can go on. Each has a reproducer in
-/// test/fuzz/upstream/ and an entry in docs/reliability.md.
+/// test/fuzz/inputs/ and an entry in docs/reliability.md.
 bool hitsKnownUpstreamCrash(llvm::StringRef text) {
   // linalg.transpose / linalg.broadcast: the custom parser stores a null
   // attribute when `permutation = ` / `dimensions = ` is not followed by a
@@ -123,6 +124,8 @@ void initPipelines() {
       {"rope-decompose-attention", "{query-tile=3 key-tile=2}"},
       {"rope-raise", ""},
       {"canonicalize", ""},
+      // Our ops' ReifyRankedShapedTypeOpInterface (tensor.dim of a result).
+      {"resolve-ranked-shaped-type-result-dims", ""},
       {"rope-lower-to-cpu", ""},
       {"rope-lower-to-cpu",
        "{fold-rotation=0 decompose-attention=0 parallel=0 c-wrappers=0}"},

@@ -522,7 +522,8 @@ def error_ratio(actual, expected, atol):
     if not err.size:
         return 0.0, True
     ok = bool(np.all(err <= atol))  # NaN fails
-    ratio = float(np.max(np.where(atol > 0, err / np.where(atol > 0, atol, 1), (err > 0) * np.inf)))
+    ratio = float(np.max(np.where(atol > 0, err / np.where(atol > 0, atol, 1),
+                                  np.where(err > 0, np.inf, 0.0))))
     return ratio, ok
 
 
@@ -589,10 +590,13 @@ def main(argv=None):
                     pass
 
     total = sum(s[0] for s in stats.values())
+    summary = []
     for kind in ("rotate", "attention", "unfused", "linear_attention", "sinusoidal"):
         n, checks, ratio = stats.get(kind, [0, 0, 0.0])
-        print(f"differential {kind}: {n} cases, {checks} checks, max err/tol {ratio:.3f}")
-    print(f"time {time.time() - t0:.1f} s, {len(batches)} modules, seed {args.seed}")
+        summary.append(f"differential {kind}: {n} cases, {checks} checks, max err/tol {ratio:.3f}")
+    summary.append(f"time {time.time() - t0:.1f} s, {len(batches)} modules, seed {args.seed}")
+    print("\n".join(summary))
+    print("\n".join(summary), file=sys.stderr)  # shown by `lit -a`
     if failed:
         print(f"FAIL differential: {len(set(failed))} of {len(cases)} cases failed: "
               f"{', '.join(sorted(set(failed)))}")
