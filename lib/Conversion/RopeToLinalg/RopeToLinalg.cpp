@@ -62,14 +62,8 @@ Value buildAttention(OpBuilder &b, Location loc, AttentionOp op) {
           b, loc, logits.getType(), ValueRange{logits, rowMax}, ValueRange{logits},
           ArrayRef<AffineMap>{all5, rowMap, all5}, SmallVector<IteratorType>(5, kPar),
           [&](OpBuilder &nb, Location nl, ValueRange args) {
-            Value masked = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
-                                                 args[1], negInfF32(nb, nl));
-            Value e = math::ExpOp::create(
-                nb, nl, arith::SubFOp::create(nb, nl, args[0], args[1]));
             linalg::YieldOp::create(
-                nb, nl,
-                ValueRange{arith::SelectOp::create(nb, nl, masked,
-                                                   f32Const(nb, nl, 0.0), e)});
+                nb, nl, ValueRange{buildShiftedExp(nb, nl, args[0], args[1])});
           })
           .getResult(0);
   Value rowSum = buildRowSum(b, loc, probs);
@@ -101,21 +95,6 @@ Value buildEluPlusOne(OpBuilder &b, Location loc, Value x) {
                    arith::AddFOp::create(nb, nl, v, f32Const(nb, nl, 1.0)),
                    math::ExpOp::create(nb, nl, v));
                linalg::YieldOp::create(nb, nl, ValueRange{y});
-             })
-      .getResult(0);
-}
-
-/// Accumulates lhs·rhs into `init` (f32) over the reduction loops of `iters`.
-Value contract(OpBuilder &b, Location loc, Value lhs, Value rhs, Value init,
-               ArrayRef<AffineMap> maps, ArrayRef<IteratorType> iters) {
-  return linalg::GenericOp::create(
-             b, loc, init.getType(), ValueRange{lhs, rhs}, ValueRange{init},
-             maps, iters,
-             [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Value prod = arith::MulFOp::create(nb, nl, toF32(nb, nl, args[0]),
-                                                  toF32(nb, nl, args[1]));
-               linalg::YieldOp::create(
-                   nb, nl, ValueRange{arith::AddFOp::create(nb, nl, args[2], prod)});
              })
       .getResult(0);
 }
@@ -154,12 +133,12 @@ Value buildLinearAttention(OpBuilder &b, Location loc, LinearAttentionOp op) {
     // kv[b,h,d,e] = Σ_n rk[b,h,n,d] v[b,h,n,e]; num = rq · kv.
     Value kvInit = filledTensor(b, loc, {batch, heads, b.getIndexAttr(d), dv}, f32,
                                 b.getF32FloatAttr(0));
-    Value kv = contract(b, loc, rk, v, kvInit,
+    Value kv = buildMultiplyAccumulate(b, loc, rk, v, kvInit,
                         {dimsMap(ctx, 5, {0, 1, 4, 2}), dimsMap(ctx, 5, {0, 1, 4, 3}),
                          dimsMap(ctx, 5, {0, 1, 2, 3})},
                         {kPar, kPar, kPar, kPar, kRed});
     Value numInit = filledTensor(b, loc, outSizes, f32, b.getF32FloatAttr(0));
-    num = contract(b, loc, rq, kv, numInit,
+    num = buildMultiplyAccumulate(b, loc, rq, kv, numInit,
                    {dimsMap(ctx, 5, {0, 1, 2, 4}), dimsMap(ctx, 5, {0, 1, 4, 3}),
                     dimsMap(ctx, 5, {0, 1, 2, 3})},
                    {kPar, kPar, kPar, kPar, kRed});
@@ -178,7 +157,7 @@ Value buildLinearAttention(OpBuilder &b, Location loc, LinearAttentionOp op) {
             })
             .getResult(0);
     Value denInit = filledTensor(b, loc, rowSizes, f32, b.getF32FloatAttr(0));
-    den = contract(b, loc, phiQ, ksum, denInit,
+    den = buildMultiplyAccumulate(b, loc, phiQ, ksum, denInit,
                    {dimsMap(ctx, 4, {0, 1, 2, 3}), dimsMap(ctx, 4, {0, 1, 3}),
                     dimsMap(ctx, 4, {0, 1, 2})},
                    {kPar, kPar, kPar, kRed});
@@ -190,10 +169,10 @@ Value buildLinearAttention(OpBuilder &b, Location loc, LinearAttentionOp op) {
                                             dimsMap(ctx, 5, {0, 1, 3, 4}),
                                             dimsMap(ctx, 5, {0, 1, 2, 3})};
     SmallVector<IteratorType> scoreIters = {kPar, kPar, kPar, kPar, kRed};
-    Value a = contract(b, loc, rq, rk,
+    Value a = buildMultiplyAccumulate(b, loc, rq, rk,
                        filledTensor(b, loc, sqSizes, f32, b.getF32FloatAttr(0)),
                        scoreMaps, scoreIters);
-    Value w = contract(b, loc, phiQ, phiK,
+    Value w = buildMultiplyAccumulate(b, loc, phiQ, phiK,
                        filledTensor(b, loc, sqSizes, f32, b.getF32FloatAttr(0)),
                        scoreMaps, scoreIters);
     auto causalBody = [&](bool withValue) {
@@ -341,15 +320,7 @@ struct LowerSinusoidal : public OpRewritePattern<SinusoidalOp> {
                                 dimsMap(ctx, n, range(0, n))},
             SmallVector<IteratorType>(n, kPar),
             [&](OpBuilder &nb, Location nl, ValueRange args) {
-              Value p = arith::SIToFPOp::create(nb, nl, nb.getF64Type(),
-                                                positionToI64(nb, nl, args[0]));
-              Value phase = arith::MulFOp::create(nb, nl, p, args[1]);
-              Value turns = math::RoundEvenOp::create(
-                  nb, nl, arith::MulFOp::create(nb, nl, phase,
-                                                f64Const(nb, nl, 0.5 / M_PI)));
-              Value reduced = arith::SubFOp::create(
-                  nb, nl, phase,
-                  arith::MulFOp::create(nb, nl, turns, f64Const(nb, nl, 2.0 * M_PI)));
+              Value reduced = buildReducedPhase(nb, nl, args[0], args[1]);
               Value r32 = arith::TruncFOp::create(nb, nl, nb.getF32Type(), reduced);
               Value lane = arith::IndexCastOp::create(
                   nb, nl, nb.getI64Type(), linalg::IndexOp::create(nb, nl, n - 1));

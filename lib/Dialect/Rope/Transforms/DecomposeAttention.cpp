@@ -234,20 +234,15 @@ struct DecomposeAttention : public OpRewritePattern<AttentionOp> {
                              [](OpBuilder &b, Location loc, ValueRange a) -> Value {
                                return arith::MaximumFOp::create(b, loc, a[0], a[1]);
                              });
-    // exp(x − m'), 0 while the row has seen no visible key (m' = −inf).
-    auto shiftedExp = [](OpBuilder &b, Location loc, Value x, Value mx) -> Value {
-      Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mx,
-                                         negInfF32(b, loc));
-      Value e = math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, x, mx));
-      return arith::SelectOp::create(b, loc, none, f32Const(b, loc, 0.0), e);
-    };
+    // p = exp(s − m') and the correction exp(m − m'), both 0 while the row
+    // has seen no visible key (m' = −inf).
     Value p = elementwise(b, loc, {logits, mNew}, {all5, row}, logits,
                           [&](OpBuilder &b, Location loc, ValueRange a) {
-                            return shiftedExp(b, loc, a[0], a[1]);
+                            return buildShiftedExp(b, loc, a[0], a[1]);
                           });
     Value correction = elementwise(b, loc, {m, mNew}, {all4, all4}, m,
                                    [&](OpBuilder &b, Location loc, ValueRange a) {
-                                     return shiftedExp(b, loc, a[0], a[1]);
+                                     return buildShiftedExp(b, loc, a[0], a[1]);
                                    });
     Value tileSum = buildRowSum(b, loc, p);
     Value lNew = elementwise(

@@ -136,6 +136,42 @@ Value buildMinPosition(OpBuilder &b, Location loc, Value positions) {
   return buildPositionExtreme(b, loc, positions, /*max=*/false);
 }
 
+Value buildReducedPhase(OpBuilder &b, Location loc, Value position,
+                        Value frequency) {
+  Value p = arith::SIToFPOp::create(b, loc, b.getF64Type(),
+                                    positionToI64(b, loc, position));
+  Value phase = arith::MulFOp::create(b, loc, p, frequency);
+  Value turns = math::RoundEvenOp::create(
+      b, loc, arith::MulFOp::create(b, loc, phase, f64Const(b, loc, 0.5 / M_PI)));
+  return arith::SubFOp::create(
+      b, loc, phase,
+      arith::MulFOp::create(b, loc, turns, f64Const(b, loc, 2.0 * M_PI)));
+}
+
+Value buildShiftedExp(OpBuilder &b, Location loc, Value x, Value max) {
+  Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, max,
+                                     negInfF32(b, loc));
+  Value e = math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, x, max));
+  return arith::SelectOp::create(b, loc, none, f32Const(b, loc, 0.0), e);
+}
+
+Value buildMultiplyAccumulate(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                              Value init, ArrayRef<AffineMap> maps,
+                              ArrayRef<IteratorType> iters,
+                              arith::FastMathFlags fastMath) {
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{lhs, rhs}, ValueRange{init},
+             maps, iters,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value prod = arith::MulFOp::create(nb, nl, toF32(nb, nl, args[0]),
+                                                  toF32(nb, nl, args[1]), fastMath);
+               linalg::YieldOp::create(
+                   nb, nl,
+                   ValueRange{arith::AddFOp::create(nb, nl, args[2], prod, fastMath)});
+             })
+      .getResult(0);
+}
+
 Value f64Tensor(OpBuilder &b, Location loc, ArrayRef<double> values) {
   auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
                                     b.getF64Type());
@@ -234,15 +270,7 @@ CosSin buildTable(OpBuilder &b, Location loc, Value positions, Value invFreq,
       b, loc, TypeRange{init.getType(), init.getType()},
       ValueRange{positions, invFreq}, ValueRange{init, init}, maps, iters,
       [&](OpBuilder &nb, Location nl, ValueRange args) {
-        Value p = arith::SIToFPOp::create(nb, nl, nb.getF64Type(),
-                                          positionToI64(nb, nl, args[0]));
-        Value phase = arith::MulFOp::create(nb, nl, p, args[1]);
-        Value turns = math::RoundEvenOp::create(
-            nb, nl,
-            arith::MulFOp::create(nb, nl, phase, f64Const(nb, nl, 0.5 / M_PI)));
-        Value reduced = arith::SubFOp::create(
-            nb, nl, phase,
-            arith::MulFOp::create(nb, nl, turns, f64Const(nb, nl, 2.0 * M_PI)));
+        Value reduced = buildReducedPhase(nb, nl, args[0], args[1]);
         Value r32 = arith::TruncFOp::create(nb, nl, nb.getF32Type(), reduced);
         Value delta = arith::TruncFOp::create(
             nb, nl, nb.getF32Type(),
@@ -398,13 +426,6 @@ Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
 //===----------------------------------------------------------------------===//
 // Attention helpers
 //===----------------------------------------------------------------------===//
-
-/// Positions of an attention operand: the given tensor, or the default
-/// `offset + [0, len)`.
-Value positionsOrIota(OpBuilder &b, Location loc, Value given, OpFoldResult len,
-                      Value offset) {
-  return given ? given : buildIota(b, loc, len, offset);
-}
 
 /// Map of positions ([S] or [B, S]) into a loop nest whose batch loop is
 /// `batchDim` and sequence loop is `seqDim`.
@@ -573,22 +594,11 @@ Value buildLogits(OpBuilder &b, Location loc, const AttentionPlan &plan, Value q
                                      kSizes[2]};
 
   // scores[b,kh,g,i,j] = Σ_d q[b,kh,g,i,d] k[b,kh,j,d]
-  Value init = filledTensor(b, loc, sizes, f32, b.getF32FloatAttr(0));
-  Value scores =
-      linalg::GenericOp::create(
-          b, loc, init.getType(), ValueRange{q, k}, ValueRange{init},
-          ArrayRef<AffineMap>{dimsMap(ctx, 6, {0, 1, 2, 3, 5}),
-                              dimsMap(ctx, 6, {0, 1, 4, 5}),
-                              dimsMap(ctx, 6, {0, 1, 2, 3, 4})},
-          ArrayRef<IteratorType>{kPar, kPar, kPar, kPar, kPar, kRed},
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            Value prod = arith::MulFOp::create(nb, nl, toF32(nb, nl, args[0]),
-                                               toF32(nb, nl, args[1]), kReduceFMF);
-            linalg::YieldOp::create(
-                nb, nl,
-                ValueRange{arith::AddFOp::create(nb, nl, args[2], prod, kReduceFMF)});
-          })
-          .getResult(0);
+  Value scores = buildMultiplyAccumulate(
+      b, loc, q, k, filledTensor(b, loc, sizes, f32, b.getF32FloatAttr(0)),
+      {dimsMap(ctx, 6, {0, 1, 2, 3, 5}), dimsMap(ctx, 6, {0, 1, 4, 5}),
+       dimsMap(ctx, 6, {0, 1, 2, 3, 4})},
+      {kPar, kPar, kPar, kPar, kPar, kRed}, kReduceFMF);
 
   // logits = scale·scores (+ mask); -inf where masked out or not yet visible.
   SmallVector<Value> ins = {scores};
@@ -672,20 +682,11 @@ Value buildProbsTimesValues(OpBuilder &b, Location loc, Value p, Value v,
   MLIRContext *ctx = b.getContext();
   // Loops (b, kh, g, i, j, e): the key loop j is outside the value-dim loop
   // e, so the innermost loop streams contiguous rows of V and of acc.
-  return linalg::GenericOp::create(
-             b, loc, acc.getType(), ValueRange{p, v}, ValueRange{acc},
-             ArrayRef<AffineMap>{dimsMap(ctx, 6, {0, 1, 2, 3, 4}),
-                                 dimsMap(ctx, 6, {0, 1, 4, 5}),
-                                 dimsMap(ctx, 6, {0, 1, 2, 3, 5})},
-             ArrayRef<IteratorType>{kPar, kPar, kPar, kPar, kRed, kPar},
-             [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Value prod = arith::MulFOp::create(
-                   nb, nl, args[0], toF32(nb, nl, args[1]), kReduceFMF);
-               linalg::YieldOp::create(
-                   nb, nl,
-                   ValueRange{arith::AddFOp::create(nb, nl, args[2], prod, kReduceFMF)});
-             })
-      .getResult(0);
+  return buildMultiplyAccumulate(
+      b, loc, p, v, acc,
+      {dimsMap(ctx, 6, {0, 1, 2, 3, 4}), dimsMap(ctx, 6, {0, 1, 4, 5}),
+       dimsMap(ctx, 6, {0, 1, 2, 3, 5})},
+      {kPar, kPar, kPar, kPar, kRed, kPar}, kReduceFMF);
 }
 
 Value buildNormalizedOutput(OpBuilder &b, Location loc, Value acc, Value rowSum,

@@ -13,6 +13,7 @@
 
 #include "rope/Dialect/Rope/IR/RopeOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Builders.h"
@@ -44,6 +45,24 @@ Value filledTensor(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
                    Type elementType, TypedAttr value);
 /// A position element widened to i64.
 Value positionToI64(OpBuilder &b, Location loc, Value p);
+
+/// The phase p·f of an integer position and an f64 frequency, formed in f64
+/// and reduced to [-π, π] there (exact enough that the f32 sine and cosine of
+/// the result stay within a few ulps for positions up to 2^20 and beyond).
+Value buildReducedPhase(OpBuilder &b, Location loc, Value position,
+                        Value frequency);
+
+/// exp(x − max) in f32, and 0 where max is −inf (a row that has seen no
+/// visible key yet), so fully masked rows give 0 instead of NaN.
+Value buildShiftedExp(OpBuilder &b, Location loc, Value x, Value max);
+
+/// Accumulates lhs·rhs (widened to f32) into `init` over the reduction loops
+/// of `iters`; `fastMath` applies to the multiply and the add.
+Value buildMultiplyAccumulate(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                              Value init, ArrayRef<AffineMap> maps,
+                              ArrayRef<IteratorType> iters,
+                              arith::FastMathFlags fastMath =
+                                  arith::FastMathFlags::none);
 
 //===----------------------------------------------------------------------===//
 // Positions, frequencies, tables, rotation
@@ -81,9 +100,6 @@ Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
 // Attention
 //===----------------------------------------------------------------------===//
 
-/// Positions of an attention operand: the given tensor, or `offset + [0, len)`.
-Value positionsOrIota(OpBuilder &b, Location loc, Value given, OpFoldResult len,
-                      Value offset);
 /// Map of positions ([S] or [B, S]) into a loop nest with batch loop
 /// `batchDim` and sequence loop `seqDim`.
 AffineMap positionsMap(MLIRContext *ctx, Value positions, unsigned numDims,
