@@ -5,6 +5,10 @@
 # and, for reliability work (docs/reliability.md):
 #   make check-sanitize  the whole lit suite on an ASan+UBSan build (build-asan/)
 #   make fuzz            a longer libFuzzer run (FUZZ_SECONDS, default 600)
+# and, for GPU work (docs/gpu.md):
+#   make gpu-bundle      compile the GPU tests and benchmarks ahead of time into
+#                        $(BUILD)/gpu-bundle, for a GPU machine without LLVM
+#                        (run there: bash utils/run_gpu_bundle.sh)
 SHELL    := /bin/bash
 BUILD    ?= build
 LLVM_DIR ?= /usr/lib/llvm-22
@@ -28,7 +32,7 @@ SANITIZER_ENV = ASAN_OPTIONS=allow_user_poisoning=0:halt_on_error=1:print_stackt
 FUZZ_SECONDS ?= 600
 FUZZ_DIR     ?= $(BUILD)/fuzz
 
-.PHONY: setup configure build demo check check-sanitize fuzz bench clean
+.PHONY: setup configure build demo check check-sanitize fuzz bench gpu-bundle clean
 
 setup:
 	@bash utils/setup.sh
@@ -78,6 +82,18 @@ fuzz: build
 bench: build
 	@bash utils/setup.sh --bench
 	PYTHONPATH=python ROPE_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) benchmarks/run.py
+
+# Every GPU test case and benchmark module compiled for GPU_CHIP into one
+# folder of small shared libraries plus libRopeCudaRuntime.so (a few MiB):
+# what a GPU machine with only the NVIDIA driver needs, besides this checkout.
+GPU_CHIP   ?= sm_90
+GPU_BUNDLE ?= $(BUILD)/gpu-bundle
+gpu-bundle: build
+	@rm -rf $(GPU_BUNDLE); mkdir -p $(GPU_BUNDLE)
+	@set -e; for f in test/Integration/GPU/*.py benchmarks/gpu.py; do \
+	  ROPE_GPU_COMPILE_ONLY=1 ROPE_GPU_CHIP=$(GPU_CHIP) ROPE_KERNEL_CACHE=$(abspath $(GPU_BUNDLE)) \
+	  PYTHONPATH=python ROPE_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) $$f > /dev/null; done
+	@echo "$(GPU_BUNDLE): $$(ls $(GPU_BUNDLE) | wc -l) files, $$(du -sh $(GPU_BUNDLE) | cut -f1)"
 
 clean:
 	rm -rf $(BUILD)

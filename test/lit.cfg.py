@@ -7,7 +7,7 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "ROPE"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir", ".py"]
+config.suffixes = [".mlir", ".py", ".test"]
 config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.rope_obj_root, "test")
@@ -50,6 +50,26 @@ tools = [
     "mlir-translate",
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# GPU (docs/gpu.md). `cuda-toolkit`: the CUDA toolkit was found at configure
+# time, so ptxas turns kernels into cubins and libRopeCudaRuntime.so is built.
+# `cuda-device`: besides, an NVIDIA GPU answers through that runtime; the
+# GPU numerical tests need it. Without one, the same test files still run
+# compile-only (cubins for sm_90 and sm_80) and on the CPU through the
+# emulated GPU mapping (test/Integration/GPU/*.test).
+if config.rope_cuda_root:
+    import subprocess
+    config.available_features.add("cuda-toolkit")
+    config.environment["CUDA_ROOT"] = config.rope_cuda_root
+    config.environment["PATH"] = os.pathsep.join(
+        [os.path.join(config.rope_cuda_root, "bin"), config.environment.get("PATH", os.environ["PATH"])])
+    probe = subprocess.run(
+        [python, "-c", "from rope_mlir import gpu; print(gpu.device_count())"],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": config.environment["PYTHONPATH"],
+             "ROPE_BUILD_DIR": config.rope_obj_root})
+    if probe.returncode == 0 and probe.stdout.strip() not in ("", "0"):
+        config.available_features.add("cuda-device")
 
 # Reliability (docs/reliability.md).
 # `fuzzer`: the build has tools/rope-fuzz (-DROPE_ENABLE_FUZZER=ON); the

@@ -9,9 +9,12 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -160,6 +163,108 @@ struct ParallelizeElementwisePass
 };
 } // namespace
 
+namespace {
+/// Reorders the loops of linalg.generic ops so that every reduction dim comes
+/// after every parallel dim. On the GPU each parallel iteration is a thread
+/// and the loops below the first reduction run inside it: P·V
+/// ([b, h, q, k(reduction), d]) would otherwise give one thread per query
+/// row, looping over the whole head dim.
+struct ReductionsInnermostPass
+    : public PassWrapper<ReductionsInnermostPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ReductionsInnermostPass)
+  StringRef getArgument() const final { return "rope-reductions-innermost"; }
+  StringRef getDescription() const final {
+    return "Interchange linalg.generic loops so reduction dims are innermost";
+  }
+  void runOnOperation() override {
+    SmallVector<linalg::GenericOp> generics;
+    getOperation().walk([&](linalg::GenericOp op) { generics.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (linalg::GenericOp op : generics) {
+      SmallVector<unsigned> order;
+      for (auto [i, kind] : llvm::enumerate(op.getIteratorTypesArray()))
+        if (kind == utils::IteratorType::parallel)
+          order.push_back(i);
+      for (auto [i, kind] : llvm::enumerate(op.getIteratorTypesArray()))
+        if (kind != utils::IteratorType::parallel)
+          order.push_back(i);
+      if (llvm::is_sorted(order))
+        continue;
+      rewriter.setInsertionPoint(op);
+      if (failed(linalg::interchangeGenericOp(rewriter, op, order)))
+        continue; // Still correct, only slower.
+    }
+  }
+};
+
+/// rope on tensors to linalg on tensors, with the elementwise chains (table
+/// building into rotation, softmax steps) fused before anything is
+/// materialised. Shared by the CPU and GPU pipelines.
+void addRopeToLinalgPasses(OpPassManager &pm) {
+  pm.addPass(rope::createConvertRopeToLinalg());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+/// Host loops on memrefs (scf, cf, arith, math, memref, OpenMP) to the LLVM
+/// dialect.
+void addHostLoopsToLLVMPasses(OpPassManager &pm, bool cWrappers,
+                              bool approximateMath, bool openMP) {
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  if (cWrappers)
+    pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
+  if (approximateMath)
+    pm.addPass(std::make_unique<ApproximateMathPass>());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  if (openMP)
+    pm.addPass(createConvertOpenMPToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+/// rope on tensors to host functions on device buffers whose computations
+/// are gpu.launch kernels (one per linalg op: parallel dims on a grid of
+/// threads, reduction dims a loop in each thread). Attention stays one set
+/// of whole-tensor ops (scores, softmax, P·V).
+void addGPUMappingPasses(OpPassManager &pm, bool foldRotation,
+                         int64_t blockSize) {
+  if (foldRotation)
+    pm.addPass(createRopeFoldRotationIntoQK());
+  addRopeToLinalgPasses(pm);
+
+  // Identity-layout memrefs at the boundary; every buffer a function
+  // allocates lives on the GPU and is freed there (no ownership-based
+  // deallocation: the host code is straight-line).
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(std::make_unique<ReadOnlyPublicArgumentsPass>());
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(rope::createRopeHostBuffersToGPU());
+
+  pm.addPass(std::make_unique<ReductionsInnermostPass>());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(rope::createRopeParallelLoopsToGPU(
+      rope::RopeParallelLoopsToGPUOptions{blockSize}));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createCanonicalizerPass());
+}
+} // namespace
+
 void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
                                          const LowerToCPUOptions &options) {
   // rope level: rotations move into attention, attention into tiled loops.
@@ -169,13 +274,7 @@ void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
     pm.addPass(createRopeDecomposeAttention(
         RopeDecomposeAttentionOptions{options.queryTile, options.keyTile}));
 
-  // Tensors: rope ops to linalg, then fuse the elementwise chains (table
-  // building into rotation, softmax steps) before anything is materialised.
-  pm.addPass(rope::createConvertRopeToLinalg());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  pm.addPass(createLinalgElementwiseOpFusionPass());
-  pm.addPass(createCanonicalizerPass());
+  addRopeToLinalgPasses(pm);
   if (options.parallel)
     pm.addPass(std::make_unique<ParallelizeElementwisePass>());
 
@@ -206,28 +305,49 @@ void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
     pm.addPass(createConvertSCFToOpenMPPass());
     pm.addPass(std::make_unique<InlineAllocaScopesPass>());
   }
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
+  addHostLoopsToLLVMPasses(pm, options.cWrappers, options.approximateMath,
+                           options.parallel);
+}
+
+void mlir::rope::buildLowerToNVVMPipeline(OpPassManager &pm,
+                                          const LowerToNVVMOptions &options) {
+  addGPUMappingPasses(pm, options.foldRotation, options.blockSize);
+  pm.addPass(createGpuKernelOutliningPass());
+  // Allocations, copies and launches of a function are ordered on one stream.
+  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
   if (options.cWrappers)
     pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
-  if (options.approximateMath)
-    pm.addPass(std::make_unique<ApproximateMathPass>());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  if (options.parallel)
-    pm.addPass(createConvertOpenMPToLLVMPass());
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(createCanonicalizerPass());
+
+  // NVVM, the binary (ptxas for cubin/fatbin), and the host side.
+  gpu::GPUToNVVMPipelineOptions nvvm;
+  nvvm.cubinChip = options.chip;
+  nvvm.cubinFeatures = options.features;
+  nvvm.cubinFormat = options.format;
+  nvvm.optLevel = options.optLevel;
+  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+}
+
+void mlir::rope::buildTestGPUMappingOnCPUPipeline(
+    OpPassManager &pm, const LowerToNVVMOptions &options) {
+  addGPUMappingPasses(pm, options.foldRotation, options.blockSize);
+  pm.addNestedPass<func::FuncOp>(rope::createRopeEmulateGPUOnHost());
+  addHostLoopsToLLVMPasses(pm, options.cWrappers, /*approximateMath=*/false,
+                           /*openMP=*/false);
 }
 
 void mlir::rope::registerRopePipelines() {
+  PassPipelineRegistration<LowerToNVVMOptions>(
+      "rope-lower-to-nvvm",
+      "Lower rope on tensors to NVIDIA kernels in a gpu.binary (NVVM, PTX, "
+      "cubin through ptxas) plus host code that calls the mgpu* runtime "
+      "(libRopeCudaRuntime.so)",
+      buildLowerToNVVMPipeline);
+  PassPipelineRegistration<LowerToNVVMOptions>(
+      "rope-test-gpu-mapping-on-cpu",
+      "Testing aid: the --rope-lower-to-nvvm pipeline up to its kernels, which "
+      "then run as host loops (--rope-emulate-gpu-on-host), lowered for the "
+      "CPU; checks the GPU mapping numerically without a GPU",
+      buildTestGPUMappingOnCPUPipeline);
   PassPipelineRegistration<LowerToCPUOptions>(
       "rope-lower-to-cpu",
       "Lower rope (and upstream dialects on tensors) to the LLVM dialect for "

@@ -45,12 +45,64 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
       llvm::cl::init(64)};
 };
 
+/// Options of `--rope-lower-to-nvvm`.
+struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("NVIDIA architecture to compile kernels for (sm_90 is "
+                     "Hopper, sm_80 Ampere)"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("NVPTX target features; the PTX ISA version must know "
+                     "the chip (PTX 7.8 for sm_90)"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What gpu.binary holds: `fatbin` (cubin + PTX), `bin` "
+                     "(cubin, via ptxas), `isa` (PTX text, for inspection), "
+                     "`offload` (LLVM IR)"),
+      llvm::cl::init("fatbin")};
+  PassOptions::Option<int> optLevel{
+      *this, "opt-level",
+      llvm::cl::desc("LLVM optimisation level of the kernels"),
+      llvm::cl::init(3)};
+  PassOptions::Option<int64_t> blockSize{
+      *this, "block-size",
+      llvm::cl::desc("Threads per block of the generated kernels"),
+      llvm::cl::init(256)};
+  PassOptions::Option<bool> foldRotation{
+      *this, "fold-rotation",
+      llvm::cl::desc("Fold rope.rotate of Q and K into the attention that "
+                     "consumes them (--rope-fold-rotation-into-qk)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> cWrappers{
+      *this, "c-wrappers",
+      llvm::cl::desc("Emit _mlir_ciface_ wrappers so functions can be called "
+                     "from C with memref descriptors"),
+      llvm::cl::init(true)};
+};
+
 /// rope (and any upstream dialects beside it) on tensors down to the LLVM
 /// dialect: linalg lowering, bufferization, loops, LLVM conversion. The
 /// result runs under mlir-runner or goes through mlir-translate.
 void buildLowerToCPUPipeline(OpPassManager &pm, const LowerToCPUOptions &options);
 
-/// Registers the named pipelines (`--rope-lower-to-cpu`).
+/// rope on tensors to host code in the LLVM dialect plus a `gpu.binary` of
+/// NVIDIA kernels. The lowered functions take and return GPU buffers (memref
+/// descriptors whose pointers are device pointers); their host code calls the
+/// mgpu* runtime API (libRopeCudaRuntime.so).
+void buildLowerToNVVMPipeline(OpPassManager &pm,
+                              const LowerToNVVMOptions &options);
+
+/// Testing aid: `buildLowerToNVVMPipeline` up to its gpu.launch kernels,
+/// which then run as host loops on host memory, lowered for the CPU
+/// (chip, features, format and opt-level are ignored). The GPU test files
+/// run through it on machines without a GPU.
+void buildTestGPUMappingOnCPUPipeline(OpPassManager &pm,
+                                      const LowerToNVVMOptions &options);
+
+/// Registers the named pipelines (`--rope-lower-to-cpu`, `--rope-lower-to-nvvm`).
 void registerRopePipelines();
 
 } // namespace rope

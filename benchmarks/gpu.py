@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""rope-mlir GPU benchmarks (issue 5), every figure from one run, as ratios:
+
+* rotary application, Q [1,32,S,128] f16 (llama3 spec): bytes moved per
+  second (read x + write result) against a device-to-device copy of the same
+  bytes (PyTorch `copy_`), and against PyTorch eager RoPE (HF-style
+  x·cos + rotate_half(x)·sin with precomputed tables);
+* attention with RoPE, f16, B=1, H=32, S=4096, D=128, causal: our fused
+  module (rope.rotate of Q and K folded into rope.attention) against PyTorch
+  eager RoPE + `scaled_dot_product_attention` on the same GPU; FLOP/s with
+  the dense count 4·B·H·S²·D.
+
+Our functions run on device buffers (PyTorch's allocations, passed as memref
+descriptors), so no host transfers are timed. Each function call creates its
+stream, allocates its temporaries stream-ordered, launches and synchronises;
+all of that is in the timing.
+
+Two modes, because the GPU machine has no LLVM:
+  ROPE_GPU_COMPILE_ONLY=1 ROPE_KERNEL_CACHE=DIR python3 benchmarks/gpu.py
+      (here) compiles the benchmark modules into DIR;
+  ROPE_PREBUILT_ONLY=1 ROPE_KERNEL_CACHE=DIR python3 benchmarks/gpu.py OUT
+      (there) runs them and writes OUT/gpu.{json,md}.
+`make gpu-bundle` does the first (with the GPU test files); utils/run_gpu_bundle.sh
+the second.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from rope_mlir import gpu
+
+LLAMA3 = ("#rope.spec<base = 500000.0, scaling = #rope.llama3<factor = 8.0, "
+          "original_max_position_embeddings = 8192>>")
+ROTARY_SEQS = (1024, 4096, 16384)
+H, D = 32, 128
+ATTN_S = 4096
+
+
+def rotate_module(s):
+    t = f"tensor<1x{H}x{s}x{D}xf16>"
+    return (f"func.func @rotate(%x: {t}, %p: tensor<{s}xi64>) -> {t} {{\n"
+            f"  %r = rope.rotate %x, %p rotary({LLAMA3}) : {t}, tensor<{s}xi64>\n"
+            f"  return %r : {t}\n}}\n")
+
+
+def attention_module(s):
+    t = f"tensor<1x{H}x{s}x{D}xf16>"
+    pt = f"tensor<{s}xi64>"
+    return (f"func.func @attention(%q: {t}, %k: {t}, %v: {t}, %p: {pt}) -> {t} {{\n"
+            f"  %qr = rope.rotate %q, %p rotary({LLAMA3}) : {t}, {pt}\n"
+            f"  %kr = rope.rotate %k, %p rotary({LLAMA3}) : {t}, {pt}\n"
+            f"  %o = rope.attention %qr, %kr, %v causal : {t}, {t}, {t}\n"
+            f"  return %o : {t}\n}}\n")
+
+
+MODULES = {**{f"rotate S={s}": rotate_module(s) for s in ROTARY_SEQS},
+           f"attention S={ATTN_S}": attention_module(ATTN_S)}
+
+
+class TorchBuffer:
+    """A torch CUDA tensor seen as a device buffer by GpuLibrary."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+        self.ptr = tensor.data_ptr()
+
+
+def timed(fn, sync, reps=20, warmup=3):
+    for _ in range(warmup):
+        fn()
+    sync()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    return times[len(times) // 2]  # median
+
+
+def torch_tables(torch, positions, dtype):
+    from rope_mlir import reference as ref
+    spec = ref.RotarySpec(base=500000.0, scaling=ref.Scaling(
+        "llama3", factor=8.0, original_max_position_embeddings=8192))
+    inv = torch.tensor(ref.inv_freq(spec, D), dtype=torch.float32, device="cuda")
+    freqs = torch.outer(positions.float(), inv)
+    emb = torch.cat([freqs, freqs], dim=-1)
+    return emb.cos().to(dtype), emb.sin().to(dtype)
+
+
+def torch_rope(torch, x, cos, sin):
+    x1, x2 = x[..., : D // 2], x[..., D // 2:]
+    return x * cos + torch.cat([-x2, x1], dim=-1) * sin
+
+
+def run(out_dir: Path):
+    import torch
+    import torch.nn.functional as F
+
+    libs = {name: gpu.compile_module(text) for name, text in MODULES.items()}
+    sync = torch.cuda.synchronize
+    results = {"gpu": gpu.device_name(), "torch": torch.__version__, "rotary": [], "attention": []}
+
+    for s in ROTARY_SEQS:
+        lib = libs[f"rotate S={s}"]
+        x = torch.randn(1, H, s, D, device="cuda", dtype=torch.float16)
+        p = torch.arange(s, device="cuda", dtype=torch.int64)
+        shapes = [tuple(x.shape), tuple(p.shape)]
+        bufs = [TorchBuffer(x), TorchBuffer(p)]
+
+        def ours():
+            r = lib.call_device("rotate", bufs, shapes)
+            lib.free_result(r, bufs)
+
+        y = torch.empty_like(x)
+        cos, sin = torch_tables(torch, p, torch.float16)
+        t_ours = timed(ours, sync)
+        t_copy = timed(lambda: y.copy_(x), sync)
+        t_torch = timed(lambda: torch_rope(torch, x, cos, sin), sync)
+        nbytes = 2 * x.numel() * x.element_size()
+        results["rotary"].append({
+            "S": s, "bytes": nbytes, "ours_s": t_ours, "copy_s": t_copy, "torch_s": t_torch,
+            "ours_GBps": nbytes / t_ours / 1e9, "copy_GBps": nbytes / t_copy / 1e9,
+            "ours_vs_copy": t_copy / t_ours, "ours_vs_torch": t_torch / t_ours})
+        print(json.dumps(results["rotary"][-1]), flush=True)
+
+    s = ATTN_S
+    lib = libs[f"attention S={s}"]
+    q, k, v = (torch.randn(1, H, s, D, device="cuda", dtype=torch.float16) for _ in range(3))
+    p = torch.arange(s, device="cuda", dtype=torch.int64)
+    bufs = [TorchBuffer(t) for t in (q, k, v, p)]
+    shapes = [tuple(t.shape) for t in (q, k, v, p)]
+
+    def ours():
+        r = lib.call_device("attention", bufs, shapes)
+        lib.free_result(r, bufs)
+
+    cos, sin = torch_tables(torch, p, torch.float16)
+
+    def torch_attention():
+        return F.scaled_dot_product_attention(torch_rope(torch, q, cos, sin),
+                                              torch_rope(torch, k, cos, sin), v, is_causal=True)
+
+    t_ours = timed(ours, sync, reps=5, warmup=1)
+    t_torch = timed(torch_attention, sync, reps=20, warmup=3)
+    flops = 4 * H * s * s * D
+    results["attention"].append({
+        "B": 1, "H": H, "S": s, "D": D, "dtype": "f16", "causal": True,
+        "ours_s": t_ours, "torch_s": t_torch, "ours_TFLOPs": flops / t_ours / 1e12,
+        "torch_TFLOPs": flops / t_torch / 1e12, "ours_vs_torch": t_torch / t_ours})
+    print(json.dumps(results["attention"][-1]), flush=True)
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "gpu.json").write_text(json.dumps(results, indent=2) + "\n")
+    lines = [f"# GPU benchmarks: {results['gpu']} (PyTorch {results['torch']})", "",
+             "Rotary application, Q [1,32,S,128] f16, llama3 (median of 20; bytes = read + write):",
+             "", "| S | ours GB/s | copy GB/s | ours / copy | ours vs PyTorch eager |",
+             "|---|---|---|---|---|"]
+    for r in results["rotary"]:
+        lines.append(f"| {r['S']} | {r['ours_GBps']:.0f} | {r['copy_GBps']:.0f} | "
+                     f"{r['ours_vs_copy']:.2f} | {r['ours_vs_torch']:.2f}× |")
+    a = results["attention"][0]
+    lines += ["", "Attention with RoPE, f16, B=1, H=32, S=4096, D=128, causal (dense FLOP count):", "",
+              "| ours ms | PyTorch ms | ours TFLOP/s | PyTorch TFLOP/s | ours vs PyTorch |",
+              "|---|---|---|---|---|",
+              f"| {a['ours_s'] * 1e3:.2f} | {a['torch_s'] * 1e3:.2f} | {a['ours_TFLOPs']:.1f} | "
+              f"{a['torch_TFLOPs']:.1f} | {a['ours_vs_torch']:.3f}× |", ""]
+    (out_dir / "gpu.md").write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
+def main():
+    if gpu.compile_only():
+        for name, text in MODULES.items():
+            gpu.build(text)
+            print(f"COMPILED {name}")
+        return
+    run(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent / "results")
+
+
+if __name__ == "__main__":
+    main()

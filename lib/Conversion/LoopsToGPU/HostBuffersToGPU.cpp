@@ -1,0 +1,195 @@
+//===- HostBuffersToGPU.cpp - buffers of host functions in GPU memory -----===//
+//
+// After bufferization a lowered function allocates its temporaries and its
+// result with memref.alloc, i.e. in host memory, which kernels cannot touch.
+// The functions that --rope-lower-to-nvvm produces take and return device
+// buffers (like a CUDA library), so every allocation moves to the GPU and the
+// function frees what it does not hand back.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rope/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace mlir::rope {
+#define GEN_PASS_DEF_ROPEHOSTBUFFERSTOGPU
+#include "rope/Conversion/Passes.h.inc"
+} // namespace mlir::rope
+
+using namespace mlir;
+
+namespace {
+
+/// The buffer that `buffer` views (through subviews, reshapes, casts): an
+/// allocation, a global or an argument.
+Value rootBuffer(Value buffer) {
+  while (auto view = buffer.getDefiningOp<ViewLikeOpInterface>())
+    buffer = view.getViewSource();
+  return buffer;
+}
+
+struct RopeHostBuffersToGPUPass
+    : public rope::impl::RopeHostBuffersToGPUBase<RopeHostBuffersToGPUPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+
+    // Copies become kernels: a host-side copy cannot read device memory.
+    SmallVector<memref::CopyOp> copies;
+    func.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
+    for (memref::CopyOp copy : copies) {
+      OpBuilder b(copy);
+      linalg::CopyOp::create(b, copy.getLoc(), ValueRange{copy.getSource()},
+                             ValueRange{copy.getTarget()});
+      copy.erase();
+    }
+
+    SmallVector<memref::AllocOp> allocations;
+    WalkResult walk = func.walk([&](memref::AllocOp alloc) {
+      if (alloc->getBlock() != &func.getBody().front()) {
+        alloc.emitOpError("in host control flow cannot be placed in GPU "
+                          "memory by rope-host-buffers-to-gpu");
+        return WalkResult::interrupt();
+      }
+      if (!alloc.getSymbolOperands().empty()) {
+        alloc.emitOpError("with layout symbols is not supported by "
+                          "rope-host-buffers-to-gpu");
+        return WalkResult::interrupt();
+      }
+      allocations.push_back(alloc);
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+
+    // Host reads of buffers (a tensor.extract of a computed scalar, e.g. the
+    // largest position that dynamic NTK scales by) go through a staging copy
+    // of the one element into host memory. gpu-async-region later makes the
+    // copy wait for the kernels that wrote the buffer.
+    SmallVector<memref::LoadOp> hostLoads;
+    walk = func.walk([&](memref::LoadOp load) {
+      if (load->getParentOfType<linalg::LinalgOp>())
+        return WalkResult::advance();
+      if (load->getBlock() != &func.getBody().front()) {
+        load.emitOpError("in host control flow cannot read GPU memory after "
+                         "rope-host-buffers-to-gpu");
+        return WalkResult::interrupt();
+      }
+      hostLoads.push_back(load);
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+    SmallVector<Value> stagingBuffers;
+    for (memref::LoadOp load : hostLoads) {
+      OpBuilder b(load);
+      Location loc = load.getLoc();
+      MemRefType sourceType = load.getMemRefType();
+      auto scalarType = MemRefType::get({}, sourceType.getElementType());
+      Value element = load.getMemRef();
+      if (sourceType != scalarType) {
+        // Only identity-layout buffers can be copied by gpu.memcpy: gather
+        // the element into a 0-d device buffer first, in a one-iteration
+        // parallel loop that becomes a one-thread kernel.
+        element = gpu::AllocOp::create(b, loc, scalarType, /*asyncToken=*/Type(),
+                                       ValueRange{}, ValueRange{}, ValueRange{},
+                                       /*hostShared=*/false)
+                      .getMemref();
+        stagingBuffers.push_back(element);
+        Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+        Value one = arith::ConstantIndexOp::create(b, loc, 1);
+        auto gather = scf::ParallelOp::create(b, loc, ValueRange{zero},
+                                              ValueRange{one}, ValueRange{one});
+        OpBuilder gb = OpBuilder::atBlockTerminator(gather.getBody());
+        Value value = memref::LoadOp::create(gb, loc, load.getMemRef(),
+                                             load.getIndices());
+        memref::StoreOp::create(gb, loc, value, element, ValueRange{});
+      }
+      auto staging = memref::AllocaOp::create(b, loc, scalarType);
+      gpu::MemcpyOp::create(b, loc, /*asyncToken=*/Type(), ValueRange{}, staging,
+                            element);
+      auto hostLoad = memref::LoadOp::create(b, loc, staging, ValueRange{});
+      load.replaceAllUsesWith(hostLoad.getResult());
+      load.erase();
+    }
+
+    // Constants (frequency tables) live in host globals; kernels read a
+    // device copy of them, made at the start of each call.
+    SmallVector<memref::GetGlobalOp> globals;
+    func.walk([&](memref::GetGlobalOp global) { globals.push_back(global); });
+    SmallVector<Value> constantCopies;
+    for (memref::GetGlobalOp global : globals) {
+      if (global->use_empty())
+        continue;
+      if (global->getBlock() != &func.getBody().front()) {
+        global.emitOpError("in host control flow cannot be copied to GPU "
+                           "memory by rope-host-buffers-to-gpu");
+        return signalPassFailure();
+      }
+      OpBuilder b(global->getBlock(), std::next(global->getIterator()));
+      auto device = gpu::AllocOp::create(
+          b, global.getLoc(), global.getType(), /*asyncToken=*/Type(),
+          ValueRange{}, ValueRange{}, ValueRange{}, /*hostShared=*/false);
+      global.getResult().replaceAllUsesWith(device.getMemref());
+      gpu::MemcpyOp::create(b, global.getLoc(), /*asyncToken=*/Type(),
+                            ValueRange{}, device.getMemref(), global.getResult());
+      constantCopies.push_back(device.getMemref());
+    }
+
+    // Buffers handed to the caller (allocations, or the device copy of a
+    // constant result) are the caller's to free.
+    llvm::SmallPtrSet<Value, 8> returned;
+    SmallVector<func::ReturnOp> returns;
+    func.walk([&](func::ReturnOp ret) {
+      returns.push_back(ret);
+      for (Value result : ret.getOperands())
+        if (isa<BaseMemRefType>(result.getType()))
+          returned.insert(rootBuffer(result));
+    });
+
+    for (func::ReturnOp ret : returns) {
+      OpBuilder rb(ret);
+      for (Value copy : llvm::concat<Value>(constantCopies, stagingBuffers))
+        if (!returned.contains(copy))
+          gpu::DeallocOp::create(rb, ret.getLoc(), /*asyncToken=*/Type(),
+                                 ValueRange{}, copy);
+    }
+
+    for (memref::AllocOp alloc : allocations) {
+      OpBuilder b(alloc);
+      auto device = gpu::AllocOp::create(
+          b, alloc.getLoc(), alloc.getType(), /*asyncToken=*/Type(),
+          /*asyncDependencies=*/ValueRange{}, alloc.getDynamicSizes(),
+          /*symbolOperands=*/ValueRange{}, /*hostShared=*/false);
+      bool keep = returned.contains(alloc.getResult());
+      // Explicit deallocations (from hand-written input) move to the GPU too.
+      for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+        if (auto dealloc = dyn_cast<memref::DeallocOp>(user)) {
+          OpBuilder db(dealloc);
+          gpu::DeallocOp::create(db, dealloc.getLoc(), /*asyncToken=*/Type(),
+                                 ValueRange{}, device.getMemref());
+          dealloc.erase();
+          keep = true;
+        }
+      alloc.replaceAllUsesWith(device.getMemref());
+      alloc.erase();
+      if (keep)
+        continue;
+      for (func::ReturnOp ret : returns) {
+        OpBuilder rb(ret);
+        gpu::DeallocOp::create(rb, ret.getLoc(), /*asyncToken=*/Type(),
+                               ValueRange{}, device.getMemref());
+      }
+    }
+  }
+};
+
+} // namespace

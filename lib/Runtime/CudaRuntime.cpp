@@ -1,0 +1,356 @@
+//===- CudaRuntime.cpp - the mgpu* host API on the CUDA driver ------------===//
+//
+// See include/rope/Runtime/CudaRuntime.h for the contract. Written against
+// the driver API only (cuda.h, libcuda.so.1), so the library runs wherever an
+// NVIDIA driver is installed, without the CUDA runtime or LLVM.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rope/Runtime/CudaRuntime.h"
+
+#include <cuda.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+namespace {
+
+/// First error of the process that lowered code could not see (sticky until
+/// read by ropeCudaTakeError); hosts check it after a call.
+std::atomic<int> stickyError{CUDA_SUCCESS};
+
+/// Reports a failed driver call; returns true on success.
+bool check(CUresult result, const char *call, const char *where) {
+  if (result == CUDA_SUCCESS)
+    return true;
+  const char *name = "unknown CUDA error";
+  const char *message = "";
+  cuGetErrorName(result, &name);
+  cuGetErrorString(result, &message);
+  std::fprintf(stderr, "rope-cuda-runtime: %s failed in %s: %s (%s)\n", call,
+               where, name, message);
+  int expected = CUDA_SUCCESS;
+  stickyError.compare_exchange_strong(expected, static_cast<int>(result));
+  return false;
+}
+
+#define ROPE_CUDA_CHECK(call) check((call), #call, __func__)
+
+/// Failures after which the lowered code cannot go on (a null module,
+/// function or buffer would only fault later, far from the cause).
+[[noreturn]] void fatal(const char *what) {
+  std::fprintf(stderr, "rope-cuda-runtime: fatal: %s\n", what);
+  std::fflush(stderr);
+  std::abort();
+}
+
+int32_t defaultDevice = 0;
+/// Whether the device has stream-ordered memory pools (cuMemAllocAsync).
+bool poolsSupported = false;
+
+/// The primary context of the default device, retained once per process.
+CUcontext primaryContext() {
+  static std::once_flag once;
+  static CUcontext context = nullptr;
+  std::call_once(once, [] {
+    CUdevice device;
+    if (!ROPE_CUDA_CHECK(cuInit(0)) ||
+        !ROPE_CUDA_CHECK(cuDeviceGet(&device, defaultDevice)) ||
+        !ROPE_CUDA_CHECK(cuDevicePrimaryCtxRetain(&context, device))) {
+      context = nullptr;
+      return;
+    }
+    int pools = 0;
+    cuDeviceGetAttribute(&pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
+                         device);
+    poolsSupported = pools != 0;
+    CUmemoryPool pool;
+    if (poolsSupported &&
+        cuDeviceGetDefaultMemPool(&pool, device) == CUDA_SUCCESS) {
+      // Keep freed temporaries in the pool between calls instead of handing
+      // them back to the driver at every synchronisation (attention's
+      // scores are GiBs; re-mapping them each call costs more than the call).
+      cuuint64_t keepAll = ~cuuint64_t(0);
+      ROPE_CUDA_CHECK(cuMemPoolSetAttribute(
+          pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keepAll));
+    }
+  });
+  return context;
+}
+
+/// Makes the primary context current on this thread for the scope of one
+/// API call (MLIR may call from any thread, e.g. OpenMP workers).
+struct ScopedContext {
+  ScopedContext() {
+    CUcontext context = primaryContext();
+    if (!context)
+      fatal("no usable CUDA device (is the NVIDIA driver loaded and a GPU "
+            "visible?)");
+    pushed = ROPE_CUDA_CHECK(cuCtxPushCurrent(context));
+  }
+  ~ScopedContext() {
+    CUcontext popped;
+    // At process exit (module unload from global destructors) the driver
+    // may already be shut down; nothing is left to restore then.
+    if (!pushed)
+      return;
+    CUresult result = cuCtxPopCurrent(&popped);
+    if (result != CUDA_ERROR_DEINITIALIZED)
+      check(result, "cuCtxPopCurrent", "ScopedContext");
+  }
+  bool pushed = false;
+};
+
+CUstream asStream(void *stream) { return static_cast<CUstream>(stream); }
+CUdeviceptr asDevicePtr(const void *ptr) {
+  return reinterpret_cast<CUdeviceptr>(ptr);
+}
+
+/// The bytes a strided memref descriptor spans from its first element, and
+/// that first element's address. Descriptor: {allocated, aligned, offset,
+/// sizes[rank], strides[rank]}, all 64-bit.
+struct MemRefSpan {
+  char *begin;
+  size_t bytes;
+};
+MemRefSpan memrefSpan(int64_t rank, void *descriptor, int64_t elementSize) {
+  auto *fields = static_cast<int64_t *>(descriptor);
+  auto *aligned = reinterpret_cast<char *>(fields[1]);
+  int64_t offset = fields[2];
+  const int64_t *sizes = fields + 3;
+  const int64_t *strides = sizes + rank;
+  int64_t lastIndex = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (sizes[d] == 0)
+      return {aligned + offset * elementSize, 0};
+    lastIndex += (sizes[d] - 1) * strides[d];
+  }
+  return {aligned + offset * elementSize,
+          static_cast<size_t>((lastIndex + 1) * elementSize)};
+}
+
+} // namespace
+
+extern "C" {
+
+void *mgpuModuleLoad(void *data, size_t /*sizeBytes*/) {
+  ScopedContext scope;
+  CUmodule module = nullptr;
+  if (!ROPE_CUDA_CHECK(cuModuleLoadData(&module, data)))
+    fatal("cannot load the GPU module (is the cubin for this GPU's "
+          "architecture? see --rope-lower-to-nvvm chip=)");
+  return module;
+}
+
+void *mgpuModuleLoadJIT(void *data, int optLevel) {
+  ScopedContext scope;
+  CUmodule module = nullptr;
+  CUjit_option options[] = {CU_JIT_OPTIMIZATION_LEVEL};
+  void *values[] = {reinterpret_cast<void *>(static_cast<intptr_t>(optLevel))};
+  if (!ROPE_CUDA_CHECK(cuModuleLoadDataEx(&module, data, 1, options, values)))
+    fatal("cannot JIT-compile the GPU module's PTX");
+  return module;
+}
+
+void mgpuModuleUnload(void *module) {
+  // Called from global destructors; the driver may have shut down already
+  // (which unloaded every module), so a failure to enter the context is not
+  // reported.
+  CUcontext context = primaryContext(), popped;
+  if (!context || cuCtxPushCurrent(context) != CUDA_SUCCESS)
+    return;
+  CUresult result = cuModuleUnload(static_cast<CUmodule>(module));
+  if (result != CUDA_ERROR_DEINITIALIZED)
+    check(result, "cuModuleUnload", __func__);
+  cuCtxPopCurrent(&popped);
+}
+
+void *mgpuModuleGetFunction(void *module, const char *name) {
+  ScopedContext scope;
+  CUfunction function = nullptr;
+  if (!ROPE_CUDA_CHECK(
+          cuModuleGetFunction(&function, static_cast<CUmodule>(module), name)))
+    fatal("kernel missing from the GPU module");
+  return function;
+}
+
+void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t smem, void *stream,
+                      void **params, void **extra, size_t /*paramsCount*/) {
+  ScopedContext scope;
+  auto kernel = static_cast<CUfunction>(function);
+  // Dynamic shared memory above the 48 KiB default needs an opt-in per kernel.
+  if (smem > 48 * 1024)
+    ROPE_CUDA_CHECK(cuFuncSetAttribute(
+        kernel, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem));
+  ROPE_CUDA_CHECK(cuLaunchKernel(kernel, gridX, gridY, gridZ, blockX, blockY,
+                                 blockZ, smem, asStream(stream), params, extra));
+}
+
+void *mgpuStreamCreate() {
+  ScopedContext scope;
+  CUstream stream = nullptr;
+  // A blocking stream: its work waits for earlier work on the legacy stream,
+  // where hosts (our Python side, PyTorch) put their inputs' copies.
+  ROPE_CUDA_CHECK(cuStreamCreate(&stream, CU_STREAM_DEFAULT));
+  return stream;
+}
+
+void mgpuStreamDestroy(void *stream) {
+  ScopedContext scope;
+  ROPE_CUDA_CHECK(cuStreamDestroy(asStream(stream)));
+}
+
+void mgpuStreamSynchronize(void *stream) {
+  ScopedContext scope;
+  ROPE_CUDA_CHECK(cuStreamSynchronize(asStream(stream)));
+}
+
+void mgpuStreamWaitEvent(void *stream, void *event) {
+  ScopedContext scope;
+  ROPE_CUDA_CHECK(
+      cuStreamWaitEvent(asStream(stream), static_cast<CUevent>(event), 0));
+}
+
+void *mgpuEventCreate() {
+  ScopedContext scope;
+  CUevent event = nullptr;
+  ROPE_CUDA_CHECK(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING));
+  return event;
+}
+
+void mgpuEventDestroy(void *event) {
+  ScopedContext scope;
+  ROPE_CUDA_CHECK(cuEventDestroy(static_cast<CUevent>(event)));
+}
+
+void mgpuEventSynchronize(void *event) {
+  ScopedContext scope;
+  ROPE_CUDA_CHECK(cuEventSynchronize(static_cast<CUevent>(event)));
+}
+
+void mgpuEventRecord(void *event, void *stream) {
+  ScopedContext scope;
+  ROPE_CUDA_CHECK(cuEventRecord(static_cast<CUevent>(event), asStream(stream)));
+}
+
+void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared) {
+  ScopedContext scope;
+  if (sizeBytes == 0)
+    return nullptr;
+  CUdeviceptr ptr = 0;
+  bool ok;
+  if (isHostShared)
+    ok = ROPE_CUDA_CHECK(
+        cuMemAllocManaged(&ptr, sizeBytes, CU_MEM_ATTACH_GLOBAL));
+  else if (stream && poolsSupported)
+    // Stream-ordered: temporaries of lowered functions are allocated and
+    // freed on every call, which cuMemAlloc/cuMemFree would serialise.
+    ok = ROPE_CUDA_CHECK(cuMemAllocAsync(&ptr, sizeBytes, asStream(stream)));
+  else
+    ok = ROPE_CUDA_CHECK(cuMemAlloc(&ptr, sizeBytes));
+  if (!ok)
+    fatal("GPU memory allocation failed");
+  return reinterpret_cast<void *>(ptr);
+}
+
+void mgpuMemFree(void *ptr, void *stream) {
+  if (!ptr)
+    return;
+  ScopedContext scope;
+  // Buffers come from two allocators: a memory pool (stream-ordered, what
+  // lowered functions allocate and may hand to the caller) or cuMemAlloc
+  // (hosts, stream-less calls). Each is freed by its own call.
+  CUmemoryPool pool = nullptr;
+  bool fromPool =
+      cuPointerGetAttribute(&pool, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
+                            asDevicePtr(ptr)) == CUDA_SUCCESS &&
+      pool != nullptr;
+  if (fromPool)
+    ROPE_CUDA_CHECK(cuMemFreeAsync(asDevicePtr(ptr), asStream(stream)));
+  else
+    ROPE_CUDA_CHECK(cuMemFree(asDevicePtr(ptr)));
+}
+
+void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream) {
+  ScopedContext scope;
+  ROPE_CUDA_CHECK(cuMemcpyAsync(asDevicePtr(dst), asDevicePtr(src), sizeBytes,
+                                asStream(stream)));
+}
+
+void mgpuMemset32(void *dst, unsigned int value, size_t count, void *stream) {
+  ScopedContext scope;
+  ROPE_CUDA_CHECK(
+      cuMemsetD32Async(asDevicePtr(dst), value, count, asStream(stream)));
+}
+
+void mgpuMemset16(void *dst, unsigned short value, size_t count, void *stream) {
+  ScopedContext scope;
+  ROPE_CUDA_CHECK(
+      cuMemsetD16Async(asDevicePtr(dst), value, count, asStream(stream)));
+}
+
+void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor,
+                               int64_t elementSizeBytes) {
+  MemRefSpan span = memrefSpan(rank, descriptor, elementSizeBytes);
+  if (span.bytes == 0)
+    return;
+  ScopedContext scope;
+  ROPE_CUDA_CHECK(cuMemHostRegister(span.begin, span.bytes,
+                                    CU_MEMHOSTREGISTER_PORTABLE |
+                                        CU_MEMHOSTREGISTER_DEVICEMAP));
+}
+
+void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor,
+                                 int64_t elementSizeBytes) {
+  MemRefSpan span = memrefSpan(rank, descriptor, elementSizeBytes);
+  if (span.bytes == 0)
+    return;
+  ScopedContext scope;
+  ROPE_CUDA_CHECK(cuMemHostUnregister(span.begin));
+}
+
+void mgpuSetDefaultDevice(int32_t device) { defaultDevice = device; }
+
+int32_t ropeCudaDeviceCount() {
+  // Quietly: no driver or no device is an answer here, not an error.
+  if (cuInit(0) != CUDA_SUCCESS)
+    return 0;
+  int count = 0;
+  if (cuDeviceGetCount(&count) != CUDA_SUCCESS)
+    return 0;
+  return count;
+}
+
+const char *ropeCudaDeviceName() {
+  static char name[256] = "";
+  CUdevice device;
+  if (ropeCudaDeviceCount() > defaultDevice &&
+      cuDeviceGet(&device, defaultDevice) == CUDA_SUCCESS)
+    cuDeviceGetName(name, sizeof(name), device);
+  return name;
+}
+
+void ropeCudaCopyToDevice(void *dst, const void *src, size_t sizeBytes) {
+  ScopedContext scope;
+  ROPE_CUDA_CHECK(cuMemcpyHtoD(asDevicePtr(dst), src, sizeBytes));
+  // A copy from pageable memory may return before the data has landed.
+  ROPE_CUDA_CHECK(cuStreamSynchronize(nullptr));
+}
+
+void ropeCudaCopyToHost(void *dst, const void *src, size_t sizeBytes) {
+  ScopedContext scope;
+  ROPE_CUDA_CHECK(cuMemcpyDtoH(dst, asDevicePtr(src), sizeBytes));
+}
+
+void ropeCudaSynchronize() {
+  ScopedContext scope;
+  ROPE_CUDA_CHECK(cuCtxSynchronize());
+}
+
+int32_t ropeCudaTakeError() { return stickyError.exchange(CUDA_SUCCESS); }
+
+} // extern "C"
