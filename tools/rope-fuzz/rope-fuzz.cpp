@@ -129,6 +129,9 @@ void initPipelines() {
       {"rope-lower-to-cpu", ""},
       {"rope-lower-to-cpu",
        "{fold-rotation=0 decompose-attention=0 parallel=0 c-wrappers=0}"},
+      // The GPU mapping (buffers on the device, loops to kernels) without
+      // NVPTX code generation: kernels run as host loops.
+      {"rope-test-gpu-mapping-on-cpu", ""},
   };
   for (const auto &c : candidates) {
     llvm::StringRef name = c[0];

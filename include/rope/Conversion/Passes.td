@@ -36,8 +36,8 @@ def RopeHostBuffersToGPU : Pass<"rope-host-buffers-to-gpu", "::mlir::func::FuncO
       return is freed with `gpu.dealloc` before each `func.return` (a
       returned buffer belongs to the caller, who frees it with the runtime's
       `mgpuMemFree`);
-    * a host `memref.load` (a `tensor.extract` of a computed scalar) reads
-      a staging copy of its element in host memory (an element of a buffer
+    * a host `memref.load` at the top level of the function (a
+      `tensor.extract` of a computed scalar) reads a staging copy of its element in host memory (an element of a buffer
       of rank > 0 is first gathered into a 0-d device buffer by a
       one-iteration `scf.parallel`, since `gpu.memcpy` needs identity
       layouts);

@@ -61,7 +61,7 @@ struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
       *this, "format",
       llvm::cl::desc("What gpu.binary holds: `fatbin` (cubin + PTX), `bin` "
                      "(cubin, via ptxas), `isa` (PTX text, for inspection), "
-                     "`offload` (LLVM IR)"),
+                     "`llvm` (LLVM bitcode)"),
       llvm::cl::init("fatbin")};
   PassOptions::Option<int> optLevel{
       *this, "opt-level",

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::rope {
 #define GEN_PASS_DEF_ROPEPARALLELLOOPSTOGPU
@@ -104,13 +105,14 @@ LogicalResult mapLoopToGrid(scf::ParallelOp loop, int64_t blockSize) {
 /// Whether `op` is host code that touches buffers (and so must run on the
 /// GPU) and can be moved into a kernel as it is: it has no results that the
 /// host would need. linalg ops with no parallel dimension (the largest
-/// position of a dynamic-NTK rotation, a 0-d fill) lower to such ops.
+/// position of a dynamic-NTK rotation, a 0-d fill) lower to such ops, and so
+/// do hand-written host loops and branches over buffers.
 bool isSerialDeviceWork(Operation *op) {
   if (op->getNumResults() != 0)
     return false;
   if (isa<memref::StoreOp, memref::CopyOp>(op))
     return true;
-  if (!isa<scf::ForOp>(op))
+  if (!isa<scf::ForOp, scf::IfOp, scf::WhileOp>(op))
     return false;
   WalkResult access = op->walk([](Operation *nested) {
     return isa<memref::LoadOp, memref::StoreOp>(nested) ? WalkResult::interrupt()
@@ -120,15 +122,40 @@ bool isSerialDeviceWork(Operation *op) {
 }
 
 /// Wraps `op` in a one-iteration scf.parallel, which becomes a one-thread
-/// kernel like any other loop.
+/// kernel like any other loop. The loads and pure ops that compute its
+/// operands and are used by nothing else go along (a 0-d copy is a load and
+/// a store), so no host code is left reading GPU memory.
 void wrapInSingleIterationLoop(Operation *op) {
+  SmallVector<Operation *> producers;
+  llvm::SmallPtrSet<Operation *, 8> moved = {op};
+  SmallVector<Value> worklist(op->getOperands());
+  while (!worklist.empty()) {
+    Operation *def = worklist.pop_back_val().getDefiningOp();
+    if (!def || moved.contains(def) || def->getBlock() != op->getBlock() ||
+        def->getNumRegions() != 0 ||
+        !(isa<memref::LoadOp>(def) || isPure(def)) ||
+        !llvm::all_of(def->getUsers(),
+                      [&](Operation *user) { return moved.contains(user); }))
+      continue;
+    moved.insert(def);
+    producers.push_back(def);
+    llvm::append_range(worklist, def->getOperands());
+  }
+
   OpBuilder b(op);
   Location loc = op->getLoc();
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   auto loop = scf::ParallelOp::create(b, loc, ValueRange{zero}, ValueRange{one},
                                       ValueRange{one});
-  op->moveBefore(loop.getBody()->getTerminator());
+  Operation *terminator = loop.getBody()->getTerminator();
+  // Producers were found walking backwards; keep their original order.
+  llvm::sort(producers, [](Operation *a, Operation *c) {
+    return a->isBeforeInBlock(c);
+  });
+  for (Operation *producer : producers)
+    producer->moveBefore(terminator);
+  op->moveBefore(terminator);
 }
 
 struct RopeParallelLoopsToGPUPass
@@ -140,7 +167,7 @@ struct RopeParallelLoopsToGPUPass
       getOperation().emitError()
           << "rope-parallel-loops-to-gpu: block-size must be a multiple of 32 "
              "in [32, 1024], got "
-          << blockSize;
+          << static_cast<int64_t>(blockSize);
       return signalPassFailure();
     }
     SmallVector<Operation *> serial;

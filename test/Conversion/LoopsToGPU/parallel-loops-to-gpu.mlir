@@ -68,6 +68,23 @@ func.func @serial_reduction(%p: memref<9xi64>, %acc: memref<i64>) {
 
 // -----
 
+// A 0-d copy is a load and a store with no loop: both go into the kernel.
+// CHECK-LABEL: func.func @scalar_copy
+//  CHECK-SAME:   (%[[SRC:.+]]: memref<i64>, %[[DST:.+]]: memref<i64>)
+//       CHECK:   gpu.launch
+//       CHECK:     %[[V:.+]] = memref.load %[[SRC]][] : memref<i64>
+//       CHECK:     memref.store %[[V]], %[[DST]][] : memref<i64>
+//       CHECK:     gpu.terminator
+//  CHECK-NEXT:   }
+//  CHECK-NEXT:   return
+func.func @scalar_copy(%src: memref<i64>, %dst: memref<i64>) {
+  %v = memref.load %src[] : memref<i64>
+  memref.store %v, %dst[] : memref<i64>
+  return
+}
+
+// -----
+
 func.func @reduction_results(%m: memref<8xf32>) -> f32 {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -45,6 +45,12 @@ CASES = {
                                 False),
     "rotary in op f16 prefill": ("f16", 1, 2, 2, 17, 17, True, ("#rope.spec<>", ref.RotarySpec()),
                                  None, None, False, False),
+    "rotary dynamic ntk in op": ("f32", 1, 2, 2, 4, 8, False,
+                                 ("#rope.spec<scaling = #rope.dynamic<factor = 2.0, "
+                                  "original_max_position_embeddings = 16>>",
+                                  ref.RotarySpec(scaling=ref.Scaling(
+                                      "dynamic", factor=2.0, original_max_position_embeddings=16))),
+                                 (np.array([20, 21, 22, 23]), np.arange(8) * 3), None, False, False),
     "rope.rotate folded into attention": ("f32", 1, 8, 2, 13, 13, True,
                                           (LLAMA3_ATTR, LLAMA3), (np.arange(13) + 8180,) * 2,
                                           None, False, True),
@@ -118,4 +124,5 @@ T.finish()
 # CHECK: PASS gpu attention bf16 causal
 # CHECK: PASS gpu attention rotary in op gqa decode
 # CHECK: PASS gpu attention rotary in op f16 prefill
+# CHECK: PASS gpu attention rotary dynamic ntk in op
 # CHECK: PASS gpu attention rope.rotate folded into attention
