@@ -4,9 +4,10 @@ compared with the f64 reference (python/rope_mlir/reference.py).
 
 Each case is one function; the cases are batched into a few modules (one
 rope-opt + mlir-translate + clang run per module), and the modules cycle
-through three CPU pipelines: the default one (rotation folded into
+through four pipelines: the default CPU one (rotation folded into
 attention, online-softmax tiles), the plain one (fold-rotation=false
-decompose-attention=false) and tiny tiles (query-tile=3 key-tile=5).
+decompose-attention=false), tiny tiles (query-tile=3 key-tile=5), and the
+GPU pipeline's mapping run on the CPU (--rope-test-gpu-mapping-on-cpu).
 
 What is drawn, per case:
 * rotate: every scaling kind (default, linear, dynamic, yarn, llama3,
@@ -52,6 +53,9 @@ PIPELINES = [
     ("default", "--rope-lower-to-cpu"),
     ("plain", "--rope-lower-to-cpu=fold-rotation=false decompose-attention=false"),
     ("tiny-tiles", "--rope-lower-to-cpu=query-tile=3 key-tile=5"),
+    # The GPU pipeline's mapping (device buffers, loops to kernels), with the
+    # kernels run as host loops (docs/gpu.md).
+    ("gpu-mapping", "--rope-test-gpu-mapping-on-cpu"),
 ]
 KINDS = ("default", "linear", "dynamic", "yarn", "llama3", "longrope", "freq_factors")
 DTYPES = ("f32", "f16", "bf16")
