@@ -25,12 +25,17 @@ config.substitutions.append(("%python", python))
 # Attention tests run once per CPU pipeline variant: the default (rotation
 # folded into attention, online-softmax tiles), the plain lowering that
 # materialises rotated Q/K and the S×S scores, and tiles so small that every
-# test shape has many tiles, remainders and skipped causal tiles.
+# test shape has many tiles, remainders and skipped causal tiles; and, with
+# %gpu_mapping below, through the GPU pipeline's mapping run on the CPU.
 config.substitutions.append(
     ("%plain_attention",
      'env ROPE_PIPELINE="--rope-lower-to-cpu=fold-rotation=false decompose-attention=false"'))
 config.substitutions.append(
     ("%tiny_attention_tiles", 'env ROPE_PIPELINE="--rope-lower-to-cpu=query-tile=3 key-tile=5"'))
+# The GPU pipeline's mapping (streamed attention rows, one kernel per linalg
+# op, buffers on the device) with its kernels run on the CPU (docs/gpu.md).
+config.substitutions.append(
+    ("%gpu_mapping", 'env ROPE_PIPELINE="--rope-test-gpu-mapping-on-cpu"'))
 config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
 config.substitutions.append(("%rope_src_root", config.rope_src_root))
 config.substitutions.append(("%rope_obj_root", config.rope_obj_root))

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/IR/PatternMatch.h"
@@ -270,6 +271,24 @@ struct CheckNVVMTargetPass
   std::string chip, features, format;
 };
 
+/// Rewrites in-bounds, contiguous vector transfers (the rows of streamed
+/// attention) into plain vector loads and stores. The NVVM conversion knows
+/// vector.load/store but not transfers, which it would leave unconverted.
+struct LowerVectorTransfersPass
+    : public PassWrapper<LowerVectorTransfersPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerVectorTransfersPass)
+  StringRef getArgument() const final { return "rope-lower-vector-transfers"; }
+  StringRef getDescription() const final {
+    return "Vector transfers to vector.load/store";
+  }
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    vector::populateVectorTransferLoweringPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
 /// rope on tensors to linalg on tensors, with the elementwise chains (table
 /// building into rotation, softmax steps) fused before anything is
 /// materialised. Shared by the CPU and GPU pipelines.
@@ -285,6 +304,9 @@ void addRopeToLinalgPasses(OpPassManager &pm) {
 /// dialect.
 void addHostLoopsToLLVMPasses(OpPassManager &pm, bool cWrappers,
                               bool approximateMath, bool openMP) {
+  // Vector ops (the streamed attention rows) to loads, stores and LLVM
+  // vectors; nothing happens where there are none.
+  pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
@@ -293,6 +315,7 @@ void addHostLoopsToLLVMPasses(OpPassManager &pm, bool cWrappers,
     pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   if (approximateMath)
     pm.addPass(std::make_unique<ApproximateMathPass>());
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
@@ -307,13 +330,15 @@ void addHostLoopsToLLVMPasses(OpPassManager &pm, bool cWrappers,
 }
 
 /// rope on tensors to host functions on device buffers whose computations
-/// are gpu.launch kernels (one per linalg op: parallel dims on a grid of
-/// threads, reduction dims a loop in each thread). Attention stays one set
-/// of whole-tensor ops (scores, softmax, P·V).
-void addGPUMappingPasses(OpPassManager &pm, bool foldRotation,
-                         int64_t blockSize) {
-  if (foldRotation)
+/// are gpu.launch kernels: one per linalg op (parallel dims on a grid of
+/// threads, reduction dims a loop in each thread), and one for each
+/// streamed attention (a thread per query row), or, without streaming, one
+/// per attention step over whole tensors (scores, softmax, P·V).
+void addGPUMappingPasses(OpPassManager &pm, const LowerToNVVMOptions &options) {
+  if (options.foldRotation)
     pm.addPass(createRopeFoldRotationIntoQK());
+  if (options.streamAttention)
+    pm.addPass(createRopeDecomposeAttentionRows());
   addRopeToLinalgPasses(pm);
 
   // Identity-layout memrefs at the boundary; every buffer a function
@@ -327,12 +352,15 @@ void addGPUMappingPasses(OpPassManager &pm, bool foldRotation,
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(createCanonicalizerPass());
+  // Streamed attention rows are an scf.forall; mapped like any other loop.
+  pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
   pm.addNestedPass<func::FuncOp>(rope::createRopeHostBuffersToGPU());
 
   pm.addPass(std::make_unique<ReductionsInnermostPass>());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(rope::createRopeParallelLoopsToGPU(
-      rope::RopeParallelLoopsToGPUOptions{blockSize}));
+      rope::RopeParallelLoopsToGPUOptions{options.blockSize}));
+  pm.addPass(std::make_unique<LowerVectorTransfersPass>());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createCanonicalizerPass());
 }
@@ -386,7 +414,7 @@ void mlir::rope::buildLowerToNVVMPipeline(OpPassManager &pm,
                                           const LowerToNVVMOptions &options) {
   pm.addPass(std::make_unique<CheckNVVMTargetPass>(
       options.chip, options.features, options.format));
-  addGPUMappingPasses(pm, options.foldRotation, options.blockSize);
+  addGPUMappingPasses(pm, options);
   pm.addPass(createGpuKernelOutliningPass());
   // Allocations, copies and launches of a function are ordered on one stream.
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
@@ -404,7 +432,7 @@ void mlir::rope::buildLowerToNVVMPipeline(OpPassManager &pm,
 
 void mlir::rope::buildTestGPUMappingOnCPUPipeline(
     OpPassManager &pm, const LowerToNVVMOptions &options) {
-  addGPUMappingPasses(pm, options.foldRotation, options.blockSize);
+  addGPUMappingPasses(pm, options);
   pm.addNestedPass<func::FuncOp>(rope::createRopeEmulateGPUOnHost());
   addHostLoopsToLLVMPasses(pm, options.cWrappers, /*approximateMath=*/false,
                            /*openMP=*/false);

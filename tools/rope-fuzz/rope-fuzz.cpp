@@ -122,6 +122,7 @@ void initPipelines() {
       {"rope-decompose-attention", ""},
       // Small tiles: partial tiles at both ends, the causal skip.
       {"rope-decompose-attention", "{query-tile=3 key-tile=2}"},
+      {"rope-decompose-attention-rows", ""},
       {"rope-raise", ""},
       {"canonicalize", ""},
       // Our ops' ReifyRankedShapedTypeOpInterface (tensor.dim of a result).

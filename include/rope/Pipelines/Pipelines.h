@@ -76,6 +76,12 @@ struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
       llvm::cl::desc("Fold rope.rotate of Q and K into the attention that "
                      "consumes them (--rope-fold-rotation-into-qk)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> streamAttention{
+      *this, "stream-attention",
+      llvm::cl::desc("One thread per query row streaming the keys with an "
+                     "online softmax (--rope-decompose-attention-rows), "
+                     "instead of one kernel per step over the S×S scores"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> cWrappers{
       *this, "c-wrappers",
       llvm::cl::desc("Emit _mlir_ciface_ wrappers so functions can be called "

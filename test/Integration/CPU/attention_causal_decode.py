@@ -1,6 +1,7 @@
 # RUN: %python %s | FileCheck %s
 # RUN: %plain_attention %python %s | FileCheck %s
 # RUN: %tiny_attention_tiles %python %s | FileCheck %s
+# RUN: %gpu_mapping %python %s | FileCheck %s
 """rope.attention with `causal` (query i sees key j iff p_k(j) <= p_q(i)), f32:
 * prefill, Sq = Sk, default positions;
 * decode, Sq < Sk with default positions: queries sit after the cache at

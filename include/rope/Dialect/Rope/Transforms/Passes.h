@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
@@ -25,6 +26,9 @@ void populateFoldRotationIntoQKPatterns(RewritePatternSet &patterns);
 /// rope.attention -> tiled online-softmax loops on tensors.
 void populateDecomposeAttentionPatterns(RewritePatternSet &patterns,
                                         int64_t queryTile, int64_t keyTile);
+
+/// rope.attention -> one online-softmax loop over the keys per query row.
+void populateDecomposeAttentionRowsPatterns(RewritePatternSet &patterns);
 
 /// Frontend spellings of a rotary embedding (slices, negation, concatenation,
 /// cos/sin tables of the positions) -> rope.rotate.

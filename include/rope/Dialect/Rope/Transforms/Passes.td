@@ -56,6 +56,35 @@ def RopeDecomposeAttention : Pass<"rope-decompose-attention"> {
   ];
 }
 
+def RopeDecomposeAttentionRows : Pass<"rope-decompose-attention-rows"> {
+  let summary = "Stream rope.attention one query row at a time (for GPUs)";
+  let description = [{
+    Rewrites `rope.attention` (its head dims are static) into an
+    `scf.forall` over (batch, kv head, query head of the group, query row)
+    whose body streams the keys one by one with an online softmax: the
+    rotated, scaled query row, the running max and sum, and the output
+    accumulator live in registers (`vector<D x f32>`), so neither the S×S
+    scores nor any tile buffer exists. With a rotary spec the cos/sin tables
+    are built once and each key row is rotated as it is loaded. Causal rows
+    with the default positions stop at their last visible key (the keys in
+    their future are never read); with explicit positions each key is
+    checked against the row's position.
+
+    On a GPU each row is one thread (`--rope-lower-to-nvvm` maps the forall
+    onto the grid): memory O(S·D), the keys of one head read by neighbouring
+    threads at the same time. Attention with empty head rows (D or Dv = 0)
+    is left to the plain lowering.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 def RopeRaise : Pass<"rope-raise"> {
   let summary = "Raise rotary embeddings as frontends emit them to rope.rotate";
   let description = [{
