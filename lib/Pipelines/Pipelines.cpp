@@ -300,6 +300,22 @@ void addRopeToLinalgPasses(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
+/// Whole-module one-shot bufferization with plain (identity-layout) memrefs
+/// at function boundaries, so callers pass ordinary descriptors; arguments
+/// stay read-only, and results computed into tensor.empty and then inserted
+/// into a larger tensor (the halves of a rotation, an attention row) are
+/// computed in place.
+void addBufferizationPasses(OpPassManager &pm, bool allowReturnAllocsFromLoops) {
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  bufferize.allowReturnAllocsFromLoops = allowReturnAllocsFromLoops;
+  pm.addPass(std::make_unique<ReadOnlyPublicArgumentsPass>());
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+}
+
 /// Host loops on memrefs (scf, cf, arith, math, memref, OpenMP) to the LLVM
 /// dialect.
 void addHostLoopsToLLVMPasses(OpPassManager &pm, bool cWrappers,
@@ -341,16 +357,9 @@ void addGPUMappingPasses(OpPassManager &pm, const LowerToNVVMOptions &options) {
     pm.addPass(createRopeDecomposeAttentionRows());
   addRopeToLinalgPasses(pm);
 
-  // Identity-layout memrefs at the boundary; every buffer a function
-  // allocates lives on the GPU and is freed there (no ownership-based
-  // deallocation: the host code is straight-line).
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(std::make_unique<ReadOnlyPublicArgumentsPass>());
-  pm.addPass(bufferization::createEmptyTensorEliminationPass());
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Every buffer a function allocates lives on the GPU and is freed there
+  // (no ownership-based deallocation: the host code is straight-line).
+  addBufferizationPasses(pm, /*allowReturnAllocsFromLoops=*/false);
   pm.addPass(createCanonicalizerPass());
   // Streamed attention rows are an scf.forall; mapped like any other loop.
   pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
@@ -379,20 +388,9 @@ void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
   if (options.parallel)
     pm.addPass(std::make_unique<ParallelizeElementwisePass>());
 
-  // Buffers: whole-module bufferization with plain (identity-layout) memrefs
-  // at function boundaries so callers pass ordinary descriptors.
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
   // The online-softmax state (running max, sum, accumulator) is rebuilt each
   // key tile; let loops carry those fresh buffers.
-  bufferize.allowReturnAllocsFromLoops = true;
-  // Results computed into tensor.empty and then inserted into a larger tensor
-  // (the two halves of a rotation) are computed in place instead.
-  pm.addPass(std::make_unique<ReadOnlyPublicArgumentsPass>());
-  pm.addPass(bufferization::createEmptyTensorEliminationPass());
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  addBufferizationPasses(pm, /*allowReturnAllocsFromLoops=*/true);
   bufferization::buildBufferDeallocationPipeline(pm);
   // Deallocation clones buffers it cannot prove unaliased (e.g. a result that
   // is an argument updated in place); clones become alloc + copy.

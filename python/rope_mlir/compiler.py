@@ -118,6 +118,22 @@ def _descriptor(array: np.ndarray):
     return desc
 
 
+def check_arguments(name: str, arrays, args_sig) -> None:
+    """Raises TypeError unless `arrays` fit the function's tensor arguments
+    (count, storage dtype, static extents)."""
+    if len(arrays) != len(args_sig):
+        raise TypeError(f"{name} takes {len(args_sig)} arguments, got {len(arrays)}")
+    for i, (a, sig) in enumerate(zip(arrays, args_sig)):
+        want = _DTYPES[sig.dtype]
+        if a.dtype != want:
+            raise TypeError(f"argument {i} of {name}: expected {np.dtype(want)} "
+                            f"for {sig.dtype}, got {a.dtype}")
+        if len(sig.shape) != a.ndim or any(
+                d is not None and d != s for d, s in zip(sig.shape, a.shape)):
+            raise TypeError(f"argument {i} of {name}: shape {a.shape} does not "
+                            f"fit tensor<{'x'.join('?' if d is None else str(d) for d in sig.shape)}>")
+
+
 _libc = ctypes.CDLL(None)
 _libc.free.argtypes = [ctypes.c_void_p]
 
@@ -132,21 +148,9 @@ class Library:
 
     def call(self, name: str, *arrays: np.ndarray) -> np.ndarray:
         args_sig, result_sig = self._sigs[name]
-        if len(arrays) != len(args_sig):
-            raise TypeError(f"{name} takes {len(args_sig)} arguments, got {len(arrays)}")
-        keep, descs = [], []
-        for i, (a, sig) in enumerate(zip(arrays, args_sig)):
-            want = _DTYPES[sig.dtype]
-            a = np.ascontiguousarray(a)
-            if a.dtype != want:
-                raise TypeError(f"argument {i} of {name}: expected {np.dtype(want)} "
-                                f"for {sig.dtype}, got {a.dtype}")
-            if len(sig.shape) != a.ndim or any(
-                    d is not None and d != s for d, s in zip(sig.shape, a.shape)):
-                raise TypeError(f"argument {i} of {name}: shape {a.shape} does not "
-                                f"fit tensor<{'x'.join('?' if d is None else str(d) for d in sig.shape)}>")
-            keep.append(a)
-            descs.append(_descriptor(a))
+        keep = [np.ascontiguousarray(a) for a in arrays]
+        check_arguments(name, keep, args_sig)
+        descs = [_descriptor(a) for a in keep]
         rank = len(result_sig.shape)
         result = _descriptor_type(rank)()
         fn = getattr(self._lib, f"_mlir_ciface_{name}")

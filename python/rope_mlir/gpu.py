@@ -37,7 +37,8 @@ from pathlib import Path
 import numpy as np
 
 from . import compiler
-from .compiler import CompileError, _DTYPES, _descriptor_type, _run, parse_signatures
+from .compiler import (CompileError, _DTYPES, _descriptor_type, _run, check_arguments,
+                       parse_signatures)
 
 
 def chip() -> str:
@@ -127,6 +128,14 @@ class DeviceBuffer:
             self.ptr = None
 
 
+def _raise_cuda_error(name: str) -> None:
+    """Raises if a driver call failed since the runtime's error was last read
+    (the runtime printed the call and the driver's message on stderr)."""
+    err = runtime().ropeCudaTakeError()
+    if err:
+        raise RuntimeError(f"@{name}: CUDA error {err} (details on stderr)")
+
+
 def _device_descriptor(buf: DeviceBuffer, shape):
     desc = _descriptor_type(len(shape))()
     desc.allocated = desc.aligned = buf.ptr
@@ -155,18 +164,6 @@ class GpuLibrary:
                                "missing (set ROPE_GPU_EMULATE=1 to run the GPU mapping on the CPU)")
         self._lib = ctypes.CDLL(str(path))
 
-    def _check_args(self, name, arrays):
-        args_sig, _ = self._sigs[name]
-        if len(arrays) != len(args_sig):
-            raise TypeError(f"{name} takes {len(args_sig)} arguments, got {len(arrays)}")
-        for i, (a, sig) in enumerate(zip(arrays, args_sig)):
-            if a.dtype != np.dtype(_DTYPES[sig.dtype]):
-                raise TypeError(f"argument {i} of {name}: expected {np.dtype(_DTYPES[sig.dtype])} "
-                                f"for {sig.dtype}, got {a.dtype}")
-            if len(sig.shape) != a.ndim or any(
-                    d is not None and d != s for d, s in zip(sig.shape, a.shape)):
-                raise TypeError(f"argument {i} of {name}: shape {a.shape} does not fit the signature")
-
     def call_device(self, name: str, buffers, shapes):
         """Calls `name` on device buffers of the given shapes; returns the
         result's descriptor (device pointers). The caller frees
@@ -177,9 +174,7 @@ class GpuLibrary:
         fn = getattr(self._lib, f"_mlir_ciface_{name}")
         fn.restype = None
         fn(ctypes.byref(result), *[ctypes.byref(d) for d in descs])
-        err = runtime().ropeCudaTakeError()
-        if err:
-            raise RuntimeError(f"@{name}: CUDA error {err} (details on stderr)")
+        _raise_cuda_error(name)
         return result
 
     def free_result(self, result, buffers):
@@ -189,7 +184,7 @@ class GpuLibrary:
     def call(self, name: str, *arrays: np.ndarray) -> np.ndarray:
         # np.require keeps 0-d arrays 0-d (ascontiguousarray makes them 1-d).
         arrays = [np.require(a, requirements="C") for a in arrays]
-        self._check_args(name, arrays)
+        check_arguments(name, arrays, self._sigs[name][0])
         _, result_sig = self._sigs[name]
         runtime().ropeCudaTakeError()  # errors of earlier work are not this call's
         buffers = [DeviceBuffer.from_array(a) for a in arrays]
@@ -209,9 +204,7 @@ class GpuLibrary:
                                              out.nbytes)
         finally:
             self.free_result(result, buffers)
-        err = runtime().ropeCudaTakeError()
-        if err:
-            raise RuntimeError(f"@{name}: CUDA error {err} (details on stderr)")
+        _raise_cuda_error(name)
         return out
 
 

@@ -35,6 +35,16 @@ Value rootBuffer(Value buffer) {
   return buffer;
 }
 
+/// A synchronous gpu.alloc of `type` (device memory, not host-shared).
+Value createDeviceBuffer(OpBuilder &b, Location loc, MemRefType type,
+                         ValueRange dynamicSizes = {}) {
+  return gpu::AllocOp::create(b, loc, type, /*asyncToken=*/Type(),
+                              /*asyncDependencies=*/ValueRange{}, dynamicSizes,
+                              /*symbolOperands=*/ValueRange{},
+                              /*hostShared=*/false)
+      .getMemref();
+}
+
 struct RopeHostBuffersToGPUPass
     : public rope::impl::RopeHostBuffersToGPUBase<RopeHostBuffersToGPUPass> {
   void runOnOperation() override {
@@ -94,10 +104,7 @@ struct RopeHostBuffersToGPUPass
         // Only identity-layout buffers can be copied by gpu.memcpy: gather
         // the element into a 0-d device buffer first, in a one-iteration
         // parallel loop that becomes a one-thread kernel.
-        element = gpu::AllocOp::create(b, loc, scalarType, /*asyncToken=*/Type(),
-                                       ValueRange{}, ValueRange{}, ValueRange{},
-                                       /*hostShared=*/false)
-                      .getMemref();
+        element = createDeviceBuffer(b, loc, scalarType);
         stagingBuffers.push_back(element);
         Value zero = arith::ConstantIndexOp::create(b, loc, 0);
         Value one = arith::ConstantIndexOp::create(b, loc, 1);
@@ -130,13 +137,11 @@ struct RopeHostBuffersToGPUPass
         return signalPassFailure();
       }
       OpBuilder b(global->getBlock(), std::next(global->getIterator()));
-      auto device = gpu::AllocOp::create(
-          b, global.getLoc(), global.getType(), /*asyncToken=*/Type(),
-          ValueRange{}, ValueRange{}, ValueRange{}, /*hostShared=*/false);
-      global.getResult().replaceAllUsesWith(device.getMemref());
+      Value device = createDeviceBuffer(b, global.getLoc(), global.getType());
+      global.getResult().replaceAllUsesWith(device);
       gpu::MemcpyOp::create(b, global.getLoc(), /*asyncToken=*/Type(),
-                            ValueRange{}, device.getMemref(), global.getResult());
-      constantCopies.push_back(device.getMemref());
+                            ValueRange{}, device, global.getResult());
+      constantCopies.push_back(device);
     }
 
     // Buffers handed to the caller (allocations, or the device copy of a
@@ -150,39 +155,38 @@ struct RopeHostBuffersToGPUPass
           returned.insert(rootBuffer(result));
     });
 
-    for (func::ReturnOp ret : returns) {
-      OpBuilder rb(ret);
-      for (Value copy : llvm::concat<Value>(constantCopies, stagingBuffers))
-        if (!returned.contains(copy))
-          gpu::DeallocOp::create(rb, ret.getLoc(), /*asyncToken=*/Type(),
-                                 ValueRange{}, copy);
-    }
+    // What the function allocates on the device and does not hand back is
+    // freed before each return.
+    SmallVector<Value> toFree;
+    for (Value copy : llvm::concat<Value>(constantCopies, stagingBuffers))
+      if (!returned.contains(copy))
+        toFree.push_back(copy);
 
     for (memref::AllocOp alloc : allocations) {
       OpBuilder b(alloc);
-      auto device = gpu::AllocOp::create(
-          b, alloc.getLoc(), alloc.getType(), /*asyncToken=*/Type(),
-          /*asyncDependencies=*/ValueRange{}, alloc.getDynamicSizes(),
-          /*symbolOperands=*/ValueRange{}, /*hostShared=*/false);
-      bool keep = returned.contains(alloc.getResult());
+      Value device = createDeviceBuffer(b, alloc.getLoc(), alloc.getType(),
+                                        alloc.getDynamicSizes());
+      bool needsFree = !returned.contains(alloc.getResult());
       // Explicit deallocations (from hand-written input) move to the GPU too.
       for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
         if (auto dealloc = dyn_cast<memref::DeallocOp>(user)) {
           OpBuilder db(dealloc);
           gpu::DeallocOp::create(db, dealloc.getLoc(), /*asyncToken=*/Type(),
-                                 ValueRange{}, device.getMemref());
+                                 ValueRange{}, device);
           dealloc.erase();
-          keep = true;
+          needsFree = false;
         }
-      alloc.replaceAllUsesWith(device.getMemref());
+      alloc.replaceAllUsesWith(device);
       alloc.erase();
-      if (keep)
-        continue;
-      for (func::ReturnOp ret : returns) {
-        OpBuilder rb(ret);
+      if (needsFree)
+        toFree.push_back(device);
+    }
+
+    for (func::ReturnOp ret : returns) {
+      OpBuilder rb(ret);
+      for (Value buffer : toFree)
         gpu::DeallocOp::create(rb, ret.getLoc(), /*asyncToken=*/Type(),
-                               ValueRange{}, device.getMemref());
-      }
+                               ValueRange{}, buffer);
     }
   }
 };

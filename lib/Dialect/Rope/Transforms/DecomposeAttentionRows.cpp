@@ -81,12 +81,7 @@ Value rotateRow(OpBuilder &b, Location loc, Value x, Value cos, Value sin,
   }
   Value first = vector::ShuffleOp::create(b, loc, x, x, firstLanes);
   Value second = vector::ShuffleOp::create(b, loc, x, x, secondLanes);
-  Value newFirst = arith::SubFOp::create(
-      b, loc, arith::MulFOp::create(b, loc, first, cos),
-      arith::MulFOp::create(b, loc, second, sin));
-  Value newSecond = arith::AddFOp::create(
-      b, loc, arith::MulFOp::create(b, loc, second, cos),
-      arith::MulFOp::create(b, loc, first, sin));
+  auto [newFirst, newSecond] = buildPairRotation(b, loc, first, second, cos, sin);
   // Lanes of shuffle(newFirst, newSecond): newFirst i is lane i, newSecond i
   // is lane h + i. Then each rotated dim of x takes its lane (x's own lanes
   // come first in the final shuffle, so rotated lanes are offset by d).

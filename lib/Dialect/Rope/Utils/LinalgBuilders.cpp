@@ -301,6 +301,17 @@ CosSin buildTable(OpBuilder &b, Location loc, Value positions, Value invFreq,
 /// constant-indexed maps: x is read once and the result written once, in
 /// place, with the innermost loop running along t. Dims outside the rotary
 /// range pass through. The result has element type `resultType`.
+std::pair<Value, Value> buildPairRotation(OpBuilder &b, Location loc, Value a,
+                                          Value second, Value cos, Value sin) {
+  Value newFirst =
+      arith::SubFOp::create(b, loc, arith::MulFOp::create(b, loc, a, cos),
+                            arith::MulFOp::create(b, loc, second, sin));
+  Value newSecond =
+      arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, second, cos),
+                            arith::MulFOp::create(b, loc, a, sin));
+  return {newFirst, newSecond};
+}
+
 Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
                     RotarySpecAttr spec, int64_t seqDim, Type resultType) {
   MLIRContext *ctx = b.getContext();
@@ -395,14 +406,8 @@ Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
           SmallVector<IteratorType>(numLoops, kPar),
           [&](OpBuilder &nb, Location nl, ValueRange args) {
             Value a = toF32(nb, nl, args[0]), bb = toF32(nb, nl, args[1]);
-            Value c = args[2], s = args[3];
-            // a' = a·cos − b·sin, b' = b·cos + a·sin
-            Value first = arith::SubFOp::create(
-                nb, nl, arith::MulFOp::create(nb, nl, a, c),
-                arith::MulFOp::create(nb, nl, bb, s));
-            Value second = arith::AddFOp::create(
-                nb, nl, arith::MulFOp::create(nb, nl, bb, c),
-                arith::MulFOp::create(nb, nl, a, s));
+            auto [first, second] =
+                buildPairRotation(nb, nl, a, bb, args[2], args[3]);
             Value member = linalg::IndexOp::create(nb, nl, cDim);
             Value isFirst = arith::CmpIOp::create(
                 nb, nl, arith::CmpIPredicate::eq, member,

@@ -90,6 +90,12 @@ struct CosSin {
 CosSin buildTable(OpBuilder &b, Location loc, Value positions, Value invFreq,
                   RotarySpecAttr spec);
 
+/// The rotation of one pair (a, b) by cos and sin (scalars or vectors of
+/// f32): (a·cos − b·sin, b·cos + a·sin). Every lowering of a rotation uses
+/// this, so they round alike.
+std::pair<Value, Value> buildPairRotation(OpBuilder &b, Location loc, Value a,
+                                          Value second, Value cos, Value sin);
+
 /// Applies tables ([S, h] or [B, S, h]) to `x` (head dim last, sequence at
 /// `seqDim`, batch at 0); dims outside the rotary range pass through. The
 /// result has element type `resultType`.
