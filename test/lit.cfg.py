@@ -32,6 +32,13 @@ config.substitutions.append(
      'env ROPE_PIPELINE="--rope-lower-to-cpu=fold-rotation=false decompose-attention=false"'))
 config.substitutions.append(
     ("%tiny_attention_tiles", 'env ROPE_PIPELINE="--rope-lower-to-cpu=query-tile=3 key-tile=5"'))
+# Split-K: the keys split into partial states computed in parallel and merged
+# exactly (PartialReductionOpInterface), with two and with five splits (the
+# latter with key tiles of 3, so splits have several uneven tiles).
+config.substitutions.append(
+    ("%split_keys_2", 'env ROPE_PIPELINE="--rope-lower-to-cpu=split-keys=2"'))
+config.substitutions.append(
+    ("%split_keys_5", 'env ROPE_PIPELINE="--rope-lower-to-cpu=split-keys=5 key-tile=3"'))
 # The GPU pipeline's mapping (streamed attention rows, one kernel per linalg
 # op, buffers on the device) with its kernels run on the CPU (docs/gpu.md).
 config.substitutions.append(

@@ -382,7 +382,8 @@ void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
     pm.addPass(createRopeFoldRotationIntoQK());
   if (options.decomposeAttention)
     pm.addPass(createRopeDecomposeAttention(
-        RopeDecomposeAttentionOptions{options.queryTile, options.keyTile}));
+        RopeDecomposeAttentionOptions{options.queryTile, options.keyTile,
+                                      options.splitKeys}));
 
   addRopeToLinalgPasses(pm);
   if (options.parallel)

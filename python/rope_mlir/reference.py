@@ -29,6 +29,8 @@ __all__ = [
     "cos_sin_table",
     "rotate",
     "attention",
+    "alibi_slopes",
+    "t5_relative_bucket",
     "linear_attention",
     "sinusoidal",
     "to_bf16_bits",
@@ -347,6 +349,139 @@ def _positions_per_batch(positions, batch: int, seq: int, what: str) -> np.ndarr
     raise ValueError(f"{what} must have shape [{seq}] or [{batch}, {seq}], got {p.shape}")
 
 
+def alibi_slopes(num_heads) -> np.ndarray:
+    """The standard ALiBi head slopes, shape [num_heads], float64.
+
+    Press et al., "Train Short, Test Long" (arXiv:2108.12409), reference
+    ``get_slopes``, which BLOOM's ``build_alibi_tensor`` reproduces:
+
+    * n a power of two: slope_i = 2^(-8 i / n) for i = 1..n (a geometric
+      sequence whose first term and ratio are both 2^(-8/n));
+    * otherwise, with P = 2^floor(log2 n): the P slopes of P heads followed by
+      the odd-indexed slopes of 2P heads, 2^(-8 (2j - 1) / (2P)) for
+      j = 1..n - P (``get_slopes(2P)[0::2][:n - P]``; BLOOM's
+      ``extra_powers = 1, 3, 5, ...`` of ``extra_base = 2^(-8 / (2P))``).
+
+    Computed as 2 ** (exponent) with the exponent exact, so the power-of-two
+    slopes are exact; the reference's repeated products ``start * ratio**i``
+    agree to within a few float64 ulps.
+    """
+    if isinstance(num_heads, (bool, np.bool_)) or not isinstance(num_heads, (int, np.integer)):
+        raise TypeError(f"alibi_slopes: num_heads must be an int, got {type(num_heads).__name__}")
+    n = int(num_heads)
+    if n <= 0:
+        raise ValueError(f"alibi_slopes: num_heads must be positive, got {n}")
+    p = 1 << (n.bit_length() - 1)  # closest power of two <= n
+    slopes = 2.0 ** (-8.0 * np.arange(1, p + 1, dtype=np.float64) / p)
+    if p != n:
+        odd = np.arange(1, 2 * (n - p), 2, dtype=np.float64)  # 1, 3, ..., 2(n-P) - 1
+        slopes = np.concatenate([slopes, 2.0 ** (-8.0 * odd / (2 * p))])
+    return slopes
+
+
+def _check_int(value, what: str) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{what} must be an int, got {type(value).__name__}")
+    return int(value)
+
+
+def _t5_bucket_config(num_buckets, max_distance, bidirectional, what: str = "t5_relative_bucket"):
+    """Validate T5 bucketing parameters; returns (num_buckets, max_distance, bidirectional)."""
+    nb = _check_int(num_buckets, f"{what}: num_buckets")
+    md = _check_int(max_distance, f"{what}: max_distance")
+    if not isinstance(bidirectional, (bool, np.bool_)):
+        raise TypeError(f"{what}: bidirectional must be a bool, got {type(bidirectional).__name__}")
+    bid = bool(bidirectional)
+    if nb < 2:
+        raise ValueError(f"{what}: num_buckets must be >= 2, got {nb}")
+    if bid and nb < 4:
+        raise ValueError(f"{what}: bidirectional bucketing halves num_buckets, so it needs num_buckets >= 4, got {nb}")
+    half = nb // 2 if bid else nb
+    max_exact = half // 2
+    if md <= max_exact:
+        which = "num_buckets // 2 // 2" if bid else "num_buckets // 2"
+        raise ValueError(
+            f"{what}: max_distance must exceed max_exact = {which} = {max_exact} "
+            f"(log(max_distance / max_exact) must be > 0), got max_distance={md}"
+        )
+    return nb, md, bid
+
+
+def t5_relative_bucket(relative_position, *, num_buckets, max_distance, bidirectional) -> np.ndarray:
+    """T5's relative-position bucket of ``relative_position = p_k - p_q``, int64, same shape.
+
+    Exactly ``T5Attention._relative_position_bucket`` of Hugging Face
+    transformers (adapted from Mesh TensorFlow's
+    ``_relative_position_bucket``; Raffel et al., arXiv:1910.10683):
+
+        bucket = 0
+        if bidirectional:                 # encoder
+            num_buckets //= 2
+            bucket += num_buckets if rel > 0 else 0
+            n = |rel|
+        else:                             # decoder: only the past is distinguished
+            n = -min(rel, 0)
+        max_exact = num_buckets // 2
+        if n < max_exact:                 # small distances: one bucket each
+            bucket += n
+        else:                             # logarithmic bins up to max_distance
+            bucket += min(max_exact + int(log(n / max_exact)
+                                          / log(max_distance / max_exact)
+                                          * (num_buckets - max_exact)),
+                          num_buckets - 1)
+
+    The logarithmic part is evaluated in float32 like T5 (``n.float() /
+    max_exact``, ``torch.log``, division by the float32 rounding of the
+    float64 ``math.log(max_distance / max_exact)``, multiplication by
+    ``num_buckets - max_exact``, each rounded to float32) and truncated toward
+    zero like ``.to(torch.long)``.  The float32 log is taken as the float32
+    rounding of the float64 log (the correctly rounded logf, barring a
+    double rounding), so the result does not depend on numpy's SIMD float32
+    log.  Where the exact value is an integer (e.g. n = 16, 32, 64 for
+    num_buckets=32, max_distance=128, bidirectional: 2 * log2(n / 8)) this
+    float32 chain lands exactly on that integer, as the float64 one does; a
+    logf 1 ulp low there would truncate to the bucket below.
+
+    Raises ValueError for num_buckets < 2, bidirectional with num_buckets < 4,
+    and max_distance <= max_exact (the log ratio would be <= 0).
+    """
+    rel = np.asarray(relative_position)
+    if rel.dtype == np.bool_ or not np.issubdtype(rel.dtype, np.integer):
+        raise TypeError(f"t5_relative_bucket: relative_position must be integers, got dtype {rel.dtype}")
+    rel = rel.astype(np.int64)
+    nb, md, bid = _t5_bucket_config(num_buckets, max_distance, bidirectional)
+
+    buckets = np.zeros(rel.shape, dtype=np.int64)
+    if bid:
+        nb //= 2
+        buckets += np.where(rel > 0, nb, 0)
+        n = np.abs(rel)
+    else:
+        n = -np.minimum(rel, 0)
+    max_exact = nb // 2
+    is_small = n < max_exact
+
+    # Large branch in float32; small entries use n = max_exact (log 1 = 0) so
+    # no log(0) is evaluated for values np.where discards anyway.
+    n_large = np.where(is_small, max_exact, n)
+    ratio = n_large.astype(np.float32) / np.float32(max_exact)
+    log_ratio = np.log(ratio.astype(np.float64)).astype(np.float32)
+    log_max = np.float32(math.log(md / max_exact))
+    scaled = (log_ratio / log_max) * np.float32(nb - max_exact)
+    large = np.minimum(max_exact + np.trunc(scaled).astype(np.int64), nb - 1)
+    return buckets + np.where(is_small, n, large)
+
+
+def _per_head_values(values, hq: int, what: str) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.dtype == np.bool_ or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise TypeError(f"{what} must be real numbers, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    if arr.shape != (hq,):
+        raise ValueError(f"{what} must have shape [Hq] = [{hq}] (one per query head), got {arr.shape}")
+    return arr
+
+
 def attention(
     q,
     k,
@@ -358,10 +493,48 @@ def attention(
     rotary=None,
     q_positions=None,
     k_positions=None,
+    window=None,
+    softcap=None,
+    sinks=None,
+    alibi_slopes=None,
+    relative_bias=None,
+    relative_buckets=None,
 ) -> np.ndarray:
-    """Softmax attention, optionally with RoPE on q and k, GQA/MQA, masks.
+    """Softmax attention with RoPE, GQA/MQA, masks, sliding window, softcap, sinks, ALiBi, T5 bias.
 
-    q [B,Hq,Sq,D], k [B,Hkv,Sk,D], v [B,Hkv,Sk,Dv] -> [B,Hq,Sq,Dv].
+    q [B,Hq,Sq,D], k [B,Hkv,Sk,D], v [B,Hkv,Sk,Dv] -> [B,Hq,Sq,Dv]; query head
+    h uses kv head h // (Hq // Hkv).  Positions p_q (q_positions) and p_k
+    (k_positions) are [S] or [B, S]; by default keys sit at 0..Sk-1 and queries
+    at Sk-Sq..Sk-1 (right-aligned, decode style).  For query i and key j of
+    batch b, head h:
+
+    1. s = scale * (q_rot . k_rot), scale defaulting to 1/sqrt(D); q_rot, k_rot
+       are q, k rotated at p_q, p_k when ``rotary`` is given.
+    2. ``softcap = c`` (> 0): s <- c * tanh(s / c), right after the scale and
+       before any mask or bias (Gemma 2's attn_logit_softcapping).
+    3. Additive terms, in this order: a floating-point ``mask`` (broadcast to
+       [B,Hq,Sq,Sk]; -inf hides the key); ALiBi, s += -slope[h] * |p_q - p_k|
+       with ``alibi_slopes`` [Hq] (FlashAttention's ``alibi_slopes``
+       definition, also llama.cpp's current -|p_q - p_k| KQ mask times the
+       slope; under causal masking it equals BLOOM's s += slope[h] * p_k up
+       to the per-row constant slope[h] * p_q, which softmax ignores, so both
+       give the same output there, but not without causal masking; see
+       ``alibi_slopes()`` for the standard slopes); T5's relative bias,
+       s += relative_bias[t5_relative_bucket(p_k - p_q), h] with
+       ``relative_bias`` [num_buckets, Hq] and ``relative_buckets =
+       (num_buckets, max_distance, bidirectional)``.
+    4. Visibility; a key that is not visible contributes nothing: a boolean
+       ``mask`` (True = visible), ``causal`` (p_k <= p_q), and ``window = W``
+       (p_q - W < p_k <= p_q: the query and the W - 1 keys before it, the
+       Mistral / Gemma sliding window of Hugging Face transformers; it includes
+       the causal bound and so requires causal=True), and an additive -inf.
+    5. out = sum_j exp(s_j - M) v_j / (sum_j exp(s_j - M) + [exp(sink_h - M)])
+       over visible j, M = max(max_j s_j, sink_h).  ``sinks`` [Hq] (gpt-oss
+       attention sinks) add one logit per query head to the denominator only;
+       they are not scaled, capped or masked; a -inf sink is the same as none.
+    6. A row with no visible key yields zeros (with sinks too).
+
+    Arguments are validated; a bad one raises ValueError / TypeError naming it.
     """
     q = np.asarray(q, dtype=np.float64)
     k = np.asarray(k, dtype=np.float64)
@@ -375,6 +548,48 @@ def attention(
     if Hkv == 0 or Hq % Hkv != 0:
         raise ValueError(f"Hq={Hq} must be a multiple of Hkv={Hkv}")
     group = Hq // Hkv
+
+    # --- argument validation for the optional features -------------------
+    if window is not None:
+        window = _check_int(window, "window")
+        if window <= 0:
+            raise ValueError(f"window must be a positive number of keys, got {window}")
+        if not causal:
+            raise ValueError("window requires causal=True (the sliding window p_q - W < p_k <= p_q "
+                             "includes the causal bound)")
+    if softcap is not None:
+        if isinstance(softcap, (bool, np.bool_)) or not isinstance(softcap, (int, float, np.integer, np.floating)):
+            raise TypeError(f"softcap must be a real number, got {type(softcap).__name__}")
+        softcap = float(softcap)
+        if not (math.isfinite(softcap) and softcap > 0.0):
+            raise ValueError(f"softcap must be finite and > 0, got {softcap}")
+    if sinks is not None:
+        sinks = _per_head_values(sinks, Hq, "sinks")
+        if np.any(np.isnan(sinks) | (sinks == np.inf)):
+            raise ValueError("sinks must not be NaN or +inf (-inf means no sink for that head)")
+    if alibi_slopes is not None:
+        alibi_slopes = _per_head_values(alibi_slopes, Hq, "alibi_slopes")
+        if not np.all(np.isfinite(alibi_slopes)):
+            raise ValueError("alibi_slopes must be finite")
+    if (relative_bias is None) != (relative_buckets is None):
+        raise ValueError("relative_bias and relative_buckets must be given together "
+                         "(a [num_buckets, Hq] table and (num_buckets, max_distance, bidirectional))")
+    if relative_buckets is not None:
+        if not isinstance(relative_buckets, (tuple, list)) or len(relative_buckets) != 3:
+            raise TypeError("relative_buckets must be a tuple (num_buckets, max_distance, bidirectional), "
+                            f"got {relative_buckets!r}")
+        nb, md, bid = _t5_bucket_config(*relative_buckets, what="relative_buckets")
+        relative_buckets = (nb, md, bid)
+        table = np.asarray(relative_bias)
+        if table.dtype == np.bool_ or not (np.issubdtype(table.dtype, np.integer)
+                                           or np.issubdtype(table.dtype, np.floating)):
+            raise TypeError(f"relative_bias must be real numbers, got dtype {table.dtype}")
+        table = table.astype(np.float64)
+        if table.shape != (nb, Hq):
+            raise ValueError(f"relative_bias must have shape [num_buckets, Hq] = [{nb}, {Hq}], got {table.shape}")
+        if not np.all(np.isfinite(table)):
+            raise ValueError("relative_bias must be finite")
+        relative_bias = table
 
     # Default positions right-align the queries with the keys (decode-style).
     if q_positions is None:
@@ -397,11 +612,25 @@ def attention(
         scale = 1.0 / math.sqrt(D)
     logits = float(scale) * np.einsum("bhqd,bhkd->bhqk", q, k)
 
-    allowed = np.ones((B, Hq, Sq, Sk), dtype=bool)
-    if causal:
+    # 2. Soft-capping, before any mask or bias.
+    if softcap is not None:
+        logits = softcap * np.tanh(logits / softcap)
+
+    # Per-batch positions, only when something depends on them (positions
+    # are otherwise unused without rotary, as before).
+    qp = kp = rel = None
+    if causal or window is not None or alibi_slopes is not None or relative_bias is not None:
         qp = _positions_per_batch(q_positions, B, Sq, "q_positions")
         kp = _positions_per_batch(k_positions, B, Sk, "k_positions")
-        allowed &= (kp[:, None, None, :] <= qp[:, None, :, None])
+        rel = kp[:, None, :] - qp[:, :, None]  # [B, Sq, Sk]: p_k - p_q
+
+    # 3. Additive terms (float mask, ALiBi, T5) and 4. visibility.
+    allowed = np.ones((B, Hq, Sq, Sk), dtype=bool)
+    additive = False
+    if causal:
+        allowed &= rel[:, None] <= 0
+    if window is not None:
+        allowed &= rel[:, None] > -window
     if mask is not None:
         mk = np.asarray(mask)
         if not 2 <= mk.ndim <= 4:
@@ -411,23 +640,39 @@ def attention(
             allowed &= mk
         elif np.issubdtype(mk.dtype, np.floating):
             logits = logits + mk.astype(np.float64)
-            # An additive -inf is a mask-out; treating it as such keeps a row
-            # of all -inf at 0 instead of NaN.
-            allowed &= logits != -np.inf
+            additive = True
         else:
             # 0/1 integer masks are ambiguous (boolean or additive?): refuse.
             raise TypeError(f"mask must be bool or floating point, got dtype {mk.dtype}")
+    if alibi_slopes is not None:
+        distance = np.abs(rel).astype(np.float64)[:, None]  # [B, 1, Sq, Sk]
+        logits = logits - alibi_slopes[None, :, None, None] * distance
+        additive = True
+    if relative_bias is not None:
+        nb, md, bid = relative_buckets
+        bucket = t5_relative_bucket(rel, num_buckets=nb, max_distance=md, bidirectional=bid)  # [B, Sq, Sk]
+        logits = logits + np.moveaxis(relative_bias[bucket], -1, 1)  # [B, Sq, Sk, Hq] -> [B, Hq, Sq, Sk]
+        additive = True
+    if additive:
+        # An additive -inf is a mask-out; treating it as such keeps a row
+        # of all -inf at 0 instead of NaN.
+        allowed &= logits != -np.inf
 
-    # Numerically stable softmax over allowed keys only; rows with no allowed
-    # key get max 0 and denominator 1, so their output is exactly 0.
+    # 5. Numerically stable softmax over visible keys only, plus the sink
+    # logit in the denominator.  Rows with no visible key have an all-zero
+    # numerator, so their output is exactly 0 (6.).
     masked = np.where(allowed, logits, -np.inf)
     row_max = masked.max(axis=-1, keepdims=True, initial=-np.inf)
+    if sinks is not None:
+        sink = sinks[None, :, None, None]
+        row_max = np.maximum(row_max, sink)
     row_max = np.where(np.isfinite(row_max), row_max, 0.0)
     e = np.where(allowed, np.exp(np.where(allowed, logits - row_max, 0.0)), 0.0)
     denom = e.sum(axis=-1, keepdims=True)
+    if sinks is not None:
+        denom = denom + np.exp(sink - row_max)
     probs = e / np.where(denom == 0.0, 1.0, denom)
     return np.einsum("bhqk,bhkd->bhqd", probs, v)
-
 
 def _elu_plus_one(x: np.ndarray) -> np.ndarray:
     # elu(x) + 1; expm1 on min(x, 0) avoids overflow warnings for large x

@@ -1,4 +1,23 @@
-# RUN: %python %s
+# RUN: %python %s | FileCheck %s
+#
+# The T5 bucketing report (float32 as T5 evaluates it vs float64, |n| <= 4096):
+# CHECK-LABEL: --- t5_relative_bucket_float32_vs_float64
+# CHECK: NOTE T5 nb=8 md=16 bidirectional=True: float32 value exactly integral at |n| in []
+# CHECK-NEXT: NOTE T5 nb=8 md=16 bidirectional=True: float32 and float64 agree for every |n| <= 4096
+# CHECK: NOTE T5 nb=8 md=16 bidirectional=False: float32 value exactly integral at |n| in [8]
+# CHECK-NEXT: NOTE T5 nb=8 md=16 bidirectional=False: float32 and float64 agree for every |n| <= 4096
+# CHECK: NOTE T5 nb=8 md=128 bidirectional=True: float32 value exactly integral at |n| in []
+# CHECK-NEXT: NOTE T5 nb=8 md=128 bidirectional=True: float32 and float64 agree for every |n| <= 4096
+# CHECK: NOTE T5 nb=8 md=128 bidirectional=False: float32 value exactly integral at |n| in []
+# CHECK-NEXT: NOTE T5 nb=8 md=128 bidirectional=False: float32 and float64 agree for every |n| <= 4096
+# CHECK: NOTE T5 nb=32 md=16 bidirectional=True: float32 value exactly integral at |n| in []
+# CHECK-NEXT: NOTE T5 nb=32 md=16 bidirectional=True: float32 and float64 agree for every |n| <= 4096
+# CHECK: PASS T5 nb=32 md=16 bidirectional=False: rejected (max_distance <= max_exact = 16)
+# CHECK: NOTE T5 nb=32 md=128 bidirectional=True: float32 value exactly integral at |n| in [16, 32, 64]
+# CHECK-NEXT: NOTE T5 nb=32 md=128 bidirectional=True: float32 and float64 agree for every |n| <= 4096
+# CHECK: NOTE T5 nb=32 md=128 bidirectional=False: float32 value exactly integral at |n| in []
+# CHECK-NEXT: NOTE T5 nb=32 md=128 bidirectional=False: float32 and float64 agree for every |n| <= 4096
+# CHECK: ALL {{[0-9]+}} reference self-tests passed
 """Self-consistency checks for rope_mlir.reference (no compiled code involved).
 
 Each check uses a property that holds independently of how the reference is
@@ -332,6 +351,485 @@ def attention_rotary_is_relative():
     a = ref.attention(q, k, v, causal=True, rotary=spec, q_positions=pos, k_positions=pos)
     b = ref.attention(q, k, v, causal=True, rotary=spec, q_positions=pos + 777, k_positions=pos + 777)
     close(a, b, "rotary attention is shift invariant", atol=1e-11)
+
+
+# ---------------------------------------------------------------------------
+# Attention variants: sliding window, softcap, sinks, ALiBi, T5 relative bias
+# ---------------------------------------------------------------------------
+
+
+def contract_attention(q, k, v, *, scale, qp, kp, causal=False, window=None, softcap=None, bias=None,
+                       visible=None, sinks=None):
+    """The documented contract, one (batch, head, query) row at a time.
+
+    q [B,Hq,Sq,D] (already rotated), k/v [B,Hkv,Sk,*]; qp [B,Sq], kp [B,Sk];
+    bias [B,Hq,Sq,Sk] is the sum of the additive terms, visible [B,Hq,Sq,Sk]
+    a boolean mask; sinks [Hq].
+    """
+    B, Hq, Sq, _ = q.shape
+    Hkv, Sk = k.shape[1], k.shape[2]
+    g = Hq // Hkv
+    out = np.zeros((B, Hq, Sq, v.shape[-1]))
+    for b in range(B):
+        for h in range(Hq):
+            for i in range(Sq):
+                s_vals, v_rows = [], []
+                for j in range(Sk):
+                    if causal and not kp[b, j] <= qp[b, i]:
+                        continue
+                    if window is not None and not qp[b, i] - window < kp[b, j]:
+                        continue
+                    if visible is not None and not visible[b, h, i, j]:
+                        continue
+                    s = scale * float(np.dot(q[b, h, i], k[b, h // g, j]))
+                    if softcap is not None:
+                        s = softcap * math.tanh(s / softcap)
+                    if bias is not None:
+                        s += bias[b, h, i, j]
+                    s_vals.append(s)
+                    v_rows.append(v[b, h // g, j])
+                if not s_vals:
+                    continue  # no visible key: zeros
+                m = max(s_vals) if sinks is None else max(max(s_vals), sinks[h])
+                w = [math.exp(s - m) for s in s_vals]
+                den = sum(w) + (0.0 if sinks is None else math.exp(sinks[h] - m))
+                out[b, h, i] = sum(wj * vj for wj, vj in zip(w, v_rows)) / den
+    return out
+
+
+def as_batch(p, B):
+    p = np.asarray(p)
+    return np.broadcast_to(p, (B, p.shape[-1])) if p.ndim == 1 else p
+
+
+@test
+def attention_window_is_causal_band():
+    B, Hq, Hkv, Sq, Sk, D = 2, 4, 2, 5, 9, 8
+    q = RNG.standard_normal((B, Hq, Sq, D))
+    k = RNG.standard_normal((B, Hkv, Sk, D))
+    v = RNG.standard_normal((B, Hkv, Sk, 3))
+    qp_default = np.arange(Sq) + (Sk - Sq)
+    kp_default = np.arange(Sk)
+    qp_batch = np.array([[4, 5, 6, 7, 8], [20, 3, 9, 14, 2]])
+    kp_batch = np.array([[0, 1, 2, 3, 4, 5, 6, 7, 8], [1, 3, 5, 7, 9, 11, 13, 15, 17]])
+    for label, qp, kp in (("default positions", None, None), ("per-batch positions", qp_batch, kp_batch)):
+        qpb = as_batch(qp_default if qp is None else qp, B)
+        kpb = as_batch(kp_default if kp is None else kp, B)
+        for W in (1, 3, 4, 100):
+            out = ref.attention(q, k, v, causal=True, window=W, q_positions=qp, k_positions=kp)
+            # Independent: causal plus an explicit boolean band mask p_q - W < p_k.
+            band = (kpb[:, None, None, :] > qpb[:, None, :, None] - W)
+            close(out, ref.attention(q, k, v, causal=True, mask=band, q_positions=qp, k_positions=kp),
+                  f"window={W} == causal + band mask ({label})")
+            close(out, contract_attention(q, k, v, scale=1 / math.sqrt(D), qp=qpb, kp=kpb, causal=True, window=W),
+                  f"window={W} == row loops ({label})")
+        big = ref.attention(q, k, v, causal=True, window=10**6, q_positions=qp, k_positions=kp)
+        close(big, ref.attention(q, k, v, causal=True, q_positions=qp, k_positions=kp),
+              f"window wider than every distance == causal ({label})")
+    # W = 1: each query sees only the key at its own position, so out = that v row.
+    one = ref.attention(q, k, v, causal=True, window=1)
+    expected = np.stack([v[:, h // 2, Sk - Sq:] for h in range(Hq)], axis=1)
+    close(one, expected, "window=1 sees only its own position", atol=1e-15)
+    # A query whose window holds no key yields zeros.
+    gap = ref.attention(q, k, v, causal=True, window=2, q_positions=[3, 30, 31, 32, 40], k_positions=np.arange(Sk))
+    check(np.all(gap[:, :, 1:] == 0.0) and np.any(gap[:, :, 0] != 0.0), "window with no key inside yields zeros")
+    # Rotary does not interact with the window (masking is by position).
+    spec = RotarySpec(layout="interleaved")
+    rq = ref.rotate(q, qp_batch, spec, seq_dim=2, max_position=20)
+    rk = ref.rotate(k, kp_batch, spec, seq_dim=2, max_position=20)
+    close(ref.attention(q, k, v, causal=True, window=3, rotary=spec, q_positions=qp_batch, k_positions=kp_batch),
+          contract_attention(rq, rk, v, scale=1 / math.sqrt(D), qp=qp_batch, kp=kp_batch, causal=True, window=3),
+          "window + rotary == row loops on rotated q, k")
+
+
+@test
+def attention_softcap_is_tanh_on_logits():
+    B, H, Sq, Sk, D = 2, 3, 4, 6, 8
+    q = RNG.standard_normal((B, H, Sq, D)) * 3
+    k = RNG.standard_normal((B, H, Sk, D)) * 3
+    v = RNG.standard_normal((B, H, Sk, 5))
+    scale, c = 0.4, 2.5
+    logits = scale * np.einsum("bhqd,bhkd->bhqk", q, k)
+    check(np.abs(logits).max() > 3 * c, "softcap test logits exceed the cap")
+    capped = c * np.tanh(logits / c)
+    # Explicit softmax of the capped logits (non-causal).
+    w = np.exp(capped - capped.max(axis=-1, keepdims=True))
+    expected = np.einsum("bhqk,bhkd->bhqd", w / w.sum(axis=-1, keepdims=True), v)
+    close(ref.attention(q, k, v, scale=scale, softcap=c), expected, "softcap == softmax(c * tanh(s / c))")
+    # Capping happens before an additive mask: c * tanh(s / c) + bias, not c * tanh((s + bias) / c).
+    bias = RNG.standard_normal((Sq, Sk)) * 4
+    z = capped + bias
+    w = np.exp(z - z.max(axis=-1, keepdims=True))
+    expected = np.einsum("bhqk,bhkd->bhqd", w / w.sum(axis=-1, keepdims=True), v)
+    out = ref.attention(q, k, v, scale=scale, softcap=c, mask=bias)
+    close(out, expected, "softcap applies before the additive mask")
+    z_wrong = c * np.tanh((logits + bias) / c)
+    w = np.exp(z_wrong - z_wrong.max(axis=-1, keepdims=True))
+    wrong = np.einsum("bhqk,bhkd->bhqd", w / w.sum(axis=-1, keepdims=True), v)
+    check(np.abs(out - wrong).max() > 1e-3, "softcap after the mask would differ (test is sensitive)")
+    # Causal, per-row loops; an integer cap works too.
+    qp, kp = np.arange(Sq) + 2, np.arange(Sk)
+    close(ref.attention(q, k, v, scale=scale, softcap=3, causal=True),
+          contract_attention(q, k, v, scale=scale, qp=as_batch(qp, B), kp=as_batch(kp, B), causal=True, softcap=3.0),
+          "softcap + causal == row loops")
+    # A huge cap is (numerically) no cap.
+    close(ref.attention(q, k, v, scale=scale, softcap=1e7), ref.attention(q, k, v, scale=scale),
+          "softcap=1e7 ~ no softcap", atol=1e-9)
+
+
+@test
+def attention_sinks_are_a_zero_value_key():
+    B, Hq, Hkv, Sq, Sk, D, Dv = 2, 4, 2, 3, 5, 8, 4
+    q = RNG.standard_normal((B, Hq, Sq, D))
+    k = RNG.standard_normal((B, Hkv, Sk, D))
+    v = RNG.standard_normal((B, Hkv, Sk, Dv))
+    sinks = np.array([-1.5, 0.0, 2.0, 40.0])  # the last dominates every logit
+    for causal in (False, True):
+        out = ref.attention(q, k, v, causal=causal, sinks=sinks)
+        # Independent: one extra key per row whose logit is sink_h and whose
+        # value row is zero (k = 0 makes q.k = 0; a float mask adds sink_h).
+        k_rep = np.stack([k[:, h // (Hq // Hkv)] for h in range(Hq)], axis=1)
+        v_rep = np.stack([v[:, h // (Hq // Hkv)] for h in range(Hq)], axis=1)
+        k_ext = np.concatenate([k_rep, np.zeros((B, Hq, 1, D))], axis=2)
+        v_ext = np.concatenate([v_rep, np.zeros((B, Hq, 1, Dv))], axis=2)
+        fmask = np.zeros((1, Hq, Sq, Sk + 1))
+        if causal:
+            visible = np.arange(Sk)[None, :] <= (np.arange(Sq) + Sk - Sq)[:, None]
+            fmask[..., :Sk] = np.where(visible, 0.0, -np.inf)
+        fmask[..., Sk] = sinks[None, :, None]
+        close(out, ref.attention(q, k_ext, v_ext, mask=fmask),
+              f"sinks == softmax with an extra zero-value key (causal={causal})")
+    check(np.abs(out[:, 3]).max() < 1e-12, "a dominant sink drives the output to ~0")
+    close(ref.attention(q, k, v, causal=True, sinks=np.full(Hq, -np.inf)), ref.attention(q, k, v, causal=True),
+          "sinks of -inf == no sinks", atol=0)
+    # Sinks are not scaled or capped.
+    qp, kp = np.arange(Sq) + 2, np.arange(Sk)
+    close(ref.attention(q, k, v, causal=True, sinks=sinks, scale=0.3, softcap=1.0),
+          contract_attention(q, k, v, scale=0.3, qp=as_batch(qp, B), kp=as_batch(kp, B), causal=True,
+                             softcap=1.0, sinks=sinks),
+          "sinks with scale and softcap == row loops (sink not scaled or capped)")
+
+
+@test
+def attention_fully_masked_row_with_sinks_is_zero():
+    B, H, S, D = 1, 2, 3, 4
+    q = RNG.standard_normal((B, H, S, D))
+    k = RNG.standard_normal((B, H, S, D))
+    v = RNG.standard_normal((B, H, S, D))
+    sinks = np.array([0.5, -3.0])
+    mask = np.ones((S, S), dtype=bool)
+    mask[1] = False
+    out = ref.attention(q, k, v, mask=mask, sinks=sinks)
+    check(np.all(np.isfinite(out)) and np.all(out[:, :, 1] == 0.0), "fully masked row with sinks yields exactly 0")
+    check(np.all(out[:, :, [0, 2]] != 0.0), "other rows with sinks are not zero")
+    fmask = np.where(mask, 0.0, -np.inf)
+    out2 = ref.attention(q, k, v, mask=fmask, sinks=sinks)
+    check(np.all(out2[:, :, 1] == 0.0), "fully -inf row with sinks yields exactly 0")
+    out3 = ref.attention(q, k, v, causal=True, window=2, q_positions=[-1, 5, 2], k_positions=[0, 1, 2],
+                         sinks=np.full(H, -np.inf))
+    check(np.all(out3[:, :, :2] == 0.0) and np.all(np.isfinite(out3)),
+          "rows with no visible key (causal, window) and -inf sinks yield exactly 0")
+
+
+def alibi_bias(slopes, qp, kp):
+    B, Sq, Sk = qp.shape[0], qp.shape[1], kp.shape[1]
+    bias = np.zeros((B, len(slopes), Sq, Sk))
+    for b in range(B):
+        for h in range(len(slopes)):
+            for i in range(Sq):
+                for j in range(Sk):
+                    bias[b, h, i, j] = -slopes[h] * abs(int(qp[b, i]) - int(kp[b, j]))
+    return bias
+
+
+@test
+def attention_alibi_is_an_additive_bias():
+    B, Hq, Hkv, Sq, Sk, D = 2, 6, 3, 4, 7, 8
+    q = RNG.standard_normal((B, Hq, Sq, D))
+    k = RNG.standard_normal((B, Hkv, Sk, D))
+    v = RNG.standard_normal((B, Hkv, Sk, 5))
+    slopes = ref.alibi_slopes(Hq)
+    qp_batch = np.array([[3, 4, 5, 6], [10, 2, 7, 0]])
+    kp_batch = np.array([[0, 1, 2, 3, 4, 5, 6], [0, 2, 4, 6, 8, 10, 12]])
+    for label, qp, kp in (("default positions", None, None), ("per-batch positions", qp_batch, kp_batch)):
+        qpb = as_batch(np.arange(Sq) + Sk - Sq if qp is None else qp, B)
+        kpb = as_batch(np.arange(Sk) if kp is None else kp, B)
+        bias = alibi_bias(slopes, qpb, kpb)
+        for causal in (False, True):
+            out = ref.attention(q, k, v, alibi_slopes=slopes, causal=causal, q_positions=qp, k_positions=kp)
+            close(out, ref.attention(q, k, v, mask=bias, causal=causal, q_positions=qp, k_positions=kp),
+                  f"ALiBi == float mask -slope*|p_q - p_k| (causal={causal}, {label})")
+        # BLOOM's slope * p_k differs by a per-row constant: equal under causal masking only.
+        bloom = slopes[None, :, None, None] * kpb[:, None, None, :].astype(np.float64)
+        bloom = np.broadcast_to(bloom, (B, Hq, Sq, Sk))
+        close(ref.attention(q, k, v, alibi_slopes=slopes, causal=True, q_positions=qp, k_positions=kp),
+              ref.attention(q, k, v, mask=bloom, causal=True, q_positions=qp, k_positions=kp),
+              f"causal ALiBi == BLOOM's slope * p_k ({label})", atol=1e-12)
+        check(np.abs(ref.attention(q, k, v, alibi_slopes=slopes, q_positions=qp, k_positions=kp)
+                     - ref.attention(q, k, v, mask=bloom, q_positions=qp, k_positions=kp)).max() > 1e-3,
+              f"non-causal ALiBi != BLOOM's slope * p_k ({label})")
+
+
+@test
+def alibi_slopes_values():
+    check(np.array_equal(ref.alibi_slopes(8), 2.0 ** -np.arange(1, 9)), "alibi_slopes(8) == 2^-1 .. 2^-8 exactly")
+    check(ref.alibi_slopes(8).dtype == np.float64, "alibi_slopes returns float64")
+    # BLOOM's build_alibi_tensor for 12 heads: base 2^-1 to powers 1..8, then
+    # extra_base 2^-0.5 to the odd powers 1, 3, 5, 7.
+    bloom12 = np.concatenate([0.5 ** np.arange(1, 9), (2.0 ** -0.5) ** np.array([1, 3, 5, 7])])
+    # (BLOOM's repeated powers of the rounded 2^-0.5 drift by a few ulps.)
+    close(ref.alibi_slopes(12), bloom12, "alibi_slopes(12) == BLOOM recipe", atol=0, rtol=1e-15)
+    # 2^-(k + 1/2) = sqrt(1/2) / 2^k, whose float64 rounding is exact scaling of sqrt's.
+    close(ref.alibi_slopes(12)[8:], math.sqrt(0.5) / 2.0 ** np.arange(4), "alibi_slopes(12) extra slopes",
+          atol=0, rtol=2.3e-16)
+
+    # Press et al.'s get_slopes, transcribed.
+    def get_slopes(n):
+        def power_of_2(n):
+            start = 2 ** (-2 ** -(math.log2(n) - 3))
+            return [start * start ** i for i in range(n)]
+        if math.log2(n).is_integer():
+            return power_of_2(n)
+        p = 2 ** math.floor(math.log2(n))
+        return power_of_2(p) + get_slopes(2 * p)[0::2][: n - p]
+
+    for n in (1, 2, 3, 5, 6, 7, 12, 16, 20, 32, 40, 64, 96):
+        close(ref.alibi_slopes(n), np.array(get_slopes(n)), f"alibi_slopes({n}) == get_slopes", atol=0, rtol=1e-14)
+
+
+def t5_bucket_f64(rel, nb, md, bid):
+    # Scalar float64 transcription of T5's _relative_position_bucket.
+    bucket = 0
+    if bid:
+        nb //= 2
+        if rel > 0:
+            bucket += nb
+        n = abs(rel)
+    else:
+        n = -min(rel, 0)
+    max_exact = nb // 2
+    if n < max_exact:
+        return bucket + n
+    large = max_exact + int(math.log(n / max_exact) / math.log(md / max_exact) * (nb - max_exact))
+    return bucket + min(large, nb - 1)
+
+
+def t5_log_part_f32(n, nb, md, bid):
+    # float32 value of log(n / max_exact) / log(md / max_exact) * (nb' - max_exact) for
+    # a distance n >= max_exact (nb' the per-direction bucket count); None below.
+    nb = nb // 2 if bid else nb
+    max_exact = nb // 2
+    if n < max_exact:
+        return None
+    log_ratio = np.float32(math.log(float(np.float32(n) / np.float32(max_exact))))
+    return float((log_ratio / np.float32(math.log(md / max_exact))) * np.float32(nb - max_exact))
+
+
+def t5_bucket_f32(rel, nb, md, bid):
+    # The same with the log part in float32 (scalar np.float32 operations).
+    bucket = 0
+    if bid:
+        nb //= 2
+        if rel > 0:
+            bucket += nb
+        n = abs(rel)
+    else:
+        n = -min(rel, 0)
+    max_exact = nb // 2
+    if n < max_exact:
+        return bucket + n
+    ratio = np.float32(n) / np.float32(max_exact)
+    log_ratio = np.float32(math.log(float(ratio)))  # correctly rounded float32 log
+    x = (log_ratio / np.float32(math.log(md / max_exact))) * np.float32(nb - max_exact)
+    return bucket + min(max_exact + int(x), nb - 1)
+
+
+@test
+def t5_relative_bucket_values():
+    # Hand-computed from T5's definition (rel = memory - query position).
+    cases = {
+        # bidirectional, 32 buckets, max_distance 128: 16 per direction, 8 exact
+        (32, 128, True): {0: 0, -1: 1, -7: 7, -8: 8, -12: 9, -16: 10, -20: 10, -32: 12, -64: 14, -100: 15,
+                          -127: 15, -128: 15, -1000: 15, 1: 17, 7: 23, 8: 24, 16: 26, 100: 31, 1000: 31},
+        # unidirectional (decoder), 32 buckets, max_distance 128: 16 exact
+        (32, 128, False): {5: 0, 1000: 0, 0: 0, -1: 1, -15: 15, -16: 16, -20: 17, -32: 21, -64: 26, -100: 30,
+                           -127: 31, -128: 31, -5000: 31},
+        # bidirectional, 8 buckets, max_distance 16: 4 per direction, 2 exact
+        (8, 16, True): {0: 0, -1: 1, -2: 2, -4: 2, -8: 3, -16: 3, 1: 5, 3: 6, 8: 7, 100: 7},
+    }
+    for (nb, md, bid), table in cases.items():
+        rel = np.array(list(table.keys()))
+        got = ref.t5_relative_bucket(rel, num_buckets=nb, max_distance=md, bidirectional=bid)
+        check(got.dtype == np.int64 and list(got) == list(table.values()),
+              f"T5 buckets hand-computed nb={nb} md={md} bidirectional={bid}")
+    rel2 = np.array([[-3, 0, 40], [7, -200, 2]], dtype=np.int32)
+    got2 = ref.t5_relative_bucket(rel2, num_buckets=32, max_distance=128, bidirectional=True)
+    check(got2.shape == (2, 3) and got2.dtype == np.int64, "T5 buckets keep the shape (int32 input)")
+
+
+@test
+def t5_relative_bucket_float32_vs_float64():
+    n = np.arange(-4096, 4097)
+    for nb in (8, 32):
+        for md in (16, 128):
+            for bid in (True, False):
+                tag = f"nb={nb} md={md} bidirectional={bid}"
+                max_exact = (nb // 2 if bid else nb) // 2
+                if md <= max_exact:
+                    try:
+                        ref.t5_relative_bucket(n, num_buckets=nb, max_distance=md, bidirectional=bid)
+                    except ValueError:
+                        print(f"PASS T5 {tag}: rejected (max_distance <= max_exact = {max_exact})")
+                        continue
+                    raise AssertionError(f"FAIL T5 {tag} accepted max_distance <= max_exact")
+                got = ref.t5_relative_bucket(n, num_buckets=nb, max_distance=md, bidirectional=bid)
+                f32 = np.array([t5_bucket_f32(int(x), nb, md, bid) for x in n])
+                f64 = np.array([t5_bucket_f64(int(x), nb, md, bid) for x in n])
+                check(np.array_equal(got, f32), f"T5 {tag}: vectorised == float32 scalar loop for |n| <= 4096")
+                check(got.min() >= 0 and got.max() == nb - 1, f"T5 {tag}: buckets in [0, {nb - 1}], all reached")
+                # Distances where the float32 value before truncation is an
+                # exact nonzero integer below the clamp: a logf 1 ulp low there
+                # would give the bucket below.
+                per_direction = nb // 2 if bid else nb
+                log_part = {x: t5_log_part_f32(x, nb, md, bid) for x in range(max_exact, 4097)}
+                exact = [x for x, val in log_part.items()
+                         if val != 0.0 and val == int(val) and max_exact + int(val) < per_direction - 1]
+                print(f"NOTE T5 {tag}: float32 value exactly integral at |n| in {exact}")
+                diff = n[f32 != f64]
+                if diff.size:
+                    where = ", ".join(f"n={x}: f32={f32[x + 4096]} f64={f64[x + 4096]}" for x in diff)
+                    print(f"NOTE T5 {tag}: float32 and float64 differ at {diff.size} distances: {where}")
+                else:
+                    print(f"NOTE T5 {tag}: float32 and float64 agree for every |n| <= 4096")
+
+
+@test
+def attention_t5_bias_is_an_additive_bias():
+    B, Hq, Hkv, Sq, Sk, D = 2, 4, 1, 5, 40, 8
+    q = RNG.standard_normal((B, Hq, Sq, D))
+    k = RNG.standard_normal((B, Hkv, Sk, D))
+    v = RNG.standard_normal((B, Hkv, Sk, 3))
+    qp_batch = np.array([[0, 9, 17, 30, 39], [35, 3, 100, 20, 21]])
+    kp_batch = np.stack([np.arange(Sk), np.arange(Sk) * 3])
+    for nb, md, bid in ((32, 128, True), (32, 20, False), (8, 16, True)):
+        table = RNG.standard_normal((nb, Hq)) * 2
+        for label, qp, kp in (("default positions", None, None), ("per-batch positions", qp_batch, kp_batch)):
+            qpb = as_batch(np.arange(Sq) + Sk - Sq if qp is None else qp, B)
+            kpb = as_batch(np.arange(Sk) if kp is None else kp, B)
+            bias = np.zeros((B, Hq, Sq, Sk))
+            for b in range(B):
+                for i in range(Sq):
+                    for j in range(Sk):
+                        bucket = t5_bucket_f32(int(kpb[b, j] - qpb[b, i]), nb, md, bid)
+                        bias[b, :, i, j] = table[bucket]
+            for causal in (False, True):
+                out = ref.attention(q, k, v, relative_bias=table, relative_buckets=(nb, md, bid), causal=causal,
+                                    q_positions=qp, k_positions=kp)
+                close(out, ref.attention(q, k, v, mask=bias, causal=causal, q_positions=qp, k_positions=kp),
+                      f"T5 bias == float mask of table[bucket(p_k - p_q), h] nb={nb} md={md} "
+                      f"bidirectional={bid} causal={causal} ({label})")
+
+
+@test
+def attention_all_features_match_row_loops():
+    # Everything at once against the contract written as per-row loops:
+    # GQA, rotary, softcap, float mask + ALiBi + T5 (additive), bool mask,
+    # causal + window, sinks.
+    B, Hq, Hkv, Sq, Sk, D, Dv = 2, 6, 2, 6, 11, 8, 3
+    q = RNG.standard_normal((B, Hq, Sq, D)) * 2
+    k = RNG.standard_normal((B, Hkv, Sk, D)) * 2
+    v = RNG.standard_normal((B, Hkv, Sk, Dv))
+    qp = np.array([[5, 6, 7, 8, 9, 10], [12, 3, 30, 16, 17, 0]])
+    kp = np.stack([np.arange(Sk), np.arange(Sk) * 2 + 1])
+    spec = RotarySpec(rotary_dims=4, layout="half")
+    slopes = ref.alibi_slopes(Hq)
+    table = RNG.standard_normal((16, Hq))
+    sinks = RNG.standard_normal(Hq)
+    fmask = RNG.standard_normal((Sq, Sk))
+    fmask[2, 3] = -np.inf
+    bmask = RNG.random((B, 1, Sq, Sk)) > 0.2
+    scale, c, W = 0.5, 4.0, 5
+    # The float mask and the bool mask cannot both go through `mask`; fold the
+    # bool one into the float one as -inf for the reference call.
+    fm_all = np.where(bmask, fmask, -np.inf)
+    out = ref.attention(q, k, v, scale=scale, causal=True, mask=fm_all, rotary=spec, q_positions=qp,
+                        k_positions=kp, window=W, softcap=c, sinks=sinks, alibi_slopes=slopes, relative_bias=table,
+                        relative_buckets=(16, 24, True))
+    joint = int(max(qp.max(), kp.max()))
+    rq = ref.rotate(q, qp, spec, seq_dim=2, max_position=joint)
+    rk = ref.rotate(k, kp, spec, seq_dim=2, max_position=joint)
+    bias = np.broadcast_to(fmask, (B, Hq, Sq, Sk)) + alibi_bias(slopes, qp, kp)
+    for b in range(B):
+        for i in range(Sq):
+            for j in range(Sk):
+                bias[b, :, i, j] += table[t5_bucket_f32(int(kp[b, j] - qp[b, i]), 16, 24, True)]
+    visible = np.broadcast_to(bmask & np.isfinite(fmask), (B, Hq, Sq, Sk))
+    expected = contract_attention(rq, rk, v, scale=scale, qp=qp, kp=kp, causal=True, window=W, softcap=c,
+                                  bias=np.where(visible, bias, 0.0), visible=visible, sinks=sinks)
+    close(out, expected, "all features together == row loops")
+    check(np.any(np.all(expected == 0.0, axis=-1)), "all-features test has rows with no visible key")
+
+
+@test
+def attention_argument_validation():
+    q = np.zeros((1, 4, 3, 8))
+    k = np.zeros((1, 2, 3, 8))
+    v = np.zeros((1, 2, 3, 8))
+    t5 = np.zeros((32, 4))
+    bad = (
+        ("window without causal", {"window": 2}, ValueError, "window"),
+        ("window=0", {"window": 0, "causal": True}, ValueError, "window"),
+        ("window=2.0", {"window": 2.0, "causal": True}, TypeError, "window"),
+        ("softcap=0", {"softcap": 0.0}, ValueError, "softcap"),
+        ("softcap=-1", {"softcap": -1.0}, ValueError, "softcap"),
+        ("softcap=inf", {"softcap": np.inf}, ValueError, "softcap"),
+        ("sinks of shape [2] for Hq=4", {"sinks": np.zeros(2)}, ValueError, "sinks"),
+        ("a NaN sink", {"sinks": np.array([0.0, np.nan, 0.0, 0.0])}, ValueError, "sinks"),
+        ("alibi_slopes of shape [4, 1]", {"alibi_slopes": np.zeros((4, 1))}, ValueError, "alibi_slopes"),
+        ("boolean alibi_slopes", {"alibi_slopes": [True] * 4}, TypeError, "alibi_slopes"),
+        ("relative_bias without relative_buckets", {"relative_bias": t5}, ValueError, "relative_buckets"),
+        ("relative_buckets without relative_bias", {"relative_buckets": (32, 128, True)}, ValueError,
+         "relative_bias"),
+        ("relative_bias of shape [32, 2] for Hq=4", {"relative_bias": np.zeros((32, 2)),
+                                                     "relative_buckets": (32, 128, True)}, ValueError,
+         "relative_bias"),
+        ("num_buckets=1", {"relative_bias": np.zeros((1, 4)), "relative_buckets": (1, 128, False)}, ValueError,
+         "num_buckets"),
+        ("bidirectional num_buckets=3", {"relative_bias": np.zeros((3, 4)), "relative_buckets": (3, 128, True)},
+         ValueError, "num_buckets"),
+        ("bidirectional max_distance=8 <= max_exact=8", {"relative_bias": t5, "relative_buckets": (32, 8, True)},
+         ValueError, "max_distance"),
+        ("unidirectional max_distance=16 <= max_exact=16", {"relative_bias": t5,
+                                                            "relative_buckets": (32, 16, False)},
+         ValueError, "max_distance"),
+        ("relative_buckets of length 2", {"relative_bias": t5, "relative_buckets": (32, 128)}, TypeError,
+         "relative_buckets"),
+        ("non-bool bidirectional", {"relative_bias": t5, "relative_buckets": (32, 128, 1)}, TypeError,
+         "bidirectional"),
+        ("q_positions of length 4 for Sq=3", {"alibi_slopes": np.zeros(4), "q_positions": np.arange(4)},
+         ValueError, "q_positions"),
+    )
+    for label, kwargs, exc, word in bad:
+        try:
+            ref.attention(q, k, v, **kwargs)
+        except exc as e:
+            check(word in str(e), f"attention rejects {label} ({exc.__name__} naming {word}: {e})")
+        else:
+            raise AssertionError(f"FAIL attention accepted {label}")
+    for args, exc in ((np.array([1.5]), TypeError), (np.array([True]), TypeError)):
+        try:
+            ref.t5_relative_bucket(args, num_buckets=32, max_distance=128, bidirectional=True)
+        except exc:
+            print(f"PASS t5_relative_bucket rejects dtype {args.dtype}")
+        else:
+            raise AssertionError(f"FAIL t5_relative_bucket accepted dtype {args.dtype}")
+    for n, exc in ((0, ValueError), (-3, ValueError), (2.0, TypeError)):
+        try:
+            ref.alibi_slopes(n)
+        except exc:
+            print(f"PASS alibi_slopes rejects {n!r}")
+        else:
+            raise AssertionError(f"FAIL alibi_slopes accepted {n!r}")
 
 
 # ---------------------------------------------------------------------------

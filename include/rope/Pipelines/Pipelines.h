@@ -43,6 +43,12 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
   PassOptions::Option<int64_t> keyTile{
       *this, "key-tile", llvm::cl::desc("Key rows per attention tile"),
       llvm::cl::init(64)};
+  PassOptions::Option<int64_t> splitKeys{
+      *this, "split-keys",
+      llvm::cl::desc("Split attention's keys into this many partial states "
+                     "computed in parallel and merged (split-K): 0 or 1 never, "
+                     "-1 when kv heads × query tiles are fewer than 4 (decode)"),
+      llvm::cl::init(-1)};
 };
 
 /// Options of `--rope-lower-to-nvvm`.

@@ -10,6 +10,7 @@
 #include "rope/Conversion/Passes.h"
 #include "rope/Conversion/RopeToLinalg/RopeToLinalg.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
+#include "rope/Dialect/Rope/Transforms/Transforms.h"
 #include "rope/Dialect/Rope/Utils/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -34,47 +35,6 @@ using namespace mlir::rope;
 using namespace mlir::rope::lowering;
 
 namespace {
-
-/// Full attention, materialising the S×S scores (the reference lowering;
-/// --rope-decompose-attention gives the tiled online-softmax form). With a
-/// rotary spec, Q and K are rotated in f32 first.
-Value buildAttention(OpBuilder &b, Location loc, AttentionOp op) {
-  MLIRContext *ctx = b.getContext();
-  Type f32 = b.getF32Type();
-  AttentionPlan plan = planAttention(b, loc, op);
-  Value q = plan.q5, k = plan.k;
-  if (plan.rotary) {
-    CosSin qTable = buildTable(b, loc, plan.qPos, plan.invFreq, plan.rotary);
-    CosSin kTable = plan.qPos == plan.kPos
-                        ? qTable
-                        : buildTable(b, loc, plan.kPos, plan.invFreq, plan.rotary);
-    q = buildRotation(b, loc, q, qTable, plan.rotary, 3, f32);
-    k = buildRotation(b, loc, k, kTable, plan.rotary, 2, f32);
-  }
-  Value logits = buildLogits(b, loc, plan, q, k, plan.mask, plan.qPos, plan.kPos);
-
-  // p = exp(l − rowmax) (0 where the whole row is masked), then p·V / Σp.
-  AffineMap rowMap = dimsMap(ctx, 5, {0, 1, 2, 3});
-  AffineMap all5 = dimsMap(ctx, 5, range(0, 5));
-  Value rowMax = buildRowMax(b, loc, logits);
-  Value probs =
-      linalg::GenericOp::create(
-          b, loc, logits.getType(), ValueRange{logits, rowMax}, ValueRange{logits},
-          ArrayRef<AffineMap>{all5, rowMap, all5}, SmallVector<IteratorType>(5, kPar),
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            linalg::YieldOp::create(
-                nb, nl, ValueRange{buildShiftedExp(nb, nl, args[0], args[1])});
-          })
-          .getResult(0);
-  Value rowSum = buildRowSum(b, loc, probs);
-  SmallVector<OpFoldResult> outSizes = {plan.batch, b.getIndexAttr(plan.hkv),
-                                        b.getIndexAttr(plan.g), plan.sq, plan.dv};
-  Value acc = buildProbsTimesValues(
-      b, loc, probs, plan.v, filledTensor(b, loc, outSizes, f32, b.getF32FloatAttr(0)));
-  Value out = buildNormalizedOutput(b, loc, acc, rowSum, plan.elementType);
-  return tensor::CollapseShapeOp::create(
-      b, loc, out, SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
-}
 
 /// φ(x) = elu(x) + 1, in f32.
 Value buildEluPlusOne(OpBuilder &b, Location loc, Value x) {
@@ -273,11 +233,24 @@ struct LowerTable : public OpRewritePattern<TableOp> {
   }
 };
 
+/// Attention is its online form over all keys at once, decomposed: the
+/// reference lowering, materialising the S×S scores (--rope-decompose-attention
+/// gives the tiled form).
 struct LowerAttention : public OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AttentionOp op, PatternRewriter &rewriter) const override {
-    replaceWithCasts(rewriter, op, buildAttention(rewriter, op.getLoc(), op));
-    return success();
+    FailureOr<OnlineAttentionOp> online = convertToOnlineAttention(rewriter, op);
+    if (failed(online))
+      return failure();
+    return decomposeOnlineAttention(rewriter, *online);
+  }
+};
+
+struct LowerOnlineAttention : public OpRewritePattern<OnlineAttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(OnlineAttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    return decomposeOnlineAttention(rewriter, op);
   }
 };
 
@@ -392,6 +365,6 @@ struct ConvertRopeToLinalgPass
 } // namespace
 
 void mlir::rope::populateRopeToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<RotateToTable, LowerTable, LowerAttention, LowerLinearAttention,
-               LowerSinusoidal>(patterns.getContext());
+  patterns.add<RotateToTable, LowerTable, LowerAttention, LowerOnlineAttention,
+               LowerLinearAttention, LowerSinusoidal>(patterns.getContext());
 }

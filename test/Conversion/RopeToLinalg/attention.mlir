@@ -1,11 +1,13 @@
 // RUN: rope-opt %s --convert-rope-to-linalg -split-input-file | FileCheck %s
 
-// rope.attention becomes the reference (materialised-scores) form over the
+// rope.attention becomes the reference (materialised-scores) form: its online
+// form (rope.online_attention) over all keys at once, decomposed, over the
 // loop nest [b, kh, g, i, j] (batch, kv head, query head within the group,
 // query, key): queries are split [B, Hq, ..] -> [B, Hkv, G, ..] with
 // tensor.expand_shape, then scores = Q·Kᵀ, logits = scale·scores (+ mask,
-// -inf where masked/causally invisible), row max, exp, row sum, P·V, divide
-// (0 for a fully masked row), and the result heads are collapsed back.
+// -inf where masked/causally invisible), row max, the online update from the
+// empty state (max −inf, sum 0), P·V, divide (0 for a fully masked row), and
+// the result heads are collapsed back.
 
 // CHECK-DAG: #[[QK_Q:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d5)>
 // CHECK-DAG: #[[QK_K:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d5)>
@@ -31,7 +33,9 @@
 // CHECK: %[[MINIT:.+]] = linalg.fill ins(%[[NEG_INF]] : f32) outs(%{{.+}} : tensor<1x2x1x8xf32>)
 // CHECK: %[[MAX:.+]] = linalg.generic {indexing_maps = [#[[ALL5]], #[[ROW]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[LOGITS]] : {{.+}}) outs(%[[MINIT]] : {{.+}})
 // CHECK: arith.maximumf
-// CHECK: %[[PROBS:.+]] = linalg.generic {indexing_maps = [#[[ALL5]], #[[ROW]], #[[ALL5]]], {{.+}} ins(%[[LOGITS]], %[[MAX]] : {{.+}})
+// CHECK: %[[MNEW:.+]] = linalg.generic {{.+}} ins(%{{.+}}, %[[MAX]] : {{.+}})
+// CHECK: arith.maximumf
+// CHECK: %[[PROBS:.+]] = linalg.generic {indexing_maps = [#[[ALL5]], #[[ROW]], #[[ALL5]]], {{.+}} ins(%[[LOGITS]], %[[MNEW]] : {{.+}})
 // CHECK-NEXT: ^bb0(%[[X:[^:]+]]: f32, %[[M:[^:]+]]: f32, %{{[^:]+}}: f32):
 // CHECK-NEXT: %[[ALL_MASKED:.+]] = arith.cmpf oeq, %[[M]], %[[NEG_INF]] : f32
 // CHECK-NEXT: %[[D:.+]] = arith.subf %[[X]], %[[M]] : f32
@@ -39,9 +43,10 @@
 // CHECK-NEXT: %[[P:.+]] = arith.select %[[ALL_MASKED]], %[[ZERO]], %[[E]] : f32
 // CHECK: %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[ALL5]], #[[ROW]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[PROBS]] : {{.+}})
 // CHECK: arith.addf
+// CHECK: %[[LNEW:.+]] = linalg.generic {{.+}} ins(%{{.+}}, %{{.+}}, %[[SUM]] : {{.+}})
 // CHECK: %[[ACC:.+]] = linalg.generic {{.+}} iterator_types = [{{.*}}"reduction"{{.*}}]}
 // CHECK-SAME: ins(%[[PROBS]], %[[V]] : tensor<1x2x1x8x8xf32>, tensor<1x2x8x32xf32>) outs(%{{.+}} : tensor<1x2x1x8x32xf32>)
-// CHECK: %[[OUT:.+]] = linalg.generic {indexing_maps = [#[[ALL5]], #[[ROW]], #[[ALL5]]], {{.+}} ins(%[[ACC]], %[[SUM]] : {{.+}})
+// CHECK: %[[OUT:.+]] = linalg.generic {indexing_maps = [#[[ALL5]], #[[ROW]], #[[ALL5]]], {{.+}} ins(%[[ACC]], %[[LNEW]] : {{.+}})
 // CHECK-NEXT: ^bb0(%[[A:[^:]+]]: f32, %[[S:[^:]+]]: f32, %{{[^:]+}}: f32):
 // CHECK-NEXT: %[[EMPTY_ROW:.+]] = arith.cmpf oeq, %[[S]], %[[ZERO]] : f32
 // CHECK-NEXT: %[[DIV:.+]] = arith.divf %[[A]], %[[S]] : f32
@@ -144,13 +149,14 @@ func.func @attention_positions_unused(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8
 
 // -----
 
-// A boolean [Sq, Sk] mask: true = may attend; read at (i, j).
-// CHECK-DAG: #[[MASK:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4)>
+// A boolean [Sq, Sk] mask: true = may attend; read at (i, j) as a rank-5
+// mask whose broadcast dims are static 1s read at 0.
+// CHECK-DAG: #[[MASK:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (0, 0, 0, d3, d4)>
 // CHECK-LABEL: func.func @attention_mask_i1_rank2
 // CHECK-SAME: %[[M:[^:]+]]: tensor<8x8xi1>
 // CHECK-DAG: %[[NEG_INF:.+]] = arith.constant 0xFF800000 : f32
 // CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[MASK]], #{{.+}}]
-// CHECK-SAME: ins(%{{.+}}, %[[M]] : tensor<1x2x1x8x8xf32>, tensor<8x8xi1>)
+// CHECK-SAME: ins(%{{.+}}, %{{.+}} : tensor<1x2x1x8x8xf32>, tensor<1x1x1x8x8xi1>)
 // CHECK-NEXT: ^bb0(%{{[^:]+}}: f32, %[[KEEP:[^:]+]]: i1, %{{[^:]+}}: f32):
 // CHECK-NEXT: %[[SL:.+]] = arith.mulf
 // CHECK-NEXT: %[[L:.+]] = arith.select %[[KEEP]], %[[SL]], %[[NEG_INF]] : f32
@@ -163,13 +169,14 @@ func.func @attention_mask_i1_rank2(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16
 // -----
 
 // A boolean rank-4 mask with a broadcast head dim, together with causal: the
-// unit dim is dropped by a rank-reducing slice, and both conditions must hold.
-// CHECK-DAG: #[[MASK:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d4)>
+// unit head dim is expanded to [1, 1] and read at 0, and both conditions must
+// hold.
+// CHECK-DAG: #[[MASK:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, 0, 0, d3, d4)>
 // CHECK-LABEL: func.func @attention_mask_i1_rank4_and_causal
 // CHECK-SAME: %[[M:[^:]+]]: tensor<2x1x8x8xi1>
-// CHECK: %[[MS:.+]] = tensor.extract_slice %[[M]][0, 0, 0, 0] [2, 1, 8, 8] [1, 1, 1, 1] : tensor<2x1x8x8xi1> to tensor<2x8x8xi1>
+// CHECK: %[[MS:.+]] = tensor.expand_shape %[[M]] {{\[}}[0], [1, 2], [3], [4]] output_shape [2, 1, 1, 8, 8] : tensor<2x1x8x8xi1> into tensor<2x1x1x8x8xi1>
 // CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[MASK]], #{{.+}}, #{{.+}}, #{{.+}}]
-// CHECK-SAME: ins(%{{.+}}, %[[MS]], %{{.+}}, %{{.+}} : tensor<2x4x1x8x8xf32>, tensor<2x8x8xi1>, tensor<8xi64>, tensor<8xi64>)
+// CHECK-SAME: ins(%{{.+}}, %[[MS]], %{{.+}}, %{{.+}} : tensor<2x4x1x8x8xf32>, tensor<2x1x1x8x8xi1>, tensor<8xi64>, tensor<8xi64>)
 // CHECK-NEXT: ^bb0(%{{[^:]+}}: f32, %[[KEEP:[^:]+]]: i1,
 // CHECK: %[[VISIBLE:.+]] = arith.cmpi sle
 // CHECK-NEXT: %[[BOTH:.+]] = arith.andi %[[KEEP]], %[[VISIBLE]] : i1
@@ -182,12 +189,12 @@ func.func @attention_mask_i1_rank4_and_causal(%q: tensor<2x4x8x16xf32>, %k: tens
 // -----
 
 // An additive f32 mask [B, 1, 1, Sk] (padding mask) is added to the logits.
-// CHECK-DAG: #[[MASK:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d4)>
+// CHECK-DAG: #[[MASK:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, 0, 0, 0, d4)>
 // CHECK-LABEL: func.func @attention_mask_f32_padding
 // CHECK-SAME: %[[M:[^:]+]]: tensor<2x1x1x8xf32>
-// CHECK: %[[MS:.+]] = tensor.extract_slice %[[M]][0, 0, 0, 0] [2, 1, 1, 8] [1, 1, 1, 1] : tensor<2x1x1x8xf32> to tensor<2x8xf32>
+// CHECK: %[[MS:.+]] = tensor.expand_shape %[[M]] {{\[}}[0], [1, 2], [3], [4]] output_shape [2, 1, 1, 1, 8] : tensor<2x1x1x8xf32> into tensor<2x1x1x1x8xf32>
 // CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[MASK]], #{{.+}}]
-// CHECK-SAME: ins(%{{.+}}, %[[MS]] : tensor<2x2x1x4x8xf32>, tensor<2x8xf32>)
+// CHECK-SAME: ins(%{{.+}}, %[[MS]] : tensor<2x2x1x4x8xf32>, tensor<2x1x1x1x8xf32>)
 // CHECK-NEXT: ^bb0(%{{[^:]+}}: f32, %[[ADD:[^:]+]]: f32, %{{[^:]+}}: f32):
 // CHECK-NEXT: %[[SL:.+]] = arith.mulf
 // CHECK-NEXT: %[[L:.+]] = arith.addf %[[SL]], %[[ADD]] : f32
@@ -201,13 +208,12 @@ func.func @attention_mask_f32_padding(%q: tensor<2x2x4x16xf32>, %k: tensor<2x2x8
 
 // A per-head f16 mask with GQA: the mask's head dim is split like the
 // queries' ([8] -> [2, 4]) and read at (kh, g, i, j); f16 is extended.
-// CHECK-DAG: #[[MASK:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2, d3, d4)>
+// CHECK-DAG: #[[MASK:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (0, d1, d2, d3, d4)>
 // CHECK-LABEL: func.func @attention_mask_f16_per_head_gqa
 // CHECK-SAME: %[[M:[^:]+]]: tensor<1x8x4x4xf16>
-// CHECK: %[[MS:.+]] = tensor.extract_slice %[[M]][0, 0, 0, 0] [1, 8, 4, 4] [1, 1, 1, 1] : tensor<1x8x4x4xf16> to tensor<8x4x4xf16>
-// CHECK: %[[MX:.+]] = tensor.expand_shape %[[MS]] {{\[}}[0, 1], [2], [3]] output_shape [2, 4, 4, 4] : tensor<8x4x4xf16> into tensor<2x4x4x4xf16>
+// CHECK: %[[MX:.+]] = tensor.expand_shape %[[M]] {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 4, 4, 4] : tensor<1x8x4x4xf16> into tensor<1x2x4x4x4xf16>
 // CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[MASK]], #{{.+}}]
-// CHECK-SAME: ins(%{{.+}}, %[[MX]] : tensor<2x2x4x4x4xf32>, tensor<2x4x4x4xf16>)
+// CHECK-SAME: ins(%{{.+}}, %[[MX]] : tensor<2x2x4x4x4xf32>, tensor<1x2x4x4x4xf16>)
 // CHECK-NEXT: ^bb0(%{{[^:]+}}: f32, %[[ADD:[^:]+]]: f16, %{{[^:]+}}: f32):
 // CHECK-NEXT: %[[SL:.+]] = arith.mulf
 // CHECK-NEXT: %[[ADD32:.+]] = arith.extf %[[ADD]] : f16 to f32
@@ -303,16 +309,16 @@ func.func @attention_rotary_partial_f16(%q: tensor<1x2x4x16xf16>, %k: tensor<1x2
 // -----
 
 // Length-dependent frequencies (dynamic NTK) see the largest position of
-// both Q and K.
+// both Q and K: one table over both position sets, split after.
 // CHECK-LABEL: func.func @attention_rotary_dynamic_scaling
 // CHECK-SAME: %[[QP:[^:]+]]: tensor<4xi64>, %[[KP:[^:]+]]: tensor<8xi64>
-// CHECK: %[[QMAXT:.+]] = linalg.generic {{.+}} ins(%[[QP]] : tensor<4xi64>) outs(%{{.+}} : tensor<i64>)
-// CHECK: %[[QMAX:.+]] = tensor.extract %[[QMAXT]][]
-// CHECK: %[[KMAXT:.+]] = linalg.generic {{.+}} ins(%[[KP]] : tensor<8xi64>) outs(%{{.+}} : tensor<i64>)
-// CHECK: %[[KMAX:.+]] = tensor.extract %[[KMAXT]][]
-// CHECK: %[[MAX:.+]] = arith.maxsi %[[QMAX]], %[[KMAX]] : i64
+// CHECK: %[[BOTH:.+]] = tensor.concat dim(0) %[[QP]], %[[KP]] : (tensor<4xi64>, tensor<8xi64>) -> tensor<12xi64>
+// CHECK: %[[MAXT:.+]] = linalg.generic {{.+}} ins(%[[BOTH]] : tensor<12xi64>) outs(%{{.+}} : tensor<i64>)
+// CHECK: %[[MAX:.+]] = tensor.extract %[[MAXT]][]
 // CHECK: arith.addi %[[MAX]], %{{.+}} : i64
 // CHECK: math.log
+// CHECK: tensor.extract_slice %{{.+}}[0, 0] [4, 8] [1, 1] : tensor<12x8xf32> to tensor<4x8xf32>
+// CHECK: tensor.extract_slice %{{.+}}[4, 0] [8, 8] [1, 1] : tensor<12x8xf32> to tensor<8x8xf32>
 func.func @attention_rotary_dynamic_scaling(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %qp: tensor<4xi64>, %kp: tensor<8xi64>) -> tensor<1x2x4x16xf32> {
   %0 = rope.attention %q, %k, %v positions(%qp, %kp : tensor<4xi64>, tensor<8xi64>) rotary(#rope.spec<scaling = #rope.dynamic<factor = 2.0, original_max_position_embeddings = 16>>) : tensor<1x2x4x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
   return %0 : tensor<1x2x4x16xf32>

@@ -712,7 +712,7 @@ func.func @attention_mask_dim(%q: tensor<1x4x8x16xf32>, %k: tensor<1x4x8x16xf32>
 // The custom form always has both; the generic form can give one.
 func.func @attention_one_position_operand(%q: tensor<1x4x8x16xf32>, %k: tensor<1x4x8x16xf32>, %v: tensor<1x4x8x16xf32>, %qp: tensor<8xi64>) {
   // expected-error @+1 {{'rope.attention' op expects both query and key positions or neither}}
-  %0 = "rope.attention"(%q, %k, %v, %qp) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0>}> : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<8xi64>) -> tensor<1x4x8x16xf32>
+  %0 = "rope.attention"(%q, %k, %v, %qp) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 0, 0, 0>}> : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<8xi64>) -> tensor<1x4x8x16xf32>
   return
 }
 

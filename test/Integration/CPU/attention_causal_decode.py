@@ -1,6 +1,8 @@
 # RUN: %python %s | FileCheck %s
 # RUN: %plain_attention %python %s | FileCheck %s
 # RUN: %tiny_attention_tiles %python %s | FileCheck %s
+# RUN: %split_keys_2 %python %s | FileCheck %s
+# RUN: %split_keys_5 %python %s | FileCheck %s
 # RUN: %gpu_mapping %python %s | FileCheck %s
 """rope.attention with `causal` (query i sees key j iff p_k(j) <= p_q(i)), f32:
 * prefill, Sq = Sk, default positions;

@@ -1,6 +1,8 @@
 # RUN: %python %s | FileCheck %s
 # RUN: %plain_attention %python %s | FileCheck %s
 # RUN: %tiny_attention_tiles %python %s | FileCheck %s
+# RUN: %split_keys_2 %python %s | FileCheck %s
+# RUN: %split_keys_5 %python %s | FileCheck %s
 # RUN: %gpu_mapping %python %s | FileCheck %s
 """Rotations written as rope.rotate ops feeding rope.attention, which the
 default pipeline folds into the attention (--rope-fold-rotation-into-qk) and

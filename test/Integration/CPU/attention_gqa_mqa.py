@@ -1,6 +1,8 @@
 # RUN: %python %s | FileCheck %s
 # RUN: %plain_attention %python %s | FileCheck %s
 # RUN: %tiny_attention_tiles %python %s | FileCheck %s
+# RUN: %split_keys_2 %python %s | FileCheck %s
+# RUN: %split_keys_5 %python %s | FileCheck %s
 # RUN: %gpu_mapping %python %s | FileCheck %s
 """rope.attention with grouped KV heads, f32: GQA (Hq = 8, Hkv = 2: query head h
 reads kv head h / 4) and MQA (Hkv = 1), non-causal and causal decode

@@ -1,6 +1,8 @@
 # RUN: %python %s | FileCheck %s
 # RUN: %plain_attention %python %s | FileCheck %s
 # RUN: %tiny_attention_tiles %python %s | FileCheck %s
+# RUN: %split_keys_2 %python %s | FileCheck %s
+# RUN: %split_keys_5 %python %s | FileCheck %s
 # RUN: %gpu_mapping %python %s | FileCheck %s
 """rope.attention (no rotary): default scale 1/sqrt(D), explicit scale, an
 additive float mask and a boolean i1 mask (true = may attend), each of rank 2

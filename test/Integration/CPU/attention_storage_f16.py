@@ -1,6 +1,8 @@
 # RUN: %python %s | FileCheck %s
 # RUN: %plain_attention %python %s | FileCheck %s
 # RUN: %tiny_attention_tiles %python %s | FileCheck %s
+# RUN: %split_keys_2 %python %s | FileCheck %s
+# RUN: %split_keys_5 %python %s | FileCheck %s
 # RUN: %gpu_mapping %python %s | FileCheck %s
 """rope.attention with f16 storage (math and accumulation in f32, result
 rounded to f16): causal prefill, GQA (Hq = 4, Hkv = 2) with RoPE inside

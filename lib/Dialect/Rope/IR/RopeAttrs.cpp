@@ -435,3 +435,27 @@ RotarySpecAttr RotarySpecAttr::getInverted() const {
                              getLayout(), getScaling(), getAttentionFactor(),
                              !getInverse());
 }
+
+//===----------------------------------------------------------------------===//
+// #rope.buckets
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+RelativeBucketsAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                            int64_t numBuckets, int64_t maxDistance,
+                            bool bidirectional) {
+  // T5 needs at least one exact bucket and one logarithmic bucket per
+  // direction: max_exact = buckets per direction / 2 must be positive.
+  int64_t minimum = bidirectional ? 4 : 2;
+  if (numBuckets < minimum || numBuckets > (int64_t{1} << 20))
+    return emitError() << "expects 'num_buckets' in [" << minimum << ", 2^20]"
+                       << (bidirectional ? " (bidirectional)" : "") << ", got "
+                       << numBuckets;
+  int64_t maxExact = (bidirectional ? numBuckets / 2 : numBuckets) / 2;
+  // log(max_distance / max_exact) is the denominator of the bucket formula.
+  if (maxDistance <= maxExact)
+    return emitError() << "expects 'max_distance' (" << maxDistance
+                       << ") to exceed the exact buckets per direction ("
+                       << maxExact << ")";
+  return success();
+}

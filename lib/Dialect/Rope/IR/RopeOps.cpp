@@ -263,6 +263,63 @@ void TableOp::getAsmResultNames(function_ref<void(Value, StringRef)> setNameFn) 
   setNameFn(getSin(), "sin");
 }
 
+static std::optional<int64_t> optionalInt(IntegerAttr attr) {
+  return attr ? std::optional<int64_t>(attr.getInt()) : std::nullopt;
+}
+
+/// The rules `rope.attention` and `rope.online_attention` share for window,
+/// soft-capping, ALiBi slopes and the T5 bias table. `heads` is the shape of
+/// the per-head operands (`[Hq]`, or `[Hkv, G]` for the online op), spelled
+/// `headsStr` in diagnostics.
+static LogicalResult
+verifyAttentionExtras(Operation *op, std::optional<int64_t> window, bool causal,
+                      std::optional<APFloat> softcap, Value alibi,
+                      Value relativeBias, RelativeBucketsAttr buckets,
+                      ArrayRef<int64_t> heads, StringRef headsStr) {
+  if (window) {
+    if (*window <= 0)
+      return op->emitOpError() << "expects a positive window, got " << *window;
+    if (!causal)
+      return op->emitOpError()
+             << "expects 'causal' with a window (query at p sees keys in "
+                "(p - window, p])";
+  }
+  if (softcap) {
+    double c = softcap->convertToDouble();
+    if (!std::isfinite(c) || c <= 0.0)
+      return op->emitOpError() << "expects a positive finite softcap, got " << c;
+  }
+  auto checkHeads = [&](Value v, StringRef what, int64_t leading) -> LogicalResult {
+    auto type = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> expected;
+    if (leading != 0)
+      expected.push_back(leading);
+    expected.append(heads.begin(), heads.end());
+    bool ok = type.getRank() == static_cast<int64_t>(expected.size());
+    for (int64_t i = 0; ok && i < type.getRank(); ++i)
+      ok = extentsAgree(type.getDimSize(i), expected[i]);
+    if (!ok) {
+      std::string want;
+      llvm::raw_string_ostream os(want);
+      os << (leading ? "[" + extentStr(leading) + ", " : "[")
+         << headsStr.drop_front().drop_back() << "]";
+      return op->emitOpError() << "expects " << what << " of shape " << want
+                               << ", got " << type;
+    }
+    return success();
+  };
+  if (alibi && failed(checkHeads(alibi, "ALiBi slopes", 0)))
+    return failure();
+  if (static_cast<bool>(relativeBias) != static_cast<bool>(buckets))
+    return op->emitOpError()
+           << "expects a relative bias table and its buckets together";
+  if (relativeBias &&
+      failed(checkHeads(relativeBias, "a relative bias table",
+                        buckets.getNumBuckets())))
+    return failure();
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // AttentionOp
 //===----------------------------------------------------------------------===//
@@ -364,6 +421,12 @@ LogicalResult AttentionOp::verify() {
     }
   }
 
+  if (Value sinks = getSinks()) {
+    auto type = cast<RankedTensorType>(sinks.getType());
+    if (type.getRank() != 1 || !extentsAgree(type.getDimSize(0), hq))
+      return emitOpError() << "expects sinks of shape [" << hq
+                           << "] (one logit per query head), got " << type;
+  }
   if (static_cast<bool>(getQueryPositions()) !=
       static_cast<bool>(getKeyPositions()))
     return emitOpError() << "expects both query and key positions or neither";
@@ -376,8 +439,12 @@ LogicalResult AttentionOp::verify() {
       return failure();
   }
   if (auto spec = getRotary())
-    return verifySpecForHeadDim(*this, *spec, d);
-  return success();
+    if (failed(verifySpecForHeadDim(*this, *spec, d)))
+      return failure();
+  return verifyAttentionExtras(*this, optionalInt(getWindowAttr()), getCausal(),
+                               getSoftcap(),
+                               getAlibiSlopes(), getRelativeBias(),
+                               getRelativeBucketsAttr(), {hq}, "[Hq]");
 }
 
 LogicalResult
@@ -388,6 +455,130 @@ AttentionOp::reifyResultShapes(OpBuilder &b,
       b, getLoc(), type,
       {{getQuery(), 0}, {getQuery(), 1}, {getQuery(), 2}, {getValue(), 3}}));
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// OnlineAttentionOp
+//===----------------------------------------------------------------------===//
+
+/// Checks `type` against `expected` (dynamic entries agree with anything);
+/// `what` and `layout` name the operand and its dims in the diagnostic.
+static LogicalResult verifyShape(Operation *op, Type type,
+                                 ArrayRef<int64_t> expected, StringRef what,
+                                 StringRef layout) {
+  auto ranked = cast<RankedTensorType>(type);
+  bool ok = ranked.getRank() == static_cast<int64_t>(expected.size());
+  for (int64_t i = 0; ok && i < ranked.getRank(); ++i)
+    ok = extentsAgree(ranked.getDimSize(i), expected[i]);
+  if (ok)
+    return success();
+  std::string want;
+  llvm::raw_string_ostream os(want);
+  llvm::interleaveComma(expected, os, [&](int64_t e) { os << extentStr(e); });
+  return op->emitOpError() << "expects " << what << " of shape " << layout
+                           << " = [" << want << "], got " << type;
+}
+
+LogicalResult OnlineAttentionOp::verify() {
+  auto q = cast<RankedTensorType>(getQuery().getType());
+  auto k = cast<RankedTensorType>(getKey().getType());
+  auto v = cast<RankedTensorType>(getValue().getType());
+  if (q.getRank() != 5)
+    return emitOpError() << "expects a query of rank 5 ([B, Hkv, G, Sq, D]), "
+                            "got rank "
+                         << q.getRank();
+  // The query may already be rotated in f32 (a query tile rotated once,
+  // before its key loop).
+  if (k.getElementType() != v.getElementType() ||
+      (q.getElementType() != k.getElementType() && !q.getElementType().isF32()))
+    return emitOpError() << "expects key and value of one element type, and a "
+                            "query of that type or f32";
+  int64_t batch = q.getDimSize(0), hkv = q.getDimSize(1), g = q.getDimSize(2),
+          sq = q.getDimSize(3), d = q.getDimSize(4);
+  if (ShapedType::isDynamic(d))
+    return emitOpError() << "expects a static head dim";
+  if (failed(verifyShape(*this, k, {batch, hkv, ShapedType::kDynamic, d}, "key",
+                         "[B, Hkv, Sk, D]")))
+    return failure();
+  int64_t sk = k.getDimSize(2);
+  if (v.getRank() != 4)
+    return emitOpError() << "expects a value of rank 4 ([B, Hkv, Sk, Dv])";
+  int64_t dv = v.getDimSize(3);
+  if (failed(verifyShape(*this, v, {batch, hkv, sk, dv}, "value",
+                         "[B, Hkv, Sk, Dv]")))
+    return failure();
+  if (getOutputs().size() != 3)
+    return emitOpError() << "expects three outs (accumulator, max, sum), got "
+                         << getOutputs().size();
+  if (failed(verifyShape(*this, getAccumulatorInit().getType(),
+                         {batch, hkv, g, sq, dv}, "an accumulator",
+                         "[B, Hkv, G, Sq, Dv]")) ||
+      failed(verifyShape(*this, getMaxInit().getType(), {batch, hkv, g, sq},
+                         "a running max", "[B, Hkv, G, Sq]")) ||
+      failed(verifyShape(*this, getSumInit().getType(), {batch, hkv, g, sq},
+                         "a running sum", "[B, Hkv, G, Sq]")))
+    return failure();
+
+  double scale = getScale().convertToDouble();
+  if (!std::isfinite(scale) || scale <= 0.0)
+    return emitOpError() << "expects a positive finite scale, got " << scale;
+
+  if (Value mask = getMask()) {
+    auto maskType = cast<RankedTensorType>(mask.getType());
+    if (maskType.getRank() != 5)
+      return emitOpError() << "expects a mask of rank 5 ([B, Hkv, G, Sq, Sk], "
+                              "1 to broadcast)";
+    SmallVector<int64_t> full = {batch, hkv, g, sq, sk};
+    for (int64_t i = 0; i < 5; ++i)
+      if (maskType.getDimSize(i) != 1 &&
+          !extentsAgree(maskType.getDimSize(i), full[i]))
+        return emitOpError() << "expects mask dim " << i << " to be 1 or "
+                             << extentStr(full[i]) << ", got "
+                             << extentStr(maskType.getDimSize(i));
+  }
+
+  if (static_cast<bool>(getQueryPositions()) !=
+      static_cast<bool>(getKeyPositions()))
+    return emitOpError() << "expects both query and key positions or neither";
+  bool needsPositions = getCausal() || getRotary() || getAlibiSlopes() ||
+                        getRelativeBias();
+  if (needsPositions && !getQueryPositions())
+    return emitOpError() << "expects positions for causal, rotary, ALiBi or "
+                            "relative-bias attention";
+  if (Value qp = getQueryPositions())
+    if (failed(verifyPositionsShape(*this, cast<RankedTensorType>(qp.getType()),
+                                    batch, sq, "query positions")) ||
+        failed(verifyPositionsShape(
+            *this, cast<RankedTensorType>(getKeyPositions().getType()), batch,
+            sk, "key positions")))
+      return failure();
+
+  if (static_cast<bool>(getRotary()) != static_cast<bool>(getKeyCos()) ||
+      (getQueryCos() && !getRotary()))
+    return emitOpError() << "expects key cos/sin tables exactly when rotary, "
+                            "and query tables only then (without them the "
+                            "query is already rotated)";
+  if (auto spec = getRotary()) {
+    if (failed(verifySpecForHeadDim(*this, *spec, d)))
+      return failure();
+    int64_t h = spec->getRotaryDims(d) / 2;
+    auto checkTable = [&](Value table, Value positions, StringRef what) {
+      auto posType = cast<RankedTensorType>(positions.getType());
+      SmallVector<int64_t> expected(posType.getShape());
+      expected.push_back(h);
+      return verifyShape(*this, table.getType(), expected, what,
+                         "positions × [r/2]");
+    };
+    if ((getQueryCos() &&
+         (failed(checkTable(getQueryCos(), getQueryPositions(), "query cos")) ||
+          failed(checkTable(getQuerySin(), getQueryPositions(), "query sin")))) ||
+        failed(checkTable(getKeyCos(), getKeyPositions(), "key cos")) ||
+        failed(checkTable(getKeySin(), getKeyPositions(), "key sin")))
+      return failure();
+  }
+  return verifyAttentionExtras(*this, optionalInt(getWindowAttr()), getCausal(),
+                               getSoftcap(), getAlibiSlopes(), getRelativeBias(),
+                               getRelativeBucketsAttr(), {hkv, g}, "[Hkv, G]");
 }
 
 //===----------------------------------------------------------------------===//

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rope/Dialect/Rope/Transforms/Passes.h"
+#include "rope/Dialect/Rope/Utils/AttentionRules.h"
 #include "rope/Dialect/Rope/Utils/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -111,6 +112,13 @@ struct DecomposeAttentionRows : public OpRewritePattern<AttentionOp> {
     if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv) || d == 0 ||
         dv == 0)
       return rewriter.notifyMatchFailure(op, "dynamic or empty head dim");
+    // Streamed rows do not yet come from the tiled online op, whose
+    // decomposition owns the window, soft-cap, sink and bias rules; such
+    // attention takes the plain lowering.
+    if (op.getWindowAttr() || op.getSoftcapAttr() || op.getSinks() ||
+        op.getAlibiSlopes() || op.getRelativeBias())
+      return rewriter.notifyMatchFailure(
+          op, "window, softcap, sinks or position biases: plain lowering");
 
     Location loc = op.getLoc();
     OpBuilder &b = rewriter;
@@ -208,18 +216,26 @@ struct DecomposeAttentionRows : public OpRewritePattern<AttentionOp> {
                     b, loc, vector::CombiningKind::ADD,
                     arith::MulFOp::create(b, loc, q, k),
                     arith::FastMathFlags::reassoc | arith::FastMathFlags::contract);
+                Value visible;
                 if (plan.mask)
-                  s = applyMask(b, loc, plan.mask, {bi, hq, qi, kj}, s, negInf);
+                  s = attention::applyMaskElement(
+                      b, loc, s, maskElement(b, loc, plan.mask, {bi, hq, qi, kj}),
+                      visible);
                 if (qPos) {
                   Value kPos = positionToI64(
                       b, loc,
                       tensor::ExtractOp::create(
                           b, loc, plan.kPos,
                           sequenceIndices(b, loc, plan.kPos, bi, kj, false)));
-                  Value visible = arith::CmpIOp::create(
-                      b, loc, arith::CmpIPredicate::sle, kPos, qPos);
-                  s = arith::SelectOp::create(b, loc, visible, s, negInf);
+                  Value rule = attention::buildKeyVisibility(
+                      b, loc, qPos, qPos, kPos, kPos, /*causal=*/true,
+                      std::nullopt);
+                  visible = visible
+                                ? arith::AndIOp::create(b, loc, visible, rule)
+                                      .getResult()
+                                : rule;
                 }
+                s = attention::dropInvisible(b, loc, s, visible);
                 // While every key so far is masked out (m' = −inf), shift by
                 // 0 instead: p and c are then exactly 0, not NaN.
                 Value mNew = arith::MaximumFOp::create(b, loc, m, s);
@@ -278,12 +294,11 @@ struct DecomposeAttentionRows : public OpRewritePattern<AttentionOp> {
     return success();
   }
 
-  /// The logit `s` with the mask element for (batch, query head, query,
-  /// key) applied: an i1 mask selects −inf where false, a float mask is
-  /// added. The mask broadcasts trailing-aligned to [B, Hq, Sq, Sk]; its
-  /// unit dims read index 0.
-  static Value applyMask(OpBuilder &b, Location loc, Value mask,
-                         ArrayRef<Value> targetIndices, Value s, Value negInf) {
+  /// The mask element for (batch, query head, query, key): the mask
+  /// broadcasts trailing-aligned to [B, Hq, Sq, Sk]; its unit dims read
+  /// index 0.
+  static Value maskElement(OpBuilder &b, Location loc, Value mask,
+                           ArrayRef<Value> targetIndices) {
     auto type = cast<RankedTensorType>(mask.getType());
     int64_t rank = type.getRank();
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
@@ -291,10 +306,7 @@ struct DecomposeAttentionRows : public OpRewritePattern<AttentionOp> {
     for (int64_t i = 0; i < rank; ++i)
       indices.push_back(type.getDimSize(i) == 1 ? zero
                                                 : targetIndices[4 - rank + i]);
-    Value element = tensor::ExtractOp::create(b, loc, mask, indices);
-    if (element.getType().isInteger(1))
-      return arith::SelectOp::create(b, loc, element, s, negInf);
-    return arith::AddFOp::create(b, loc, s, toF32(b, loc, element));
+    return tensor::ExtractOp::create(b, loc, mask, indices);
   }
 };
 

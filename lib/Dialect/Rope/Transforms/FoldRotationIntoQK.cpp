@@ -48,14 +48,17 @@ struct FoldRotationsIntoAttention : public OpRewritePattern<AttentionOp> {
       if (op.getQueryPositions() != q.getPositions() ||
           op.getKeyPositions() != k.getPositions())
         return rewriter.notifyMatchFailure(op, "positions differ from rotation");
-    } else if (op.getCausal()) {
+    } else if (op.needsPositions()) {
       return rewriter.notifyMatchFailure(
-          op, "causal with default positions that the rotation may not share");
+          op, "causal, window or position bias with default positions that "
+              "the rotation may not share");
     }
     rewriter.replaceOpWithNewOp<AttentionOp>(
         op, op.getResult().getType(), q.getInput(), k.getInput(), op.getValue(),
-        op.getMask(), q.getPositions(), k.getPositions(), op.getScaleAttr(),
-        op.getCausalAttr(), q.getSpec());
+        op.getMask(), q.getPositions(), k.getPositions(), op.getSinks(),
+        op.getAlibiSlopes(), op.getRelativeBias(), op.getScaleAttr(),
+        op.getCausalAttr(), q.getSpec(), op.getWindowAttr(), op.getSoftcapAttr(),
+        op.getRelativeBucketsAttr());
     return success();
   }
 };

@@ -172,6 +172,24 @@ Value buildMultiplyAccumulate(OpBuilder &b, Location loc, Value lhs, Value rhs,
       .getResult(0);
 }
 
+Value buildElementwise(OpBuilder &b, Location loc, ValueRange ins,
+                       ArrayRef<AffineMap> inMaps, Value like,
+                       function_ref<Value(OpBuilder &, Location, ValueRange)> fn) {
+  auto type = cast<RankedTensorType>(like.getType());
+  unsigned n = type.getRank();
+  Value init = emptyTensor(b, loc, tensor::getMixedSizes(b, loc, like),
+                           b.getF32Type());
+  SmallVector<AffineMap> maps(inMaps);
+  maps.push_back(AffineMap::getMultiDimIdentityMap(n, b.getContext()));
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ins, ValueRange{init}, maps,
+             SmallVector<IteratorType>(n, kPar),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(nb, nl, ValueRange{fn(nb, nl, args)});
+             })
+      .getResult(0);
+}
+
 Value f64Tensor(OpBuilder &b, Location loc, ArrayRef<double> values) {
   auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
                                     b.getF64Type());
@@ -460,91 +478,9 @@ Value splitHeads(OpBuilder &b, Location loc, Value t, int64_t hkv, int64_t g) {
       outSizes);
 }
 
-/// The mask as an operand of the [b, kh, g, i, j] loop nest: unit dims are
-/// dropped (they broadcast) and the head dim is split like the queries'.
-std::pair<Value, AffineMap> prepareMask(OpBuilder &b, Location loc, Value mask,
-                                        int64_t hkv, int64_t g) {
-  MLIRContext *ctx = b.getContext();
-  auto type = cast<RankedTensorType>(mask.getType());
-  int64_t rank = type.getRank();
-  // Target dim (0 = B, 1 = H, 2 = Sq, 3 = Sk) of each mask dim.
-  SmallVector<int64_t> keptTargets;
-  SmallVector<int64_t> keptShape;
-  for (int64_t i = 0; i < rank; ++i) {
-    if (type.getDimSize(i) == 1)
-      continue;
-    keptTargets.push_back(4 - rank + i);
-    keptShape.push_back(type.getDimSize(i));
-  }
-  Value m = mask;
-  if (static_cast<int64_t>(keptTargets.size()) != rank) {
-    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, mask);
-    SmallVector<OpFoldResult> zeros(rank, b.getIndexAttr(0)),
-        ones(rank, b.getIndexAttr(1));
-    m = tensor::ExtractSliceOp::create(
-        b, loc, RankedTensorType::get(keptShape, type.getElementType()), mask,
-        zeros, sizes, ones);
-  }
-  SmallVector<unsigned> loops;
-  auto headIt = llvm::find(keptTargets, 1);
-  if (headIt != keptTargets.end()) {
-    // Split the head dim of the mask into [Hkv, G].
-    int64_t pos = headIt - keptTargets.begin();
-    auto mType = cast<RankedTensorType>(m.getType());
-    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, m);
-    SmallVector<OpFoldResult> outSizes;
-    SmallVector<int64_t> shape;
-    SmallVector<ReassociationIndices> reassoc;
-    int64_t next = 0;
-    for (int64_t i = 0; i < mType.getRank(); ++i) {
-      if (i == pos) {
-        outSizes.append({b.getIndexAttr(hkv), b.getIndexAttr(g)});
-        shape.append({hkv, g});
-        reassoc.push_back({next, next + 1});
-        next += 2;
-      } else {
-        outSizes.push_back(sizes[i]);
-        shape.push_back(mType.getDimSize(i));
-        reassoc.push_back({next++});
-      }
-    }
-    m = tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get(shape, mType.getElementType()), m,
-        reassoc, outSizes);
-  }
-  for (int64_t t : keptTargets) {
-    switch (t) {
-    case 0: loops.push_back(0); break;
-    case 1: loops.append({1, 2}); break;
-    case 2: loops.push_back(3); break;
-    default: loops.push_back(4); break;
-    }
-  }
-  return {m, dimsMap(ctx, 5, loops)};
-}
-
 //===----------------------------------------------------------------------===//
 // Attention pieces
 //===----------------------------------------------------------------------===//
-
-Value sliceMask(OpBuilder &b, Location loc, Value mask, OpFoldResult qOffset,
-                OpFoldResult qSize, OpFoldResult kOffset, OpFoldResult kSize) {
-  auto type = cast<RankedTensorType>(mask.getType());
-  int64_t rank = type.getRank();
-  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, mask);
-  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
-  // Broadcast (unit) query/key dims stay whole.
-  if (type.getDimSize(rank - 2) != 1) {
-    offsets[rank - 2] = qOffset;
-    sizes[rank - 2] = qSize;
-  }
-  if (type.getDimSize(rank - 1) != 1) {
-    offsets[rank - 1] = kOffset;
-    sizes[rank - 1] = kSize;
-  }
-  return tensor::ExtractSliceOp::create(b, loc, mask, offsets, sizes, strides);
-}
 
 AttentionPlan planAttention(OpBuilder &b, Location loc, AttentionOp op) {
   AttentionPlan plan;
@@ -587,69 +523,6 @@ AttentionPlan planAttention(OpBuilder &b, Location loc, AttentionOp op) {
   }
   plan.q5 = splitHeads(b, loc, q, plan.hkv, plan.g);
   return plan;
-}
-
-Value buildLogits(OpBuilder &b, Location loc, const AttentionPlan &plan, Value q,
-                  Value k, Value mask, Value qPos, Value kPos) {
-  MLIRContext *ctx = b.getContext();
-  Type f32 = b.getF32Type();
-  SmallVector<OpFoldResult> qSizes = tensor::getMixedSizes(b, loc, q);
-  SmallVector<OpFoldResult> kSizes = tensor::getMixedSizes(b, loc, k);
-  SmallVector<OpFoldResult> sizes = {qSizes[0], qSizes[1], qSizes[2], qSizes[3],
-                                     kSizes[2]};
-
-  // scores[b,kh,g,i,j] = Σ_d q[b,kh,g,i,d] k[b,kh,j,d]
-  Value scores = buildMultiplyAccumulate(
-      b, loc, q, k, filledTensor(b, loc, sizes, f32, b.getF32FloatAttr(0)),
-      {dimsMap(ctx, 6, {0, 1, 2, 3, 5}), dimsMap(ctx, 6, {0, 1, 4, 5}),
-       dimsMap(ctx, 6, {0, 1, 2, 3, 4})},
-      {kPar, kPar, kPar, kPar, kPar, kRed}, kReduceFMF);
-
-  // logits = scale·scores (+ mask); -inf where masked out or not yet visible.
-  SmallVector<Value> ins = {scores};
-  SmallVector<AffineMap> maps = {dimsMap(ctx, 5, range(0, 5))};
-  bool boolMask = false;
-  if (mask) {
-    auto [m, map] = prepareMask(b, loc, mask, plan.hkv, plan.g);
-    boolMask = cast<RankedTensorType>(m.getType()).getElementType().isInteger(1);
-    ins.push_back(m);
-    maps.push_back(map);
-  }
-  if (plan.causal) {
-    ins.append({qPos, kPos});
-    maps.append({positionsMap(ctx, qPos, 5, 0, 3), positionsMap(ctx, kPos, 5, 0, 4)});
-  }
-  maps.push_back(dimsMap(ctx, 5, range(0, 5)));
-  double scale = plan.scale;
-  bool causal = plan.causal;
-  return linalg::GenericOp::create(
-             b, loc, scores.getType(), ins, ValueRange{scores}, maps,
-             SmallVector<IteratorType>(5, kPar),
-             [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Value l = arith::MulFOp::create(nb, nl, args[0],
-                                               f32Const(nb, nl, scale));
-               unsigned next = 1;
-               Value keep;
-               if (mask) {
-                 Value m = args[next++];
-                 if (boolMask)
-                   keep = m;
-                 else
-                   l = arith::AddFOp::create(nb, nl, l, toF32(nb, nl, m));
-               }
-               if (causal) {
-                 Value qp = positionToI64(nb, nl, args[next++]);
-                 Value kp = positionToI64(nb, nl, args[next++]);
-                 Value visible = arith::CmpIOp::create(
-                     nb, nl, arith::CmpIPredicate::sle, kp, qp);
-                 keep = keep ? arith::AndIOp::create(nb, nl, keep, visible).getResult()
-                             : visible;
-               }
-               if (keep)
-                 l = arith::SelectOp::create(nb, nl, keep, l, negInfF32(nb, nl));
-               linalg::YieldOp::create(nb, nl, ValueRange{l});
-             })
-      .getResult(0);
 }
 
 static Value buildRowReduction(OpBuilder &b, Location loc, Value x, bool max) {

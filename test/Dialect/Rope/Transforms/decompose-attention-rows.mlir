@@ -48,9 +48,10 @@ func.func @causal_gqa_rotary(%q: tensor<1x8x256x32xf32>, %k: tensor<1x2x256x32xf
 //       CHECK:   scf.for
 //       CHECK:     arith.extf {{.+}} : vector<8xf16> to vector<8xf32>
 //       CHECK:     %[[ALLOWED:.+]] = tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<3x5xi1>
-//       CHECK:     arith.select %[[ALLOWED]]
 //       CHECK:     %[[KP:.+]] = tensor.extract %{{.+}}[%{{.+}}] : tensor<5xi64>
-//       CHECK:     arith.cmpi sle, %[[KP]], %[[QP]]
+//       CHECK:     %[[CAUSAL:.+]] = arith.cmpi sle, %[[KP]], %[[QP]]
+//       CHECK:     %[[VISIBLE:.+]] = arith.andi %[[ALLOWED]], %[[CAUSAL]]
+//       CHECK:     arith.select %[[VISIBLE]]
 //       CHECK:   arith.truncf {{.+}} : vector<8xf32> to vector<8xf16>
 func.func @positions_mask_interleaved_f16(%q: tensor<1x2x3x8xf16>, %k: tensor<1x2x5x8xf16>,
                                           %v: tensor<1x2x5x8xf16>, %m: tensor<3x5xi1>,

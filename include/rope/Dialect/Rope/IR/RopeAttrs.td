@@ -235,4 +235,29 @@ def Rope_RotarySpecAttr : Rope_Attr<"RotarySpec", "spec"> {
   }];
 }
 
+def Rope_RelativeBucketsAttr : Rope_Attr<"RelativeBuckets", "buckets"> {
+  let summary = "T5 relative-position buckets";
+  let description = [{
+    How a learned relative position bias (T5, Raffel et al. 2020) buckets the
+    distance `n = p_k − p_q` between a key and a query, exactly as T5 defines
+    it: `bidirectional` gives half the buckets to keys after the query; of the
+    (remaining) `num_buckets`, the first half are exact distances and the
+    rest grow logarithmically up to `max_distance`, beyond which every
+    distance shares the last bucket. The bias of query head `h` is
+    `table[bucket(n), h]`.
+  }];
+  let parameters = (ins
+    "int64_t":$num_buckets,
+    "int64_t":$max_distance,
+    Rope_BoolParameter<"true">:$bidirectional);
+  let extraClassDeclaration = [{
+    /// Buckets of one direction (half of `num_buckets` when bidirectional).
+    int64_t getBucketsPerDirection() const {
+      return getBidirectional() ? getNumBuckets() / 2 : getNumBuckets();
+    }
+    /// Distances below this have a bucket of their own.
+    int64_t getMaxExact() const { return getBucketsPerDirection() / 2; }
+  }];
+}
+
 #endif // ROPE_DIALECT_ROPE_IR_ROPEATTRS_TD

@@ -8,12 +8,19 @@ include "rope/Dialect/Rope/IR/RopeAttrs.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/OpAsmInterface.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
+include "mlir/Interfaces/TilingInterface.td"
+include "mlir/Dialect/Linalg/IR/LinalgInterfaces.td"
 
 // Data is stored as f32, f16 or bf16; all math is f32.
 def Rope_DataTensor : RankedTensorOf<[F32, F16, BF16]>;
 // Positions are integers (token indices), never floats.
 def Rope_PositionTensor : RankedTensorOf<[I16, I32, I64]>;
 def Rope_MaskTensor : RankedTensorOf<[I1, F32, F16, BF16]>;
+// Per-head logits, slopes and bias tables.
+def Rope_HeadTensor : RankedTensorOf<[F32, F16, BF16]>;
+// cos/sin tables and the online-softmax state are f32.
+def Rope_F32Tensor : RankedTensorOf<[F32]>;
 
 //===----------------------------------------------------------------------===//
 // rope.rotate
@@ -112,8 +119,23 @@ def Rope_AttentionOp : Rope_Op<"attention", [
     * `causal`: query i sees key j iff `p_k(j) <= p_q(i)`.
     * `rotary(#rope.spec<...>)`: Q and K are rotated at their positions inside
       the op, so no rotated tensor need exist.
+    * `window = W` (with `causal`): sliding window, query at p sees keys with
+      `p − W < p_k <= p` (Mistral, Gemma 2/3).
+    * `softcap = c`: logits ← `c·tanh(logits / c)` after the scale and before
+      any mask or bias (Gemma 2).
+    * `sinks(%s : tensor<Hq x f>)`: one logit per query head that joins the
+      softmax denominator and contributes no value (gpt-oss).
+    * `alibi(%slopes : tensor<Hq x f>)`: ALiBi, logits += `−slope_h·|p_q − p_k|`
+      (as FlashAttention defines it; under `causal` this equals BLOOM's and
+      llama.cpp's `slope_h·p_k` up to a per-row constant, which the softmax
+      ignores).
+    * `relative_bias(%t : tensor<NB x Hq x f>) buckets(#rope.buckets<...>)`: T5's
+      learned bias, logits += `t[bucket(p_k − p_q), h]` with T5's bucketing.
 
-    A row whose keys are all masked out yields zeros.
+    Logits are `scale·q·k`, then capped, then the additive terms (float mask,
+    ALiBi, T5 bias) are added, then keys that are not visible (i1 mask false,
+    causal, window) are dropped. A row whose keys are all dropped yields
+    zeros (with sinks too).
   }];
   let arguments = (ins Rope_DataTensor:$query,
                        Rope_DataTensor:$key,
@@ -121,9 +143,15 @@ def Rope_AttentionOp : Rope_Op<"attention", [
                        Optional<Rope_MaskTensor>:$mask,
                        Optional<Rope_PositionTensor>:$query_positions,
                        Optional<Rope_PositionTensor>:$key_positions,
+                       Optional<Rope_HeadTensor>:$sinks,
+                       Optional<Rope_HeadTensor>:$alibi_slopes,
+                       Optional<Rope_HeadTensor>:$relative_bias,
                        OptionalAttr<F64Attr>:$scale,
                        UnitAttr:$causal,
-                       OptionalAttr<Rope_RotarySpecAttr>:$rotary);
+                       OptionalAttr<Rope_RotarySpecAttr>:$rotary,
+                       OptionalAttr<I64Attr>:$window,
+                       OptionalAttr<F64Attr>:$softcap,
+                       OptionalAttr<Rope_RelativeBucketsAttr>:$relative_buckets);
   let results = (outs Rope_DataTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value
@@ -132,13 +160,127 @@ def Rope_AttentionOp : Rope_Op<"attention", [
        type($query_positions) `,` type($key_positions) `)`)?
     (`rotary` `(` qualified($rotary)^ `)`)?
     (`causal` $causal^)?
+    (`window` `=` $window^)?
+    (`softcap` `=` $softcap^)?
     (`scale` `=` $scale^)?
+    (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
+    (`alibi` `(` $alibi_slopes^ `:` type($alibi_slopes) `)`)?
+    (`relative_bias` `(` $relative_bias^ `:` type($relative_bias) `)`)?
+    (`buckets` `(` qualified($relative_buckets)^ `)`)?
     attr-dict `:` type($query) `,` type($key) `,` type($value)
   }];
   let extraClassDeclaration = [{
     /// The scale actually applied: the attribute, else 1/sqrt(D).
     double getEffectiveScale();
     int64_t getHeadDim() { return getQuery().getType().getShape().back(); }
+    /// True when a rule reads the positions of queries and keys.
+    bool needsPositions() {
+      return getCausal() || getRotary() || getWindow() || getAlibiSlopes() ||
+             getRelativeBias();
+    }
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// rope.online_attention
+//===----------------------------------------------------------------------===//
+
+def Rope_OnlineAttentionOp : Rope_Op<"online_attention", [
+    Pure, AttrSizedOperandSegments, DestinationStyleOpInterface,
+    AllTypesMatch<["outputs", "results"]>,
+    DeclareOpInterfaceMethods<TilingInterface, [
+        "getLoopIteratorTypes", "getIterationDomain", "getTiledImplementation",
+        "getResultTilePosition", "generateResultTileValue"]>,
+    DeclareOpInterfaceMethods<PartialReductionOpInterface, [
+        "generateInitialTensorForPartialReduction", "tileToPartialReduction",
+        "mergeReductions", "getPartialResultTilePosition"]>,
+    DeclareOpInterfaceMethods<AggregatedOpInterface, ["decomposeOperation"]>]> {
+  let summary = "One online-softmax pass of attention over a range of keys";
+  let description = [{
+    The destination-style core of `rope.attention`, in the form that tiles.
+    For every query row it folds its keys into the running state carried by
+    the outs: the accumulator `acc` (Σ p·v), the running max `m` and the
+    running sum `l` (Σ p), with `p = exp(s − m)`:
+    `m' = max(m, max_j s_j)`, `l' = exp(m − m')·l + Σ_j exp(s_j − m')`,
+    `acc' = exp(m − m')·acc + Σ_j exp(s_j − m')·v_j`. Keys that are not
+    visible add nothing; while a row has seen no visible key its state stays
+    `(0, −inf, 0)`. `rope.attention` is this op from the state
+    `(0, −inf, 0)` (with sinks: `(0, sink, 1)`) followed by `acc / l`.
+
+    Shapes, with query heads split by their kv head (GQA):
+    `query [B, Hkv, G, Sq, D]`, `key [B, Hkv, Sk, D]`, `value [B, Hkv, Sk, Dv]`,
+    `acc [B, Hkv, G, Sq, Dv]`, `m`, `l` `[B, Hkv, G, Sq]` (f32). The mask is
+    rank 5 over `[B, Hkv, G, Sq, Sk]`, a static 1 broadcasting. Positions are
+    `[S]` or `[B, S]`; `tables` are the cos/sin of Q and K at their positions
+    (`[S, r/2]` or `[B, S, r/2]`, from `rope.table`), and `rotary` says which
+    dims they rotate (`key_tables` alone: the query is already rotated, and
+    may then be f32 whatever K and V hold); `alibi` is `[Hkv, G]`, `relative_bias` `[NB, Hkv, G]`.
+    The logit rules are those of `rope.attention`; `scale` is explicit.
+
+    Iteration domain `(b, kv head, group, query, key, value dim)`; the key
+    dim is the reduction. Tiling slices every operand consistently (Q/K/V,
+    the mask, both positions, the four tables, the bias operands); tiles along
+    the keys are reductions into the same state, and `PartialReductionOpInterface`
+    splits the keys into independent partial states merged exactly
+    (split-K). The head dim `D` is not part of the domain: the softmax is not
+    linear in the Q·K reduction, and a rotation pair spans the head.
+    `decomposeOperation` is the one online-softmax step, with Q and K rotated
+    as they are loaded.
+  }];
+  let arguments = (ins Rope_DataTensor:$query,
+                       Rope_DataTensor:$key,
+                       Rope_DataTensor:$value,
+                       Optional<Rope_MaskTensor>:$mask,
+                       Optional<Rope_PositionTensor>:$query_positions,
+                       Optional<Rope_PositionTensor>:$key_positions,
+                       Optional<Rope_F32Tensor>:$query_cos,
+                       Optional<Rope_F32Tensor>:$query_sin,
+                       Optional<Rope_F32Tensor>:$key_cos,
+                       Optional<Rope_F32Tensor>:$key_sin,
+                       Optional<Rope_HeadTensor>:$alibi_slopes,
+                       Optional<Rope_HeadTensor>:$relative_bias,
+                       Variadic<Rope_F32Tensor>:$outputs,
+                       F64Attr:$scale,
+                       UnitAttr:$causal,
+                       OptionalAttr<Rope_RotarySpecAttr>:$rotary,
+                       OptionalAttr<I64Attr>:$window,
+                       OptionalAttr<F64Attr>:$softcap,
+                       OptionalAttr<Rope_RelativeBucketsAttr>:$relative_buckets);
+  let results = (outs Variadic<Rope_F32Tensor>:$results);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value
+    (`mask` `(` $mask^ `:` type($mask) `)`)?
+    (`positions` `(` $query_positions^ `,` $key_positions `:`
+       type($query_positions) `,` type($key_positions) `)`)?
+    (`rotary` `(` qualified($rotary)^ `)`)?
+    (`query_tables` `(` $query_cos^ `,` $query_sin `:` type($query_cos) `,`
+       type($query_sin) `)`)?
+    (`key_tables` `(` $key_cos^ `,` $key_sin `:` type($key_cos) `,`
+       type($key_sin) `)`)?
+    (`causal` $causal^)?
+    (`window` `=` $window^)?
+    (`softcap` `=` $softcap^)?
+    `scale` `=` $scale
+    (`alibi` `(` $alibi_slopes^ `:` type($alibi_slopes) `)`)?
+    (`relative_bias` `(` $relative_bias^ `:` type($relative_bias) `)`)?
+    (`buckets` `(` qualified($relative_buckets)^ `)`)?
+    `outs` `(` $outputs `:` type($outputs) `)`
+    attr-dict `:` type($query) `,` type($key) `,` type($value) `->` type($results)
+  }];
+  let extraClassDeclaration = [{
+    MutableOperandRange getDpsInitsMutable() { return getOutputsMutable(); }
+    Value getAccumulatorInit() { return getOutputs()[0]; }
+    Value getMaxInit() { return getOutputs()[1]; }
+    Value getSumInit() { return getOutputs()[2]; }
+    RankedTensorType getQueryType() {
+      return ::llvm::cast<RankedTensorType>(getQuery().getType());
+    }
+    int64_t getHeadDim() { return getQueryType().getShape().back(); }
+    /// Iteration-domain dims.
+    static constexpr unsigned kBatchDim = 0, kKvHeadDim = 1, kGroupDim = 2,
+                              kQueryDim = 3, kKeyDim = 4, kValueDim = 5,
+                              kNumLoops = 6;
   }];
   let hasVerifier = 1;
 }

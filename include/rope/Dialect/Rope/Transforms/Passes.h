@@ -23,10 +23,6 @@ namespace rope {
 /// attention(rotate(q), rotate(k), v) -> attention(q, k, v) rotary(...).
 void populateFoldRotationIntoQKPatterns(RewritePatternSet &patterns);
 
-/// rope.attention -> tiled online-softmax loops on tensors.
-void populateDecomposeAttentionPatterns(RewritePatternSet &patterns,
-                                        int64_t queryTile, int64_t keyTile);
-
 /// rope.attention -> one online-softmax loop over the keys per query row.
 void populateDecomposeAttentionRowsPatterns(RewritePatternSet &patterns);
 

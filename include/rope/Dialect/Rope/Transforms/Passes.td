@@ -29,28 +29,126 @@ def RopeFoldRotationIntoQK : Pass<"rope-fold-rotation-into-qk"> {
   let dependentDialects = ["::mlir::rope::RopeDialect"];
 }
 
-def RopeDecomposeAttention : Pass<"rope-decompose-attention"> {
-  let summary = "Tile rope.attention into an online-softmax (FlashAttention) loop nest";
+def RopeConvertAttentionToOnline : Pass<"rope-convert-attention-to-online"> {
+  let summary = "Convert rope.attention to rope.online_attention and its normalisation";
   let description = [{
-    Rewrites `rope.attention` into `scf.for` loops over query and key tiles
-    on tensors. Each step keeps a running row max, row sum and output
-    accumulator (online softmax), so memory is O(S·D) rather than the S×S
-    scores. With a rotary spec the cos/sin tables are built once and the
-    query (key) tile is rotated once per tile as it is loaded. For causal
-    attention a key tile whose smallest position is greater than the query
-    tile's largest is skipped; the test uses the positions themselves, so it is
-    exact for any positions (decode, per-batch offsets), not only sorted ones.
+    Each `rope.attention` becomes a `rope.online_attention` that starts from
+    the empty state (accumulator 0, running max −inf, running sum 0; with
+    sinks, max = sink and sum = 1, one logit seen that adds no value), then
+    `acc / sum` (0 for a row that saw no visible key), collapsed back to
+    `[B, Hq, Sq, Dv]`. Whatever the online op needs explicit is made so:
+    default positions (keys at `0..Sk-1`, queries right-aligned to them)
+    where a rule needs positions, query heads split as `[B, Hkv, G, Sq, D]`,
+    the mask as rank 5, ALiBi slopes and the T5 table per `[Hkv, G]`, and the
+    cos/sin tables of a rotary spec as `rope.table` ops (one for Q and K when
+    their positions are the same; one over both when the frequencies depend
+    on the largest position).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::rope::RopeDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def RopeTileAttention : Pass<"rope-tile-attention"> {
+  let summary = "Tile rope.online_attention through its TilingInterface";
+  let description = [{
+    Tiles every `rope.online_attention` with upstream `scf::tileUsingSCF`:
+    an `scf.forall` over (kv head, `query-tile` query rows), or, with
+    `split-keys = N > 1`, an `scf.forall` over N key ranges whose partial
+    states are merged exactly afterwards (split-K through
+    `PartialReductionOpInterface`, for decode); then an `scf.for` over
+    `key-tile` keys carrying the state. Each tile is again a
+    `rope.online_attention` on slices of every operand.
   }];
   let options = [
     Option<"queryTile", "query-tile", "int64_t", /*default=*/"64",
-           "Query rows per tile">,
+           "Query rows per parallel tile">,
     Option<"keyTile", "key-tile", "int64_t", /*default=*/"64",
-           "Key rows per tile">
+           "Keys per step of the key loop">,
+    Option<"splitKeys", "split-keys", "int64_t", /*default=*/"-1",
+           "Split the keys into this many parallel partial states (0, 1: no "
+           "split; -1: 4 splits when kv heads × query tiles are fewer than 4)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
+    "::mlir::rope::RopeDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def RopeSkipInvisibleAttentionTiles : Pass<"rope-skip-invisible-attention-tiles"> {
+  let summary = "Skip causal or windowed key tiles that no query of the tile sees";
+  let description = [{
+    Wraps each `rope.online_attention` that is a key tile of a loop (its
+    parent is an `scf.for`) and is causal or windowed in an `scf.if` on the
+    bounds of its positions: the tile runs only when its earliest key is not
+    after its latest query (causal) and its latest key is inside the window
+    of its earliest query; otherwise the state passes through unchanged.
+    The test uses the positions themselves, so it is exact for any
+    positions (decode, per-sequence offsets), not only sorted ones.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::rope::RopeDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def RopeDecomposeOnlineAttention : Pass<"rope-decompose-online-attention"> {
+  let summary = "Decompose rope.online_attention into linalg (one online-softmax step)";
+  let description = [{
+    Replaces each `rope.online_attention` with its
+    `linalg::AggregatedOpInterface` decomposition: Q and K rotated as they
+    are loaded, the logits of the tile (scale, soft-cap, mask, ALiBi, T5
+    bias, causal and window rules), and the online-softmax update of the
+    (accumulator, max, sum) state, all `linalg.generic` on tensors.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::rope::RopeDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def RopeDecomposeAttention : Pass<"rope-decompose-attention"> {
+  let summary = "Tile rope.attention into online-softmax (FlashAttention) loops";
+  let description = [{
+    The CPU configuration of attention, composed from the steps above:
+    `rope.attention` to `rope.online_attention`, tiled (an `scf.forall` over
+    kv heads and query tiles, or over key splits with `split-keys`), a loop
+    over key tiles, causal and window key tiles that no query sees skipped,
+    and each tile decomposed. Memory is O(S·D) rather than the S×S scores;
+    the cos/sin tables are built once and each tile of Q and K is rotated as
+    it is loaded.
+  }];
+  let options = [
+    Option<"queryTile", "query-tile", "int64_t", /*default=*/"64",
+           "Query rows per tile">,
+    Option<"keyTile", "key-tile", "int64_t", /*default=*/"64",
+           "Key rows per tile">,
+    Option<"splitKeys", "split-keys", "int64_t", /*default=*/"-1",
+           "Split the keys into this many parallel partial states (0, 1: no "
+           "split; -1: 4 splits when kv heads × query tiles are fewer than 4)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::rope::RopeDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect"
   ];

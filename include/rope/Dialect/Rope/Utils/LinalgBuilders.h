@@ -64,6 +64,12 @@ Value buildMultiplyAccumulate(OpBuilder &b, Location loc, Value lhs, Value rhs,
                               arith::FastMathFlags fastMath =
                                   arith::FastMathFlags::none);
 
+/// An elementwise f32 generic over the shape of `like`, its inputs read
+/// through `inMaps`, its body `fn` of the input elements.
+Value buildElementwise(OpBuilder &b, Location loc, ValueRange ins,
+                       ArrayRef<AffineMap> inMaps, Value like,
+                       function_ref<Value(OpBuilder &, Location, ValueRange)> fn);
+
 //===----------------------------------------------------------------------===//
 // Positions, frequencies, tables, rotation
 //===----------------------------------------------------------------------===//
@@ -112,18 +118,10 @@ AffineMap positionsMap(MLIRContext *ctx, Value positions, unsigned numDims,
                        unsigned batchDim, unsigned seqDim);
 /// [B, Hq, ...] -> [B, Hkv, G, ...].
 Value splitHeads(OpBuilder &b, Location loc, Value t, int64_t hkv, int64_t g);
-/// The mask as an operand of the [b, kh, g, i, j] loop nest (unit dims
-/// dropped, head dim split like the queries').
-std::pair<Value, AffineMap> prepareMask(OpBuilder &b, Location loc, Value mask,
-                                        int64_t hkv, int64_t g);
-/// Slices the query/key dims of a mask (rank 2..4, trailing [Sq, Sk]) that
-/// are not broadcast.
-Value sliceMask(OpBuilder &b, Location loc, Value mask, OpFoldResult qOffset,
-                OpFoldResult qSize, OpFoldResult kOffset, OpFoldResult kSize);
-
-/// The operands of an attention op made ready for its loops: positions
-/// materialised where causality or rotation needs them, frequencies computed
-/// once, queries split into [B, Hkv, G, Sq, D].
+/// The operands of an attention op made ready for the streamed rows of
+/// --rope-decompose-attention-rows: positions materialised where causality
+/// or rotation needs them, frequencies computed once, queries split into
+/// [B, Hkv, G, Sq, D].
 struct AttentionPlan {
   Value q5, k, v, mask;
   Value qPos, kPos; // Null unless causal or rotary.
@@ -136,12 +134,6 @@ struct AttentionPlan {
   OpFoldResult batch, sq, sk, dv;
 };
 AttentionPlan planAttention(OpBuilder &b, Location loc, AttentionOp op);
-
-/// logits[b,kh,g,i,j] = scale · Σ_d q[b,kh,g,i,d]·k[b,kh,j,d] (+ mask), -inf
-/// where masked out or causally invisible; f32. `q` is [B,Hkv,G,tq,D], `k`
-/// [B,Hkv,tk,D]; `mask`, `qPos`, `kPos` are the blocks matching them (or null).
-Value buildLogits(OpBuilder &b, Location loc, const AttentionPlan &plan, Value q,
-                  Value k, Value mask, Value qPos, Value kPos);
 
 /// Row-wise reduction over the last dim of a rank-5 f32 tensor:
 /// max (init -inf) or sum (init 0).

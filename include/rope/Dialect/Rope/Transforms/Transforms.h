@@ -1,0 +1,63 @@
+//===- Transforms.h - attention transformations -----------------*- C++ -*-===//
+//
+// The steps every attention lowering is configured from. rope.attention
+// becomes rope.online_attention (plus the final normalisation); that op is
+// tiled through its TilingInterface (query tiles in parallel, key tiles as a
+// reduction, or split-K), key tiles that no query can see are guarded away,
+// and each remaining op is decomposed into linalg by its own
+// decomposeOperation. The passes in Passes.td are thin drivers over these.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROPE_DIALECT_ROPE_TRANSFORMS_TRANSFORMS_H
+#define ROPE_DIALECT_ROPE_TRANSFORMS_TRANSFORMS_H
+
+#include "rope/Dialect/Rope/IR/RopeOps.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::rope {
+
+/// Replaces `op` with a rope.online_attention from its initial state (zero
+/// accumulator, max −inf and sum 0; with sinks the max is the sink and the
+/// sum 1), followed by acc / sum (0 for a row with no visible key). Default
+/// positions are made explicit where a rule needs them, queries are split by
+/// their kv head, and the cos/sin tables of a rotary spec are rope.table ops
+/// (one for Q and K when they share positions). Returns the new op.
+FailureOr<OnlineAttentionOp> convertToOnlineAttention(RewriterBase &rewriter,
+                                                      AttentionOp op);
+
+/// How the CPU tiles online attention.
+struct AttentionTilingOptions {
+  /// Query rows per parallel tile (an scf.forall over kv heads × query tiles).
+  int64_t queryTile = 64;
+  /// Keys per step of the sequential key loop.
+  int64_t keyTile = 64;
+  /// When above 1, the keys are first split into this many ranges whose
+  /// partial states are computed in parallel and merged (split-K, for decode);
+  /// the kv heads and queries then stay whole in each split. -1 chooses:
+  /// kAutoSplits splits when the query tiles offer fewer than kAutoSplits
+  /// parallel tiles (decode with few kv heads), else none.
+  int64_t splitKeys = -1;
+  static constexpr int64_t kAutoSplits = 4;
+};
+
+/// Tiles `op` through its interfaces: either parallel query tiles or parallel
+/// key splits (PartialReductionOpInterface), then a loop over key tiles.
+/// Returns the innermost tiled op.
+FailureOr<OnlineAttentionOp>
+tileOnlineAttention(RewriterBase &rewriter, OnlineAttentionOp op,
+                    const AttentionTilingOptions &options);
+
+/// Wraps `op` (a key tile in a loop) in an scf.if that skips it when no query
+/// of its tile can see any of its keys (causal or window, from the bounds of
+/// its positions; exact for any positions). Fails when nothing is to guard.
+LogicalResult guardInvisibleKeyTile(RewriterBase &rewriter, OnlineAttentionOp op);
+
+/// Replaces `op` with its decomposition into linalg on tensors.
+LogicalResult decomposeOnlineAttention(RewriterBase &rewriter,
+                                       OnlineAttentionOp op);
+
+} // namespace mlir::rope
+
+#endif // ROPE_DIALECT_ROPE_TRANSFORMS_TRANSFORMS_H

@@ -1,0 +1,179 @@
+//===- OnlineAttentionDecomposition.cpp - one online-softmax step ---------===//
+//
+// linalg::AggregatedOpInterface of rope.online_attention: the op over its
+// (possibly tiled) operands becomes linalg on tensors:
+//   Q and K rotated as they are loaded (from the tables),
+//   s = scale·Q·Kᵀ, capped, biased (mask, ALiBi, T5), −inf where not visible,
+//   m' = max(m, rowmax(s)), p = exp(s − m'), c = exp(m − m'),
+//   l' = c·l + rowsum(p), acc' = c·acc + p·V.
+// Every rule is a call into AttentionRules; this file only arranges them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rope/Dialect/Rope/IR/RopeOps.h"
+#include "rope/Dialect/Rope/Utils/AttentionRules.h"
+#include "rope/Dialect/Rope/Utils/LinalgBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::rope;
+using namespace mlir::rope::lowering;
+
+/// Dot-product reductions may be reassociated and contracted into FMAs (what
+/// lets LLVM vectorise them); the tests' tolerances are stated for f32
+/// accumulation in any order.
+static const arith::FastMathFlags kReduceFMF =
+    arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
+
+/// Map of a rank-5 mask over the (b, kh, g, i, j) loops: a static 1 reads
+/// index 0 (it broadcasts).
+static AffineMap maskMap(MLIRContext *ctx, Value mask) {
+  auto type = cast<RankedTensorType>(mask.getType());
+  SmallVector<AffineExpr> exprs;
+  for (int64_t i = 0; i < 5; ++i)
+    exprs.push_back(type.getDimSize(i) == 1 ? getAffineConstantExpr(0, ctx)
+                                            : getAffineDimExpr(i, ctx));
+  return AffineMap::get(5, 0, exprs, ctx);
+}
+
+/// logits[b,kh,g,i,j] of the op's tile (f32).
+static Value buildTileLogits(OpBuilder &b, Location loc, OnlineAttentionOp op,
+                             Value q, Value k) {
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  SmallVector<OpFoldResult> qSizes = tensor::getMixedSizes(b, loc, q);
+  SmallVector<OpFoldResult> sizes(qSizes.begin(), qSizes.begin() + 4);
+  sizes.push_back(tensor::getMixedSize(b, loc, k, 2));
+  // scores[b,kh,g,i,j] = Σ_d q[b,kh,g,i,d]·k[b,kh,j,d]
+  Value scores = buildMultiplyAccumulate(
+      b, loc, q, k, filledTensor(b, loc, sizes, f32, b.getF32FloatAttr(0)),
+      {dimsMap(ctx, 6, {0, 1, 2, 3, 5}), dimsMap(ctx, 6, {0, 1, 4, 5}),
+       dimsMap(ctx, 6, {0, 1, 2, 3, 4})},
+      {kPar, kPar, kPar, kPar, kPar, kRed}, kReduceFMF);
+
+  SmallVector<Value> ins = {scores};
+  SmallVector<AffineMap> maps = {dimsMap(ctx, 5, range(0, 5))};
+  Value mask = op.getMask();
+  if (mask) {
+    ins.push_back(mask);
+    maps.push_back(maskMap(ctx, mask));
+  }
+  Value qPos = op.getQueryPositions(), kPos = op.getKeyPositions();
+  if (qPos) {
+    ins.append({qPos, kPos});
+    maps.append({positionsMap(ctx, qPos, 5, 0, 3), positionsMap(ctx, kPos, 5, 0, 4)});
+  }
+  Value slopes = op.getAlibiSlopes();
+  if (slopes) {
+    ins.push_back(slopes);
+    maps.push_back(dimsMap(ctx, 5, {1, 2}));
+  }
+  maps.push_back(dimsMap(ctx, 5, range(0, 5)));
+  Value biasTable = op.getRelativeBias();
+  RelativeBucketsAttr buckets = op.getRelativeBucketsAttr();
+  double scale = op.getScale().convertToDouble();
+  std::optional<double> softcap;
+  if (auto cap = op.getSoftcap())
+    softcap = cap->convertToDouble();
+  bool causal = op.getCausal();
+  std::optional<int64_t> window;
+  if (IntegerAttr w = op.getWindowAttr())
+    window = w.getInt();
+
+  return linalg::GenericOp::create(
+             b, loc, scores.getType(), ins, ValueRange{scores}, maps,
+             SmallVector<IteratorType>(5, kPar),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               unsigned next = 1;
+               Value logit = arith::MulFOp::create(nb, nl, args[0],
+                                                   f32Const(nb, nl, scale));
+               if (softcap)
+                 logit = attention::buildSoftcap(nb, nl, logit, *softcap);
+               Value visible;
+               if (mask)
+                 logit = attention::applyMaskElement(nb, nl, logit, args[next++],
+                                                     visible);
+               Value qp, kp;
+               if (qPos) {
+                 qp = positionToI64(nb, nl, args[next++]);
+                 kp = positionToI64(nb, nl, args[next++]);
+               }
+               if (Value rule = attention::buildKeyVisibility(
+                       nb, nl, qp, qp, kp, kp, causal, window))
+                 visible = visible ? arith::AndIOp::create(nb, nl, visible, rule)
+                                         .getResult()
+                                   : rule;
+               if (slopes)
+                 logit = arith::AddFOp::create(
+                     nb, nl, logit,
+                     attention::buildAlibiBias(nb, nl, toF32(nb, nl, args[next++]),
+                                               qp, kp));
+               if (biasTable) {
+                 Value bucket =
+                     attention::buildRelativeBucket(nb, nl, qp, kp, buckets);
+                 Value bias = tensor::ExtractOp::create(
+                     nb, nl, biasTable,
+                     ValueRange{bucket, linalg::IndexOp::create(nb, nl, 1),
+                                linalg::IndexOp::create(nb, nl, 2)});
+                 logit = arith::AddFOp::create(nb, nl, logit, toF32(nb, nl, bias));
+               }
+               linalg::YieldOp::create(
+                   nb, nl,
+                   ValueRange{attention::dropInvisible(nb, nl, logit, visible)});
+             })
+      .getResult(0);
+}
+
+FailureOr<SmallVector<Value>> OnlineAttentionOp::decomposeOperation(OpBuilder &b) {
+  Location loc = getLoc();
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  Value q = getQuery(), k = getKey();
+  if (RotarySpecAttr spec = getRotaryAttr()) {
+    if (getQueryCos())
+      q = buildRotation(b, loc, q, {getQueryCos(), getQuerySin()}, spec, 3, f32);
+    k = buildRotation(b, loc, k, {getKeyCos(), getKeySin()}, spec, 2, f32);
+  }
+  Value logits = buildTileLogits(b, loc, *this, q, k);
+
+  Value m = getMaxInit(), l = getSumInit(), acc = getAccumulatorInit();
+  AffineMap row = dimsMap(ctx, 5, {0, 1, 2, 3});
+  AffineMap all5 = dimsMap(ctx, 5, range(0, 5));
+  AffineMap all4 = dimsMap(ctx, 4, range(0, 4));
+  Value tileMax = buildRowMax(b, loc, logits);
+  Value mNew = buildElementwise(b, loc, {m, tileMax}, {all4, all4}, m,
+                                [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                                  return arith::MaximumFOp::create(b, loc, a[0], a[1]);
+                                });
+  // p = exp(s − m') and the correction exp(m − m'): both 0 while the row has
+  // seen no visible key (m' = −inf), the empty-row rule of buildShiftedExp.
+  Value p = buildElementwise(b, loc, {logits, mNew}, {all5, row}, logits,
+                             [](OpBuilder &b, Location loc, ValueRange a) {
+                               return buildShiftedExp(b, loc, a[0], a[1]);
+                             });
+  Value correction = buildElementwise(b, loc, {m, mNew}, {all4, all4}, m,
+                                      [](OpBuilder &b, Location loc, ValueRange a) {
+                                        return buildShiftedExp(b, loc, a[0], a[1]);
+                                      });
+  Value lNew = buildElementwise(
+      b, loc, {l, correction, buildRowSum(b, loc, p)}, {all4, all4, all4}, l,
+      [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        return arith::AddFOp::create(b, loc,
+                                     arith::MulFOp::create(b, loc, a[0], a[1]), a[2]);
+      });
+  Value scaledAcc = buildElementwise(
+      b, loc, {acc, correction}, {all5, row}, acc,
+      [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        return arith::MulFOp::create(b, loc, a[0], a[1]);
+      });
+  Value accNew = buildProbsTimesValues(b, loc, p, getValue(), scaledAcc);
+  SmallVector<Value> results = {accNew, mNew, lNew};
+  // The loops may know more (or less) static shape than the op declared.
+  for (auto [value, type] : llvm::zip_equal(results, getResultTypes()))
+    if (value.getType() != type)
+      value = tensor::CastOp::create(b, loc, type, value);
+  return results;
+}

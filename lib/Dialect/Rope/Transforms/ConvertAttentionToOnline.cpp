@@ -1,0 +1,274 @@
+//===- ConvertAttentionToOnline.cpp - attention to its online form --------===//
+//
+// rope.attention -> rope.online_attention from the initial state, then
+// acc / sum. Everything the online op needs explicit is made so here, once:
+// default positions, the [B, Hkv, G, ...] split of the query heads, the rank-5
+// mask, per-head operands as [Hkv, G], the cos/sin tables, the scale, and the
+// sinks as the initial (max, sum) of each row.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rope/Dialect/Rope/Transforms/Passes.h"
+#include "rope/Dialect/Rope/Transforms/Transforms.h"
+#include "rope/Dialect/Rope/Utils/LinalgBuilders.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include <limits>
+
+namespace mlir::rope {
+#define GEN_PASS_DEF_ROPECONVERTATTENTIONTOONLINE
+#include "rope/Dialect/Rope/Transforms/Passes.h.inc"
+} // namespace mlir::rope
+
+using namespace mlir;
+using namespace mlir::rope;
+using namespace mlir::rope::lowering;
+
+namespace {
+
+/// Expands `t` so that its dim `dim` (of extent hkv·g, or a static 1 that
+/// broadcasts) becomes the two dims [hkv, g] (or [1, 1]).
+Value splitHeadDim(OpBuilder &b, Location loc, Value t, int64_t dim, int64_t hkv,
+                   int64_t g) {
+  auto type = cast<RankedTensorType>(t.getType());
+  bool broadcast = type.getDimSize(dim) == 1 && hkv * g != 1;
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, t);
+  SmallVector<OpFoldResult> outSizes;
+  SmallVector<int64_t> shape;
+  SmallVector<ReassociationIndices> reassoc;
+  int64_t next = 0;
+  for (int64_t i = 0; i < type.getRank(); ++i) {
+    if (i == dim) {
+      int64_t a = broadcast ? 1 : hkv, c = broadcast ? 1 : g;
+      outSizes.append({b.getIndexAttr(a), b.getIndexAttr(c)});
+      shape.append({a, c});
+      reassoc.push_back({next, next + 1});
+      next += 2;
+      continue;
+    }
+    outSizes.push_back(sizes[i]);
+    shape.push_back(type.getDimSize(i));
+    reassoc.push_back({next++});
+  }
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), t, reassoc,
+      outSizes);
+}
+
+/// The mask (rank 2 to 4, trailing-aligned to [B, Hq, Sq, Sk]) as rank 5
+/// [B, Hkv, G, Sq, Sk] with static 1s where it broadcasts.
+Value mask5(OpBuilder &b, Location loc, Value mask, int64_t hkv, int64_t g) {
+  auto type = cast<RankedTensorType>(mask.getType());
+  int64_t rank = type.getRank();
+  if (rank < 4) {
+    // Leading unit dims: the first group of the expansion holds them.
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, mask);
+    SmallVector<OpFoldResult> outSizes(4 - rank, b.getIndexAttr(1));
+    SmallVector<int64_t> shape(4 - rank, 1);
+    outSizes.append(sizes.begin(), sizes.end());
+    shape.append(type.getShape().begin(), type.getShape().end());
+    SmallVector<ReassociationIndices> reassoc;
+    ReassociationIndices first;
+    for (int64_t i = 0; i <= 4 - rank; ++i)
+      first.push_back(i);
+    reassoc.push_back(first);
+    for (int64_t i = 5 - rank; i < 4; ++i)
+      reassoc.push_back({i});
+    mask = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), mask,
+        reassoc, outSizes);
+  }
+  return splitHeadDim(b, loc, mask, 1, hkv, g);
+}
+
+/// cos/sin tables of Q and K. Frequencies that depend on the largest
+/// position must see the largest of Q's and K's: then one table over both
+/// position sets is built and split.
+std::pair<CosSin, CosSin> buildTables(OpBuilder &b, Location loc,
+                                      RotarySpecAttr spec, int64_t headDim,
+                                      Value qPos, Value kPos) {
+  auto table = [&](Value positions) -> CosSin {
+    auto op = TableOp::create(b, loc, positions, spec, headDim);
+    return {op.getCos(), op.getSin()};
+  };
+  if (qPos == kPos) {
+    CosSin t = table(qPos);
+    return {t, t};
+  }
+  if (!spec.dependsOnMaxPosition())
+    return {table(qPos), table(kPos)};
+  auto qType = cast<RankedTensorType>(qPos.getType());
+  auto kType = cast<RankedTensorType>(kPos.getType());
+  // Both as [B, S] when either is, i64, then joined along the sequence.
+  auto widen = [&](Value p, RankedTensorType other) -> Value {
+    auto type = cast<RankedTensorType>(p.getType());
+    if (type.getRank() == 1 && other.getRank() == 2) {
+      SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, other == kType ? kPos : qPos, 0),
+                                         tensor::getMixedSize(b, loc, p, 0)};
+      Value init = emptyTensor(b, loc, sizes, type.getElementType());
+      p = linalg::BroadcastOp::create(b, loc, p, init, ArrayRef<int64_t>{0})
+              .getResult()[0];
+    }
+    auto wide = cast<RankedTensorType>(p.getType());
+    if (!wide.getElementType().isInteger(64)) {
+      Value init = emptyTensor(b, loc, tensor::getMixedSizes(b, loc, p),
+                               b.getI64Type());
+      unsigned n = wide.getRank();
+      AffineMap id = AffineMap::getMultiDimIdentityMap(n, b.getContext());
+      p = linalg::GenericOp::create(
+              b, loc, init.getType(), ValueRange{p}, ValueRange{init},
+              ArrayRef<AffineMap>{id, id}, SmallVector<IteratorType>(n, kPar),
+              [&](OpBuilder &nb, Location nl, ValueRange args) {
+                linalg::YieldOp::create(nb, nl,
+                                        ValueRange{positionToI64(nb, nl, args[0])});
+              })
+              .getResult(0);
+    }
+    return p;
+  };
+  Value q = widen(qPos, kType), k = widen(kPos, qType);
+  int64_t seqDim = cast<RankedTensorType>(q.getType()).getRank() - 1;
+  Value joined = tensor::ConcatOp::create(b, loc, seqDim, ValueRange{q, k});
+  CosSin both = table(joined);
+  OpFoldResult sq = tensor::getMixedSize(b, loc, q, seqDim);
+  OpFoldResult sk = tensor::getMixedSize(b, loc, k, seqDim);
+  auto part = [&](Value t, OpFoldResult offset, OpFoldResult size) -> Value {
+    auto type = cast<RankedTensorType>(t.getType());
+    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, t);
+    SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+    offsets[seqDim] = offset;
+    sizes[seqDim] = size;
+    return tensor::ExtractSliceOp::create(b, loc, t, offsets, sizes, strides);
+  };
+  auto split = [&](OpFoldResult offset, OpFoldResult size) -> CosSin {
+    return {part(both.cos, offset, size), part(both.sin, offset, size)};
+  };
+  // A position set widened to [B, S] has a [B, S, h] table; the caller
+  // widens the positions it gives the online op to match.
+  return {split(b.getIndexAttr(0), sq), split(sq, sk)};
+}
+
+} // namespace
+
+FailureOr<OnlineAttentionOp>
+mlir::rope::convertToOnlineAttention(RewriterBase &rewriter, AttentionOp op) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  OpBuilder &b = rewriter;
+  Type f32 = b.getF32Type();
+  auto qType = op.getQuery().getType();
+  auto kType = op.getKey().getType();
+  int64_t hkv = kType.getDimSize(1), g = qType.getDimSize(1) / hkv;
+  int64_t headDim = qType.getDimSize(3);
+  SmallVector<OpFoldResult> qSizes = tensor::getMixedSizes(b, loc, op.getQuery());
+  OpFoldResult batch = qSizes[0], sq = qSizes[2];
+  OpFoldResult sk = tensor::getMixedSize(b, loc, op.getKey(), 2);
+  OpFoldResult dv = tensor::getMixedSize(b, loc, op.getValue(), 3);
+
+  // Default positions: keys at 0..Sk-1, queries right-aligned to them.
+  Value qPos = op.getQueryPositions(), kPos = op.getKeyPositions();
+  if (!qPos && op.needsPositions()) {
+    Value sqV = getValueOrCreateConstantIndexOp(b, loc, sq);
+    Value skV = getValueOrCreateConstantIndexOp(b, loc, sk);
+    Value offset = arith::IndexCastOp::create(
+        b, loc, b.getI64Type(), arith::SubIOp::create(b, loc, skV, sqV));
+    qPos = buildIota(b, loc, sq, offset);
+    // A prefill of known length: queries and keys share their positions
+    // (and so their cos/sin table).
+    std::optional<int64_t> sqStatic = getConstantIntValue(sq);
+    kPos = sqStatic && sqStatic == getConstantIntValue(sk)
+               ? qPos
+               : buildIota(b, loc, sk,
+                           arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)));
+  }
+
+  SmallVector<Value> tables;
+  RotarySpecAttr spec = op.getRotaryAttr();
+  if (spec) {
+    // Joint tables (length-dependent frequencies) widen [S] positions to
+    // [B, S] when the other set is [B, S]; give the op matching positions.
+    auto [qt, kt] = buildTables(b, loc, spec, headDim, qPos, kPos);
+    tables = {qt.cos, qt.sin, kt.cos, kt.sin};
+    auto posRank = [](Value v) { return cast<RankedTensorType>(v.getType()).getRank(); };
+    auto widenTo = [&](Value pos, Value table) -> Value {
+      if (posRank(table) == posRank(pos) + 1)
+        return pos;
+      SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, table, 0),
+                                         tensor::getMixedSize(b, loc, pos, 0)};
+      Value init = emptyTensor(b, loc, sizes,
+                               cast<RankedTensorType>(pos.getType()).getElementType());
+      return linalg::BroadcastOp::create(b, loc, pos, init, ArrayRef<int64_t>{0})
+          .getResult()[0];
+    };
+    qPos = widenTo(qPos, qt.cos);
+    kPos = widenTo(kPos, kt.cos);
+  }
+
+  Value q5 = splitHeads(b, loc, op.getQuery(), hkv, g);
+  Value mask = op.getMask() ? mask5(b, loc, op.getMask(), hkv, g) : Value();
+  Value slopes = op.getAlibiSlopes()
+                     ? splitHeadDim(b, loc, op.getAlibiSlopes(), 0, hkv, g)
+                     : Value();
+  Value bias = op.getRelativeBias()
+                   ? splitHeadDim(b, loc, op.getRelativeBias(), 1, hkv, g)
+                   : Value();
+
+  // The initial state: nothing seen (0, −inf, 0), or the sink as one logit
+  // seen with no value: (0, sink, 1).
+  SmallVector<OpFoldResult> rows = {batch, b.getIndexAttr(hkv), b.getIndexAttr(g), sq};
+  SmallVector<OpFoldResult> accSizes(rows);
+  accSizes.push_back(dv);
+  Value acc0 = filledTensor(b, loc, accSizes, f32, b.getF32FloatAttr(0));
+  Value max0, sum0;
+  if (Value sinks = op.getSinks()) {
+    MLIRContext *ctx = b.getContext();
+    Value sinks2 = splitHeadDim(b, loc, sinks, 0, hkv, g);
+    Value like = emptyTensor(b, loc, rows, f32);
+    max0 = buildElementwise(b, loc, {sinks2}, {dimsMap(ctx, 4, {1, 2})}, like,
+                            [](OpBuilder &b, Location loc, ValueRange a) {
+                              return toF32(b, loc, a[0]);
+                            });
+    sum0 = filledTensor(b, loc, rows, f32, b.getF32FloatAttr(1));
+  } else {
+    max0 = filledTensor(b, loc, rows, f32,
+                        b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+    sum0 = filledTensor(b, loc, rows, f32, b.getF32FloatAttr(0));
+  }
+
+  auto online = OnlineAttentionOp::create(
+      b, loc, TypeRange{acc0.getType(), max0.getType(), sum0.getType()}, q5,
+      op.getKey(), op.getValue(), mask, qPos, kPos,
+      spec ? tables[0] : Value(), spec ? tables[1] : Value(),
+      spec ? tables[2] : Value(), spec ? tables[3] : Value(), slopes, bias,
+      ValueRange{acc0, max0, sum0}, b.getF64FloatAttr(op.getEffectiveScale()),
+      op.getCausalAttr(), spec, op.getWindowAttr(), op.getSoftcapAttr(),
+      op.getRelativeBucketsAttr());
+
+  Value out = buildNormalizedOutput(b, loc, online.getResult(0),
+                                    online.getResult(2),
+                                    qType.getElementType());
+  Value result = tensor::CollapseShapeOp::create(
+      b, loc, out, SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+  if (result.getType() != op.getType())
+    result = tensor::CastOp::create(b, loc, op.getType(), result);
+  rewriter.replaceOp(op, result);
+  return online;
+}
+
+namespace {
+struct RopeConvertAttentionToOnlinePass
+    : public rope::impl::RopeConvertAttentionToOnlineBase<
+          RopeConvertAttentionToOnlinePass> {
+  void runOnOperation() override {
+    SmallVector<AttentionOp> ops;
+    getOperation()->walk([&](AttentionOp op) { ops.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (AttentionOp op : ops)
+      if (failed(convertToOnlineAttention(rewriter, op)))
+        return signalPassFailure();
+  }
+};
+} // namespace

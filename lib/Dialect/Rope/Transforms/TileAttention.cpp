@@ -1,0 +1,143 @@
+//===- TileAttention.cpp - tile online attention through its interfaces ---===//
+//
+// A thin driver over upstream scf::tileUsingSCF and the TilingInterface /
+// PartialReductionOpInterface of rope.online_attention: parallel tiles of
+// (kv head, query rows), or parallel key splits merged exactly (split-K),
+// then a sequential loop over key tiles.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rope/Dialect/Rope/Transforms/Passes.h"
+#include "rope/Dialect/Rope/Transforms/Transforms.h"
+#include "rope/Dialect/Rope/Utils/LinalgBuilders.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+
+namespace mlir::rope {
+#define GEN_PASS_DEF_ROPETILEATTENTION
+#include "rope/Dialect/Rope/Transforms/Passes.h.inc"
+} // namespace mlir::rope
+
+using namespace mlir;
+using namespace mlir::rope;
+
+/// Tiles `op` with `options`, replaces it, and returns its tiled op.
+static FailureOr<OnlineAttentionOp> tileAndReplace(RewriterBase &rewriter,
+                                                   OnlineAttentionOp op,
+                                                   const scf::SCFTilingOptions &options) {
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled))
+    return op.emitOpError("could not be tiled");
+  rewriter.replaceOp(op, tiled->replacements);
+  auto tiledOp = dyn_cast<OnlineAttentionOp>(tiled->tiledOps.front());
+  if (!tiledOp)
+    return failure();
+  return tiledOp;
+}
+
+/// Rotates the query of `op` (a query tile) once, in f32, and gives `op` the
+/// rotated query without its tables, so that the key loop built next does not
+/// rotate the same query tile again for every key tile.
+static OnlineAttentionOp rotateQueryOnce(RewriterBase &rewriter,
+                                         OnlineAttentionOp op) {
+  RotarySpecAttr spec = op.getRotaryAttr();
+  if (!spec || !op.getQueryCos())
+    return op;
+  rewriter.setInsertionPoint(op);
+  Value rotated = lowering::buildRotation(
+      rewriter, op.getLoc(), op.getQuery(), {op.getQueryCos(), op.getQuerySin()},
+      spec, 3, rewriter.getF32Type());
+  auto replacement = OnlineAttentionOp::create(
+      rewriter, op.getLoc(), op.getResultTypes(), rotated, op.getKey(),
+      op.getValue(), op.getMask(), op.getQueryPositions(), op.getKeyPositions(),
+      /*query_cos=*/Value(), /*query_sin=*/Value(), op.getKeyCos(),
+      op.getKeySin(), op.getAlibiSlopes(), op.getRelativeBias(), op.getOutputs(),
+      op.getScaleAttr(), op.getCausalAttr(), spec, op.getWindowAttr(),
+      op.getSoftcapAttr(), op.getRelativeBucketsAttr());
+  rewriter.replaceOp(op, replacement.getResults());
+  return replacement;
+}
+
+FailureOr<OnlineAttentionOp>
+mlir::rope::tileOnlineAttention(RewriterBase &rewriter, OnlineAttentionOp op,
+                                const AttentionTilingOptions &options) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  Location loc = op.getLoc();
+  OpFoldResult zero = rewriter.getIndexAttr(0);
+  SmallVector<OpFoldResult> tileSizes(OnlineAttentionOp::kNumLoops, zero);
+  scf::SCFTilingOptions outer;
+  outer.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  int64_t splits = options.splitKeys;
+  if (splits < 0) {
+    // Parallel tiles of the query tiling: kv heads × query tiles, known when
+    // the query length is.
+    auto qType = cast<RankedTensorType>(op.getQuery().getType());
+    int64_t sq = qType.getDimSize(3);
+    int64_t tiles = ShapedType::isDynamic(sq)
+                        ? AttentionTilingOptions::kAutoSplits
+                        : qType.getDimSize(1) *
+                              llvm::divideCeil(sq, options.queryTile);
+    splits = tiles < AttentionTilingOptions::kAutoSplits
+                 ? AttentionTilingOptions::kAutoSplits
+                 : 0;
+  }
+  if (splits > 1) {
+    // Key ranges of ceil(Sk / splits) (at least 1) with fresh partial states.
+    rewriter.setInsertionPoint(op);
+    Value sk = getValueOrCreateConstantIndexOp(
+        rewriter, loc, tensor::getMixedSize(rewriter, loc, op.getKey(), 2));
+    Value count = arith::ConstantIndexOp::create(rewriter, loc, splits);
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    Value chunk = arith::MaxSIOp::create(
+        rewriter, loc, arith::CeilDivSIOp::create(rewriter, loc, sk, count), one);
+    tileSizes[OnlineAttentionOp::kKeyDim] = getAsOpFoldResult(chunk);
+    outer.setReductionTilingStrategy(
+        ReductionTilingStrategy::PartialReductionOuterParallel);
+    outer.setReductionDims({OnlineAttentionOp::kKeyDim});
+  } else {
+    tileSizes[OnlineAttentionOp::kKvHeadDim] = rewriter.getIndexAttr(1);
+    tileSizes[OnlineAttentionOp::kQueryDim] =
+        rewriter.getIndexAttr(options.queryTile);
+  }
+  outer.setTileSizes(tileSizes);
+  FailureOr<OnlineAttentionOp> tiled = tileAndReplace(rewriter, op, outer);
+  if (failed(tiled))
+    return failure();
+  *tiled = rotateQueryOnce(rewriter, *tiled);
+
+  SmallVector<OpFoldResult> keySizes(OnlineAttentionOp::kNumLoops, zero);
+  keySizes[OnlineAttentionOp::kKeyDim] = rewriter.getIndexAttr(options.keyTile);
+  scf::SCFTilingOptions inner;
+  inner.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+  inner.setTileSizes(keySizes);
+  inner.setReductionDims({OnlineAttentionOp::kKeyDim});
+  return tileAndReplace(rewriter, *tiled, inner);
+}
+
+namespace {
+struct RopeTileAttentionPass
+    : public rope::impl::RopeTileAttentionBase<RopeTileAttentionPass> {
+  using RopeTileAttentionBase::RopeTileAttentionBase;
+  void runOnOperation() override {
+    if (queryTile <= 0 || keyTile <= 0 || splitKeys < -1) {
+      getOperation()->emitError()
+          << "rope-tile-attention: query-tile and key-tile must be positive "
+             "and split-keys -1 (automatic) or more, got "
+          << static_cast<int64_t>(queryTile) << ", "
+          << static_cast<int64_t>(keyTile) << " and "
+          << static_cast<int64_t>(splitKeys);
+      return signalPassFailure();
+    }
+    SmallVector<OnlineAttentionOp> ops;
+    getOperation()->walk([&](OnlineAttentionOp op) { ops.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    AttentionTilingOptions options{queryTile, keyTile, splitKeys};
+    for (OnlineAttentionOp op : ops)
+      if (failed(tileOnlineAttention(rewriter, op, options)))
+        return signalPassFailure();
+  }
+};
+} // namespace
