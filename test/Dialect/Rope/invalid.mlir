@@ -875,3 +875,181 @@ func.func @sinusoidal_float_positions(%p: tensor<8xf32>) {
   %0 = rope.sinusoidal %p : tensor<8xf32> -> tensor<8x16xf32>
   return
 }
+
+// -----
+
+func.func @attention_window_not_positive(%q: tensor<1x2x8x16xf32>) {
+  // expected-error @+1 {{'rope.attention' op expects a positive window, got 0}}
+  %0 = rope.attention %q, %q, %q causal window = 0 : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_window_without_causal(%q: tensor<1x2x8x16xf32>) {
+  // expected-error @+1 {{'rope.attention' op expects 'causal' with a window (query at p sees keys in (p - window, p])}}
+  %0 = rope.attention %q, %q, %q window = 4 : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_softcap_not_positive(%q: tensor<1x2x8x16xf32>) {
+  // expected-error @+1 {{'rope.attention' op expects a positive finite softcap, got -1}}
+  %0 = rope.attention %q, %q, %q softcap = -1.0 : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_sinks_shape(%q: tensor<1x2x8x16xf32>, %s: tensor<3xf32>) {
+  // expected-error @+1 {{'rope.attention' op expects sinks of shape [2] (one logit per query head), got 'tensor<3xf32>'}}
+  %0 = rope.attention %q, %q, %q sinks(%s : tensor<3xf32>) : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_alibi_shape(%q: tensor<1x2x8x16xf32>, %a: tensor<2x1xf32>) {
+  // expected-error @+1 {{'rope.attention' op expects ALiBi slopes of shape [Hq], got 'tensor<2x1xf32>'}}
+  %0 = rope.attention %q, %q, %q alibi(%a : tensor<2x1xf32>) : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_bias_without_buckets(%q: tensor<1x2x8x16xf32>, %t: tensor<32x2xf32>) {
+  // expected-error @+1 {{'rope.attention' op expects a relative bias table and its buckets together}}
+  %0 = rope.attention %q, %q, %q relative_bias(%t : tensor<32x2xf32>) : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_buckets_without_bias(%q: tensor<1x2x8x16xf32>) {
+  // expected-error @+1 {{'rope.attention' op expects a relative bias table and its buckets together}}
+  %0 = rope.attention %q, %q, %q buckets(#rope.buckets<num_buckets = 32, max_distance = 128>) : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_bias_table_shape(%q: tensor<1x2x8x16xf32>, %t: tensor<16x2xf32>) {
+  // expected-error @+1 {{'rope.attention' op expects a relative bias table of shape [32, Hq], got 'tensor<16x2xf32>'}}
+  %0 = rope.attention %q, %q, %q relative_bias(%t : tensor<16x2xf32>) buckets(#rope.buckets<num_buckets = 32, max_distance = 128>) : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @buckets_too_few_bidirectional() attributes {
+  // expected-error @+1 {{expects 'num_buckets' in [4, 2^20] (bidirectional), got 3}}
+  b = #rope.buckets<num_buckets = 3, max_distance = 128>} {
+  return
+}
+
+// -----
+
+func.func @buckets_too_few_unidirectional() attributes {
+  // expected-error @+1 {{expects 'num_buckets' in [2, 2^20], got 1}}
+  b = #rope.buckets<num_buckets = 1, max_distance = 128, bidirectional = false>} {
+  return
+}
+
+// -----
+
+func.func @buckets_max_distance() attributes {
+  // expected-error @+1 {{expects 'max_distance' (8) to exceed the exact buckets per direction (8)}}
+  b = #rope.buckets<num_buckets = 32, max_distance = 8>} {
+  return
+}
+
+// -----
+
+func.func @online_query_rank(%q: tensor<1x2x8x16xf32>, %m: tensor<1x2x8xf32>) {
+  // expected-error @+1 {{'rope.online_attention' op expects a query of rank 5 ([B, Hkv, G, Sq, D]), got rank 4}}
+  %r:3 = rope.online_attention %q, %q, %q scale = 0.25 outs(%q, %m, %m : tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>)
+      : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @online_element_types(%q: tensor<1x1x1x8x16xbf16>, %k: tensor<1x1x8x16xf16>, %acc: tensor<1x1x1x8x16xf32>, %m: tensor<1x1x1x8xf32>) {
+  // expected-error @+1 {{'rope.online_attention' op expects key and value of one element type, and a query of that type or f32}}
+  %r:3 = rope.online_attention %q, %k, %k scale = 0.25 outs(%acc, %m, %m : tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>)
+      : tensor<1x1x1x8x16xbf16>, tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16> -> tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>
+  return
+}
+
+// -----
+
+func.func @online_two_outs(%q: tensor<1x1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, %m: tensor<1x1x1x8xf32>) {
+  // expected-error @+1 {{'rope.online_attention' op expects three outs (accumulator, max, sum), got 2}}
+  %r:2 = rope.online_attention %q, %k, %k scale = 0.25 outs(%q, %m : tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>)
+      : tensor<1x1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>
+  return
+}
+
+// -----
+
+func.func @online_accumulator_shape(%q: tensor<1x1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, %acc: tensor<1x1x1x8x8xf32>, %m: tensor<1x1x1x8xf32>) {
+  // expected-error @+1 {{'rope.online_attention' op expects an accumulator of shape [B, Hkv, G, Sq, Dv] = [1, 1, 1, 8, 16], got 'tensor<1x1x1x8x8xf32>'}}
+  %r:3 = rope.online_attention %q, %k, %k scale = 0.25 outs(%acc, %m, %m : tensor<1x1x1x8x8xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>)
+      : tensor<1x1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x1x8x8xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>
+  return
+}
+
+// -----
+
+func.func @online_scale(%q: tensor<1x1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, %m: tensor<1x1x1x8xf32>) {
+  // expected-error @+1 {{'rope.online_attention' op expects a positive finite scale, got 0}}
+  %r:3 = rope.online_attention %q, %k, %k scale = 0.0 outs(%q, %m, %m : tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>)
+      : tensor<1x1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>
+  return
+}
+
+// -----
+
+func.func @online_mask_rank(%q: tensor<1x1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, %m: tensor<1x1x1x8xf32>, %mask: tensor<8x8xi1>) {
+  // expected-error @+1 {{'rope.online_attention' op expects a mask of rank 5 ([B, Hkv, G, Sq, Sk], 1 to broadcast)}}
+  %r:3 = rope.online_attention %q, %k, %k mask(%mask : tensor<8x8xi1>) scale = 0.25 outs(%q, %m, %m : tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>)
+      : tensor<1x1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>
+  return
+}
+
+// -----
+
+func.func @online_causal_without_positions(%q: tensor<1x1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, %m: tensor<1x1x1x8xf32>) {
+  // expected-error @+1 {{'rope.online_attention' op expects positions for causal, rotary, ALiBi or relative-bias attention}}
+  %r:3 = rope.online_attention %q, %k, %k causal scale = 0.25 outs(%q, %m, %m : tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>)
+      : tensor<1x1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>
+  return
+}
+
+// -----
+
+func.func @online_rotary_without_key_tables(%q: tensor<1x1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, %m: tensor<1x1x1x8xf32>, %p: tensor<8xi64>) {
+  // expected-error @+1 {{'rope.online_attention' op expects key cos/sin tables exactly when rotary, and query tables only then (without them the query is already rotated)}}
+  %r:3 = rope.online_attention %q, %k, %k positions(%p, %p : tensor<8xi64>, tensor<8xi64>) rotary(#rope.spec<>) scale = 0.25 outs(%q, %m, %m : tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>)
+      : tensor<1x1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>
+  return
+}
+
+// -----
+
+func.func @online_table_shape(%q: tensor<1x1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, %m: tensor<1x1x1x8xf32>, %p: tensor<8xi64>, %t: tensor<8x4xf32>) {
+  // expected-error @+1 {{'rope.online_attention' op expects key cos of shape positions × [r/2] = [8, 8], got 'tensor<8x4xf32>'}}
+  %r:3 = rope.online_attention %q, %k, %k positions(%p, %p : tensor<8xi64>, tensor<8xi64>) rotary(#rope.spec<>) key_tables(%t, %t : tensor<8x4xf32>, tensor<8x4xf32>) scale = 0.25 outs(%q, %m, %m : tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>)
+      : tensor<1x1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>
+  return
+}
+
+// -----
+
+func.func @online_alibi_shape(%q: tensor<1x1x2x8x16xf32>, %k: tensor<1x1x8x16xf32>, %m: tensor<1x1x2x8xf32>, %p: tensor<8xi64>, %a: tensor<2xf32>) {
+  // expected-error @+1 {{'rope.online_attention' op expects ALiBi slopes of shape [Hkv, G], got 'tensor<2xf32>'}}
+  %r:3 = rope.online_attention %q, %k, %k positions(%p, %p : tensor<8xi64>, tensor<8xi64>) scale = 0.25 alibi(%a : tensor<2xf32>) outs(%q, %m, %m : tensor<1x1x2x8x16xf32>, tensor<1x1x2x8xf32>, tensor<1x1x2x8xf32>)
+      : tensor<1x1x2x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x2x8x16xf32>, tensor<1x1x2x8xf32>, tensor<1x1x2x8xf32>
+  return
+}

@@ -567,3 +567,45 @@ func.func @sinusoidal_default_base_elided(%p: tensor<?xi16>) -> tensor<?x32xbf16
   %0 = rope.sinusoidal %p base = 10000.0 : tensor<?xi16> -> tensor<?x32xbf16>
   return %0 : tensor<?x32xbf16>
 }
+
+// -----
+
+// Attention with every option: sliding window, soft-cap, sinks, ALiBi and a
+// T5 relative bias with its buckets (bidirectional = true is the default).
+// CHECK-LABEL: func.func @attention_all_options
+// CHECK: rope.attention %{{.+}}, %{{.+}}, %{{.+}} causal window = 128 softcap = 5.000000e+01
+// CHECK-SAME: sinks(%{{.+}} : tensor<8xf32>) alibi(%{{.+}} : tensor<8xbf16>) relative_bias(%{{.+}} : tensor<32x8xf16>)
+// CHECK-SAME: buckets(#rope.buckets<num_buckets = 32, max_distance = 128>)
+func.func @attention_all_options(%q: tensor<1x8x?x64xf16>, %k: tensor<1x2x?x64xf16>, %v: tensor<1x2x?x64xf16>,
+                                 %s: tensor<8xf32>, %a: tensor<8xbf16>, %t: tensor<32x8xf16>) -> tensor<1x8x?x64xf16> {
+  %0 = rope.attention %q, %k, %v causal window = 128 softcap = 50.0 sinks(%s : tensor<8xf32>) alibi(%a : tensor<8xbf16>)
+         relative_bias(%t : tensor<32x8xf16>) buckets(#rope.buckets<num_buckets = 32, max_distance = 128, bidirectional = true>)
+         : tensor<1x8x?x64xf16>, tensor<1x2x?x64xf16>, tensor<1x2x?x64xf16>
+  return %0 : tensor<1x8x?x64xf16>
+}
+
+// -----
+
+// The online form: state in the outs, tables for Q and K, dynamic tiles.
+// CHECK-LABEL: func.func @online_attention
+// CHECK: %{{.+}}:3 = rope.online_attention %{{.+}}, %{{.+}}, %{{.+}} mask(%{{.+}} : tensor<1x1x1x?x?xi1>)
+// CHECK-SAME: positions(%{{.+}}, %{{.+}} : tensor<?xi64>, tensor<2x?xi32>) rotary(#rope.spec<dims = 8>)
+// CHECK-SAME: query_tables(%{{.+}}, %{{.+}} : tensor<?x4xf32>, tensor<?x4xf32>) key_tables(%{{.+}}, %{{.+}} : tensor<2x?x4xf32>, tensor<2x?x4xf32>)
+// CHECK-SAME: causal scale = 1.250000e-01 relative_bias(%{{.+}} : tensor<8x2x4xf32>) buckets(#rope.buckets<num_buckets = 8, max_distance = 16, bidirectional = false>)
+// CHECK-SAME: outs(%{{.+}}, %{{.+}}, %{{.+}} : tensor<2x2x4x?x16xf32>, tensor<2x2x4x?xf32>, tensor<2x2x4x?xf32>)
+func.func @online_attention(%q: tensor<2x2x4x?x16xbf16>, %k: tensor<2x2x?x16xbf16>, %v: tensor<2x2x?x16xbf16>,
+                            %m: tensor<1x1x1x?x?xi1>, %qp: tensor<?xi64>, %kp: tensor<2x?xi32>,
+                            %qc: tensor<?x4xf32>, %qs: tensor<?x4xf32>, %kc: tensor<2x?x4xf32>, %ks: tensor<2x?x4xf32>,
+                            %t: tensor<8x2x4xf32>,
+                            %acc: tensor<2x2x4x?x16xf32>, %mx: tensor<2x2x4x?xf32>, %l: tensor<2x2x4x?xf32>)
+    -> (tensor<2x2x4x?x16xf32>, tensor<2x2x4x?xf32>, tensor<2x2x4x?xf32>) {
+  %r:3 = rope.online_attention %q, %k, %v mask(%m : tensor<1x1x1x?x?xi1>)
+      positions(%qp, %kp : tensor<?xi64>, tensor<2x?xi32>) rotary(#rope.spec<dims = 8>)
+      query_tables(%qc, %qs : tensor<?x4xf32>, tensor<?x4xf32>) key_tables(%kc, %ks : tensor<2x?x4xf32>, tensor<2x?x4xf32>)
+      causal scale = 0.125
+      relative_bias(%t : tensor<8x2x4xf32>) buckets(#rope.buckets<num_buckets = 8, max_distance = 16, bidirectional = false>)
+      outs(%acc, %mx, %l : tensor<2x2x4x?x16xf32>, tensor<2x2x4x?xf32>, tensor<2x2x4x?xf32>)
+      : tensor<2x2x4x?x16xbf16>, tensor<2x2x?x16xbf16>, tensor<2x2x?x16xbf16>
+      -> tensor<2x2x4x?x16xf32>, tensor<2x2x4x?xf32>, tensor<2x2x4x?xf32>
+  return %r#0, %r#1, %r#2 : tensor<2x2x4x?x16xf32>, tensor<2x2x4x?xf32>, tensor<2x2x4x?xf32>
+}

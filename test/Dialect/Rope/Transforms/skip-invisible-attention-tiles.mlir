@@ -1,0 +1,60 @@
+// RUN: rope-opt %s --rope-skip-invisible-attention-tiles -split-input-file | FileCheck %s
+
+// A causal, windowed key tile of a loop runs only when some key of the tile
+// is visible from some query of the tile: its earliest key is not after its
+// latest query, and its latest key is inside the window (4) of its earliest
+// query. Otherwise the state passes through.
+// CHECK-LABEL: func.func @window_tile
+// CHECK: scf.for {{.+}} iter_args(%[[ACC:.+]] = %{{.+}}, %[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}})
+// CHECK: %[[KPS:.+]] = tensor.extract_slice
+// CHECK: %[[QLO:.+]] = tensor.extract %{{.+}}[] : tensor<i64>
+// CHECK: %[[QHI:.+]] = tensor.extract %{{.+}}[] : tensor<i64>
+// CHECK: %[[KLO:.+]] = tensor.extract %{{.+}}[] : tensor<i64>
+// CHECK: %[[KHI:.+]] = tensor.extract %{{.+}}[] : tensor<i64>
+// CHECK: %[[CAUSAL:.+]] = arith.cmpi sle, %[[KLO]], %[[QHI]] : i64
+// CHECK: %[[DIST:.+]] = arith.subi %[[QLO]], %[[KHI]] : i64
+// CHECK: %[[INWIN:.+]] = arith.cmpi slt, %[[DIST]], %{{.+}} : i64
+// CHECK: %[[VISIBLE:.+]] = arith.andi %[[CAUSAL]], %[[INWIN]] : i1
+// CHECK: %[[R:.+]]:3 = scf.if %[[VISIBLE]]
+// CHECK-NEXT: %[[T:.+]]:3 = rope.online_attention
+// CHECK-NEXT: scf.yield %[[T]]#0, %[[T]]#1, %[[T]]#2
+// CHECK-NEXT: } else {
+// CHECK-NEXT: scf.yield %[[ACC]], %[[M]], %[[L]]
+// CHECK: scf.yield %[[R]]#0, %[[R]]#1, %[[R]]#2
+func.func @window_tile(%q: tensor<1x1x1x8x16xf32>, %k: tensor<1x1x64x16xf32>, %v: tensor<1x1x64x16xf32>,
+                       %qp: tensor<8xi64>, %kp: tensor<64xi64>,
+                       %acc: tensor<1x1x1x8x16xf32>, %m: tensor<1x1x1x8xf32>, %l: tensor<1x1x1x8xf32>)
+    -> (tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %r:3 = scf.for %j = %c0 to %c64 step %c16 iter_args(%a = %acc, %mm = %m, %ll = %l)
+      -> (tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>) {
+    %ks = tensor.extract_slice %k[0, 0, %j, 0] [1, 1, 16, 16] [1, 1, 1, 1] : tensor<1x1x64x16xf32> to tensor<1x1x16x16xf32>
+    %vs = tensor.extract_slice %v[0, 0, %j, 0] [1, 1, 16, 16] [1, 1, 1, 1] : tensor<1x1x64x16xf32> to tensor<1x1x16x16xf32>
+    %kps = tensor.extract_slice %kp[%j] [16] [1] : tensor<64xi64> to tensor<16xi64>
+    %t:3 = rope.online_attention %q, %ks, %vs positions(%qp, %kps : tensor<8xi64>, tensor<16xi64>) causal window = 4 scale = 0.25
+        outs(%a, %mm, %ll : tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>)
+        : tensor<1x1x1x8x16xf32>, tensor<1x1x16x16xf32>, tensor<1x1x16x16xf32>
+        -> tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>
+    scf.yield %t#0, %t#1, %t#2 : tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>
+  }
+  return %r#0, %r#1, %r#2 : tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>
+}
+
+// -----
+
+// Nothing to guard: a non-causal tile, and a causal op that is not a key
+// tile of a loop.
+// CHECK-LABEL: func.func @nothing_to_guard
+// CHECK-NOT: scf.if
+func.func @nothing_to_guard(%q: tensor<1x1x1x8x16xf32>, %k: tensor<1x1x16x16xf32>, %v: tensor<1x1x16x16xf32>,
+                            %qp: tensor<8xi64>, %kp: tensor<16xi64>,
+                            %acc: tensor<1x1x1x8x16xf32>, %m: tensor<1x1x1x8xf32>, %l: tensor<1x1x1x8xf32>)
+    -> (tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>) {
+  %t:3 = rope.online_attention %q, %k, %v positions(%qp, %kp : tensor<8xi64>, tensor<16xi64>) causal scale = 0.25
+      outs(%acc, %m, %l : tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>)
+      : tensor<1x1x1x8x16xf32>, tensor<1x1x16x16xf32>, tensor<1x1x16x16xf32>
+      -> tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>
+  return %t#0, %t#1, %t#2 : tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>
+}

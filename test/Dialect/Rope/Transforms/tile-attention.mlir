@@ -1,0 +1,74 @@
+// RUN: rope-opt %s --rope-tile-attention="query-tile=16 key-tile=32 split-keys=0" --canonicalize -split-input-file | FileCheck %s
+// RUN: rope-opt %s --rope-tile-attention="key-tile=16 split-keys=4" --canonicalize -split-input-file | FileCheck %s --check-prefix=SPLIT
+// RUN: not rope-opt %s --rope-tile-attention=key-tile=0 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: query-tile and key-tile must be positive and split-keys -1 (automatic) or more, got 64, 0 and -1
+
+// Parallel query tiles: an scf.forall over (kv head, 16 query rows), each
+// tile slicing every operand along its own dims (Q rows, query positions,
+// query tables; K, V, key positions and key tables whole); the query tile is
+// rotated once, in f32, before its key loop; then an scf.for over 32-key
+// tiles carrying the (acc, max, sum) state into a rope.online_attention on
+// the key slices, without query tables (the query is rotated).
+// CHECK-LABEL: func.func @query_tiles
+// CHECK: scf.forall (%[[KH:.+]], %[[QI:.+]]) = (0, 0) to (2, 64) step (1, 16) shared_outs(%[[ACC:.+]] = %{{.+}}, %[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}})
+// CHECK-DAG: %[[QS:.+]] = tensor.extract_slice %{{.+}}[0, %[[KH]], 0, %[[QI]], 0] [1, 1, 2, 16, 16] {{.+}} to tensor<1x1x2x16x16xf32>
+// CHECK-DAG: %[[QPS:.+]] = tensor.extract_slice %{{.+}}[%[[QI]]] [16] [1] : tensor<64xi64> to tensor<16xi64>
+// CHECK-DAG: %[[QCOS:.+]] = tensor.extract_slice %{{.+}}[%[[QI]], 0] [16, 8] [1, 1] : tensor<64x8xf32> to tensor<16x8xf32>
+// CHECK: %[[QROT:.+]] = tensor.collapse_shape %{{.+}} into tensor<1x1x2x16x16xf32>
+// CHECK: scf.for %[[KJ:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(
+// CHECK-DAG: tensor.extract_slice %{{.+}}[0, 0, %[[KJ]], 0] [1, 1, 32, 16]
+// CHECK-DAG: %[[KPS:.+]] = tensor.extract_slice %{{.+}}[%[[KJ]]] [32] [1] : tensor<128xi64> to tensor<32xi64>
+// CHECK: rope.online_attention %[[QROT]], {{.+}} positions(%{{.+}}, %[[KPS]] : tensor<16xi64>, tensor<32xi64>) rotary(#rope.spec<>) key_tables(
+// CHECK-NOT: query_tables
+// CHECK-SAME: causal scale = 2.500000e-01
+// CHECK: scf.yield
+// CHECK: scf.forall.in_parallel
+// CHECK-COUNT-3: tensor.parallel_insert_slice
+func.func @query_tiles(%q: tensor<1x2x2x64x16xf32>, %k: tensor<1x2x128x16xf32>, %v: tensor<1x2x128x16xf32>,
+                       %qp: tensor<64xi64>, %kp: tensor<128xi64>,
+                       %qc: tensor<64x8xf32>, %qs: tensor<64x8xf32>, %kc: tensor<128x8xf32>, %ks: tensor<128x8xf32>,
+                       %acc: tensor<1x2x2x64x16xf32>, %m: tensor<1x2x2x64xf32>, %l: tensor<1x2x2x64xf32>)
+    -> (tensor<1x2x2x64x16xf32>, tensor<1x2x2x64xf32>, tensor<1x2x2x64xf32>) {
+  %r:3 = rope.online_attention %q, %k, %v positions(%qp, %kp : tensor<64xi64>, tensor<128xi64>) rotary(#rope.spec<>)
+      query_tables(%qc, %qs : tensor<64x8xf32>, tensor<64x8xf32>) key_tables(%kc, %ks : tensor<128x8xf32>, tensor<128x8xf32>)
+      causal scale = 0.25
+      outs(%acc, %m, %l : tensor<1x2x2x64x16xf32>, tensor<1x2x2x64xf32>, tensor<1x2x2x64xf32>)
+      : tensor<1x2x2x64x16xf32>, tensor<1x2x128x16xf32>, tensor<1x2x128x16xf32>
+      -> tensor<1x2x2x64x16xf32>, tensor<1x2x2x64xf32>, tensor<1x2x2x64xf32>
+  return %r#0, %r#1, %r#2 : tensor<1x2x2x64x16xf32>, tensor<1x2x2x64xf32>, tensor<1x2x2x64xf32>
+}
+
+// -----
+
+// Split-K: the keys in 4 ranges of 25 (an scf.forall), each folding its keys
+// into a fresh partial state (acc 0, max −inf, sum 0) at its own index of the
+// leading split dim; then the exact merge with the op's own state: the max of
+// all maxima, and sums and accumulators each rescaled by exp(m_s − m).
+// SPLIT-LABEL: func.func @split_keys
+// SPLIT-DAG: %[[NEG_INF:.+]] = arith.constant 0xFF800000 : f32
+// SPLIT-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// SPLIT: %[[PACC:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.+}} : tensor<4x1x1x4x1x16xf32>)
+// SPLIT: %[[PMAX:.+]] = linalg.fill ins(%[[NEG_INF]] : f32) outs(%{{.+}} : tensor<4x1x1x4x1xf32>)
+// SPLIT: %[[PSUM:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.+}} : tensor<4x1x1x4x1xf32>)
+// SPLIT: %[[PARTS:.+]]:3 = scf.forall (%[[KS:.+]]) = (0) to (100) step (25) shared_outs(%{{.+}} = %[[PACC]], %{{.+}} = %[[PMAX]], %{{.+}} = %[[PSUM]])
+// SPLIT: scf.for
+// SPLIT: rope.online_attention
+// SPLIT: scf.forall.in_parallel
+// SPLIT: tensor.parallel_insert_slice %{{.+}} into %{{.+}}[%{{.+}}, 0, 0, 0, 0, 0] [1, 1, 1, 4, 1, 16]
+// SPLIT: %[[MAX:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[PARTS]]#1 : tensor<4x1x1x4x1xf32>) outs(%[[M0:.+]] : tensor<1x1x4x1xf32>)
+// SPLIT: arith.maximumf
+// SPLIT: %[[SUM0:.+]] = linalg.generic {{.+}} ins(%[[L0:.+]], %[[M0]], %[[MAX]] :
+// SPLIT: math.exp
+// SPLIT: %[[SUM:.+]] = linalg.generic {{.+}} ins(%[[PARTS]]#2, %[[PARTS]]#1, %[[MAX]] : {{.+}}) outs(%[[SUM0]] :
+// SPLIT: %[[ACC0:.+]] = linalg.generic {{.+}} ins(%{{.+}}, %[[M0]], %[[MAX]] :
+// SPLIT: %[[ACC:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[PARTS]]#0, %[[PARTS]]#1, %[[MAX]] : {{.+}}) outs(%[[ACC0]] :
+// SPLIT: return %[[ACC]], %[[MAX]], %[[SUM]]
+func.func @split_keys(%q: tensor<1x1x4x1x16xf32>, %k: tensor<1x1x100x16xf32>, %v: tensor<1x1x100x16xf32>,
+                      %acc: tensor<1x1x4x1x16xf32>, %m: tensor<1x1x4x1xf32>, %l: tensor<1x1x4x1xf32>)
+    -> (tensor<1x1x4x1x16xf32>, tensor<1x1x4x1xf32>, tensor<1x1x4x1xf32>) {
+  %r:3 = rope.online_attention %q, %k, %v scale = 0.25
+      outs(%acc, %m, %l : tensor<1x1x4x1x16xf32>, tensor<1x1x4x1xf32>, tensor<1x1x4x1xf32>)
+      : tensor<1x1x4x1x16xf32>, tensor<1x1x100x16xf32>, tensor<1x1x100x16xf32>
+      -> tensor<1x1x4x1x16xf32>, tensor<1x1x4x1xf32>, tensor<1x1x4x1xf32>
+  return %r#0, %r#1, %r#2 : tensor<1x1x4x1x16xf32>, tensor<1x1x4x1xf32>, tensor<1x1x4x1xf32>
+}
