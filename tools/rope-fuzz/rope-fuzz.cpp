@@ -122,7 +122,15 @@ void initPipelines() {
       {"rope-decompose-attention", ""},
       // Small tiles: partial tiles at both ends, the causal skip.
       {"rope-decompose-attention", "{query-tile=3 key-tile=2}"},
+      // Split-K: parallel partial states and their merge.
+      {"rope-decompose-attention", "{split-keys=3 key-tile=2}"},
       {"rope-decompose-attention-rows", ""},
+      // The online op's own passes, one at a time, then decomposed.
+      {"rope-convert-attention-to-online", ""},
+      {"rope-tile-attention", ""},
+      {"rope-tile-attention", "{query-tile=2 key-tile=3 split-keys=2}"},
+      {"rope-skip-invisible-attention-tiles", ""},
+      {"rope-decompose-online-attention", ""},
       {"rope-raise", ""},
       {"canonicalize", ""},
       // Our ops' ReifyRankedShapedTypeOpInterface (tensor.dim of a result).
@@ -130,6 +138,7 @@ void initPipelines() {
       {"rope-lower-to-cpu", ""},
       {"rope-lower-to-cpu",
        "{fold-rotation=0 decompose-attention=0 parallel=0 c-wrappers=0}"},
+      {"rope-lower-to-cpu", "{split-keys=2 key-tile=3}"},
       // The GPU mapping (buffers on the device, loops to kernels) without
       // NVPTX code generation: kernels run as host loops.
       {"rope-test-gpu-mapping-on-cpu", ""},

@@ -4,10 +4,11 @@ compared with the f64 reference (python/rope_mlir/reference.py).
 
 Each case is one function; the cases are batched into a few modules (one
 rope-opt + mlir-translate + clang run per module), and the modules cycle
-through four pipelines: the default CPU one (rotation folded into
+through five pipelines: the default CPU one (rotation folded into
 attention, online-softmax tiles), the plain one (fold-rotation=false
-decompose-attention=false), tiny tiles (query-tile=3 key-tile=5), and the
-GPU pipeline's mapping run on the CPU (--rope-test-gpu-mapping-on-cpu).
+decompose-attention=false), tiny tiles (query-tile=3 key-tile=5), split-K
+(split-keys=3 key-tile=2), and the GPU pipeline's mapping run on the CPU
+(--rope-test-gpu-mapping-on-cpu).
 
 What is drawn, per case:
 * rotate: every scaling kind (default, linear, dynamic, yarn, llama3,
@@ -20,7 +21,9 @@ What is drawn, per case:
   (Sq < Sk, queries after the cache), causal or not, default or explicit
   [S]/[B, S] positions, rotary inside or not, i1 or additive (f32 or
   storage type) masks of rank 2-4 with broadcast dims, explicit scale,
-  Dv != D, dynamic B/Sq/Sk; f32/f16/bf16;
+  Dv != D, dynamic B/Sq/Sk; f32/f16/bf16; a sliding window (causal),
+  soft-capping, sinks, ALiBi slopes and a T5 relative bias table with
+  random buckets;
 * rotated attention written as rope.rotate ops feeding rope.attention
   (f32; the default pipeline folds them into the attention);
 * linear attention (causal or not, rotary or not, positions) and the
@@ -53,6 +56,8 @@ PIPELINES = [
     ("default", "--rope-lower-to-cpu"),
     ("plain", "--rope-lower-to-cpu=fold-rotation=false decompose-attention=false"),
     ("tiny-tiles", "--rope-lower-to-cpu=query-tile=3 key-tile=5"),
+    # Split-K: keys in 3 partial states merged exactly, key tiles of 2.
+    ("split-keys", "--rope-lower-to-cpu=split-keys=3 key-tile=2"),
     # The GPU pipeline's mapping (device buffers, loops to kernels), with the
     # kernels run as host loops (docs/gpu.md).
     ("gpu-mapping", "--rope-test-gpu-mapping-on-cpu"),
@@ -400,8 +405,53 @@ def attention_case(g, idx, unfused=False):
             attrs += f" rotary({attr})"
     if causal:
         attrs += " causal"
+    # Window, soft-cap, sinks, ALiBi and T5 bias (not with the unfused
+    # spelling: the fold leaves attention with default positions alone).
+    extras = {}
+    extra_bound = 0.0
+    if not unfused:
+        if causal and g.random() < 0.25:
+            extras["window"] = int(g.integers(1, Sk + 2))
+            attrs += f" window = {extras['window']}"
+        if g.random() < 0.2:
+            extras["softcap"] = nice(g, 0.5, 10.0)
+            attrs += f" softcap = {flt(extras['softcap'])}"
+            extra_bound += extras["softcap"]
     if scale is not None:
         attrs += f" scale = {flt(scale)}"
+    if not unfused:
+        pq = qp if qp is not None else np.arange(Sk - Sq, Sk)
+        pk = kp if kp is not None else np.arange(Sk)
+        if g.random() < 0.2:
+            sinks = T.quantize(2.0 * g.standard_normal(Hq), "f32")
+            params.append(f"%s: {ttype([Hq], 'f32')}")
+            args.append(sinks.astype(np.float32))
+            attrs += f" sinks(%s : {ttype([Hq], 'f32')})"
+            extras["sinks"] = sinks
+            extra_bound += float(np.max(np.abs(sinks)))
+        if g.random() < 0.2:
+            slopes = ref.alibi_slopes(Hq) * float(g.choice([1.0, 0.01]))
+            slopes = T.quantize(slopes, "f32")
+            params.append(f"%a: {ttype([Hq], 'f32')}")
+            args.append(slopes.astype(np.float32))
+            attrs += f" alibi(%a : {ttype([Hq], 'f32')})"
+            extras["alibi_slopes"] = slopes
+            dist = np.abs(np.asarray(pq, dtype=np.float64).max() - np.asarray(pk, dtype=np.float64).min())
+            dist = max(dist, np.abs(np.asarray(pk, dtype=np.float64).max() - np.asarray(pq, dtype=np.float64).min()))
+            extra_bound += float(np.max(np.abs(slopes))) * float(dist)
+        if g.random() < 0.15:
+            bidir = bool(g.random() < 0.5)
+            nb = int(g.choice([4, 8, 32])) if bidir else int(g.choice([2, 8, 32]))
+            max_exact = (nb // 2 if bidir else nb) // 2
+            md = int(max_exact + g.integers(1, 200))
+            table = T.quantize(g.standard_normal((nb, Hq)), "f32")
+            params.append(f"%t: {ttype([nb, Hq], 'f32')}")
+            args.append(table.astype(np.float32))
+            attrs += (f" relative_bias(%t : {ttype([nb, Hq], 'f32')}) buckets(#rope.buckets<"
+                      f"num_buckets = {nb}, max_distance = {md}, bidirectional = {'true' if bidir else 'false'}>)")
+            extras["relative_bias"] = table
+            extras["relative_buckets"] = (nb, md, bidir)
+            extra_bound += float(np.max(np.abs(table)))
     fname = f"{'unfused' if unfused else 'attention'}_{idx}"
     func = (f"func.func @{fname}({', '.join(params)}) -> {rt} {{\n{body}"
             f"  %r = rope.attention {qv}, {kv}, %v{opnds}{attrs} : {qt}, {kt}, {vt}\n"
@@ -409,7 +459,8 @@ def attention_case(g, idx, unfused=False):
     desc = (f"rope.attention{' (as rotate ops)' if unfused else ''} {dtype} B={B} Hq={Hq} Hkv={Hkv} "
             f"Sq={Sq} Sk={Sk} D={D} Dv={Dv} causal={causal} scale={scale} {pdesc} "
             f"mask={'none' if mask_ref is None else (str(mask_ref.dtype) + str(mask_ref.shape))} "
-            f"rotary={attr} ({kind}) types q:{qt} k:{kt} v:{vt}")
+            f"rotary={attr} ({kind}) types q:{qt} k:{kt} v:{vt}"
+            f"{' extras=' + ','.join(sorted(extras)) if extras else ''}")
     case = Case(fname, desc, func, kind="unfused" if unfused else "attention")
     if unfused:
         qr = ref.rotate(q, qp, spec, seq_dim=2)
@@ -420,10 +471,10 @@ def attention_case(g, idx, unfused=False):
         atol = T.attention_atol(qr, kr, v, scale=scale)
     else:
         expected = ref.attention(q, k, v, scale=scale, causal=causal, mask=mask_ref, rotary=spec,
-                                 q_positions=qp, k_positions=kp)
+                                 q_positions=qp, k_positions=kp, **extras)
         atol = T.attention_atol(q, k, v, scale=scale, rotary=spec, dtype=dtype)
         vmax = float(np.max(np.abs(v)))
-        atol = atol + T.ulp(vmax, "f32") * mask_mag
+        atol = atol + T.ulp(vmax, "f32") * (mask_mag + extra_bound)
     case.runs.append((args, expected, atol, dtype, ""))
     return case
 
