@@ -1,6 +1,7 @@
 //===- InitAllRope.cpp - register everything rope provides ----------------===//
 
 #include "rope/InitAllRope.h"
+#include "rope/Codegen/GPU/Passes.h"
 #include "rope/Conversion/Passes.h"
 #include "rope/Dialect/Rope/IR/RopeDialect.h"
 #include "rope/Dialect/Rope/Transforms/Passes.h"
@@ -17,6 +18,7 @@ void mlir::rope::registerAllRopeDialects(DialectRegistry &registry) {
 }
 
 void mlir::rope::registerAllRopePasses() {
+  registerRopeCodegenGPUPasses();
   registerRopeConversionPasses();
   registerRopeTransformsPasses();
   registerRopePipelines();

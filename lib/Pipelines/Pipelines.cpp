@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - named rope pass pipelines --------------------------===//
 
 #include "rope/Pipelines/Pipelines.h"
+#include "rope/Codegen/GPU/Passes.h"
 #include "rope/Conversion/Passes.h"
 #include "rope/Dialect/Rope/Transforms/Passes.h"
 
