@@ -1,6 +1,8 @@
 //===- InitAllRope.cpp - register everything rope provides ----------------===//
 
 #include "rope/InitAllRope.h"
+#include "rope/Codegen/CPU/Passes.h"
+#include "rope/Codegen/Common/Passes.h"
 #include "rope/Codegen/GPU/Passes.h"
 #include "rope/Conversion/Passes.h"
 #include "rope/Dialect/Rope/IR/RopeDialect.h"
@@ -18,6 +20,8 @@ void mlir::rope::registerAllRopeDialects(DialectRegistry &registry) {
 }
 
 void mlir::rope::registerAllRopePasses() {
+  registerRopeCodegenCommonPasses();
+  registerRopeCodegenCPUPasses();
   registerRopeCodegenGPUPasses();
   registerRopeConversionPasses();
   registerRopeTransformsPasses();

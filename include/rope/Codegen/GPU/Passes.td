@@ -1,8 +1,9 @@
 //===- Passes.td - rope GPU codegen passes -----------------*- tablegen -*-===//
 //
-// Target codegen for NVIDIA GPUs: what --rope-lower-to-nvvm runs between
-// bufferization and the upstream NVVM lowering (buffers in device memory,
-// loops onto grids of threads), plus the host emulation of its kernels that
+// Target codegen for NVIDIA GPUs: what --rope-lower-to-nvvm runs besides
+// upstream passes (the target check, buffers in device memory, loops onto
+// grids of threads, vector transfers the NVVM conversion can take), in
+// pipeline order, plus the host emulation of its kernels that
 // --rope-test-gpu-mapping-on-cpu uses.
 //
 //===----------------------------------------------------------------------===//
@@ -11,6 +12,38 @@
 #define ROPE_CODEGEN_GPU_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
+
+def RopeCheckNVVMTarget : Pass<"rope-check-nvvm-target", "::mlir::ModuleOp"> {
+  let summary = "Check the chip, PTX features and binary format of "
+                "--rope-lower-to-nvvm";
+  let description = [{
+    Rejects, before any work, an NVIDIA target that LLVM 22's NVPTX backend
+    would not compile for, with an error on the module that says what to
+    use instead; the IR is never changed. Reported:
+    * an unknown `chip` (the backend only warns about one, and the PTX is
+      then wrong for the GPU);
+    * a feature other than `+ptxNN` with PTX ISA 3.2 to 9.0;
+    * a PTX ISA older than the chip needs (the backend would abort the
+      process: "LLVM ERROR: PTX version ... does not support target"); the
+      oldest ISA for each chip was read off `llc -mcpu=<chip>
+      -mattr=+ptx<N>`;
+    * a `format` that `gpu-module-to-binary` does not accept.
+
+    `--rope-lower-to-nvvm` runs it first, with its own `chip`, `features`
+    and `format` (the same options with the same defaults); the messages
+    name that pipeline.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "NVIDIA architecture the kernels are for (sm_90 is Hopper, "
+           "sm_80 Ampere)">,
+    Option<"features", "features", "std::string", /*default=*/"\"+ptx80\"",
+           "NVPTX target features: comma-separated +ptxNN, the PTX ISA "
+           "version (PTX 7.8 for sm_90)">,
+    Option<"format", "format", "std::string", /*default=*/"\"fatbin\"",
+           "What gpu.binary holds (fatbin, bin, isa or llvm)">
+  ];
+}
 
 def RopeHostBuffersToGPU : Pass<"rope-host-buffers-to-gpu", "::mlir::func::FuncOp"> {
   let summary = "Place the buffers of bufferized host functions in GPU memory";
@@ -42,6 +75,26 @@ def RopeHostBuffersToGPU : Pass<"rope-host-buffers-to-gpu", "::mlir::func::FuncO
   ];
 }
 
+def RopeReductionsInnermost
+    : Pass<"rope-reductions-innermost", "::mlir::ModuleOp"> {
+  let summary = "Interchange linalg.generic loops so reduction dims are innermost";
+  let description = [{
+    Reorders the loops of every `linalg.generic` so that all its parallel
+    dims come first and all its reduction dims after them, each group in
+    its original order (`linalg::interchangeGenericOp`: the indexing maps
+    and iterator types are permuted, the body is unchanged). Ops already in
+    that order are left alone, and so is one whose interchange fails (still
+    correct, only slower).
+
+    On the GPU each parallel iteration is a thread and the loops below the
+    first reduction run inside it: P·V (`[b, h, q, k (reduction), d]`)
+    would otherwise give one thread per query row, looping over the whole
+    head dim. `--rope-lower-to-nvvm` runs it on the bufferized functions
+    just before `convert-linalg-to-parallel-loops`.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def RopeParallelLoopsToGPU : Pass<"rope-parallel-loops-to-gpu", "::mlir::func::FuncOp"> {
   let summary = "Map each outermost scf.parallel onto a grid of GPU threads";
   let description = [{
@@ -67,6 +120,29 @@ def RopeParallelLoopsToGPU : Pass<"rope-parallel-loops-to-gpu", "::mlir::func::F
     "::mlir::arith::ArithDialect",
     "::mlir::gpu::GPUDialect",
     "::mlir::scf::SCFDialect"
+  ];
+}
+
+def RopeLowerVectorTransfers
+    : Pass<"rope-lower-vector-transfers", "::mlir::ModuleOp"> {
+  let summary = "Vector transfers to vector.load/store";
+  let description = [{
+    Rewrites in-bounds, unmasked `vector.transfer_read` and
+    `vector.transfer_write` with a minor identity map, on memrefs whose
+    innermost dim has unit stride (the rows of streamed attention), into
+    plain `vector.load` and `vector.store`, followed by a
+    `vector.broadcast` where a read broadcasts
+    (`vector::populateVectorTransferLoweringPatterns`). Transfers that may
+    go out of bounds, are masked, permute dims, read along a strided dim
+    or work on tensors are left alone.
+
+    The NVVM conversion knows `vector.load`/`vector.store` but not
+    transfers, which it would leave unconverted. `--rope-lower-to-nvvm`
+    runs it after the loops are mapped onto GPU threads.
+  }];
+  let dependentDialects = [
+    "::mlir::memref::MemRefDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 
