@@ -1,6 +1,9 @@
 //===- InitAllRope.cpp - register everything rope provides ----------------===//
 
 #include "rope/InitAllRope.h"
+#include "rope/Codegen/CPU/Passes.h"
+#include "rope/Codegen/Common/Passes.h"
+#include "rope/Codegen/GPU/Passes.h"
 #include "rope/Conversion/Passes.h"
 #include "rope/Dialect/Rope/IR/RopeDialect.h"
 #include "rope/Dialect/Rope/Transforms/Passes.h"
@@ -17,6 +20,9 @@ void mlir::rope::registerAllRopeDialects(DialectRegistry &registry) {
 }
 
 void mlir::rope::registerAllRopePasses() {
+  registerRopeCodegenCommonPasses();
+  registerRopeCodegenCPUPasses();
+  registerRopeCodegenGPUPasses();
   registerRopeConversionPasses();
   registerRopeTransformsPasses();
   registerRopePipelines();

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rope/Conversion/Passes.h"
+#include "rope/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -17,7 +17,7 @@
 
 namespace mlir::rope {
 #define GEN_PASS_DEF_ROPEEMULATEGPUONHOST
-#include "rope/Conversion/Passes.h.inc"
+#include "rope/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::rope
 
 using namespace mlir;

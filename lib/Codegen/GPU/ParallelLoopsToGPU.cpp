@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rope/Conversion/Passes.h"
+#include "rope/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -22,7 +22,7 @@
 
 namespace mlir::rope {
 #define GEN_PASS_DEF_ROPEPARALLELLOOPSTOGPU
-#include "rope/Conversion/Passes.h.inc"
+#include "rope/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::rope
 
 using namespace mlir;

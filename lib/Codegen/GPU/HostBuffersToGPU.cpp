@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rope/Conversion/Passes.h"
+#include "rope/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -20,7 +20,7 @@
 
 namespace mlir::rope {
 #define GEN_PASS_DEF_ROPEHOSTBUFFERSTOGPU
-#include "rope/Conversion/Passes.h.inc"
+#include "rope/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::rope
 
 using namespace mlir;

@@ -1,0 +1,24 @@
+//===- Passes.h - rope CPU codegen passes -----------------------*- C++ -*-===//
+
+#ifndef ROPE_CODEGEN_CPU_PASSES_H
+#define ROPE_CODEGEN_CPU_PASSES_H
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::rope {
+
+#define GEN_PASS_DECL
+#include "rope/Codegen/CPU/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "rope/Codegen/CPU/Passes.h.inc"
+
+} // namespace mlir::rope
+
+#endif // ROPE_CODEGEN_CPU_PASSES_H

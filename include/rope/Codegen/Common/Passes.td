@@ -1,0 +1,56 @@
+//===- Passes.td - rope codegen passes for every target ----*- tablegen -*-===//
+//
+// Codegen steps that the CPU and the GPU pipelines share, or that are not
+// tied to either target.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROPE_CODEGEN_COMMON_PASSES_TD
+#define ROPE_CODEGEN_COMMON_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def RopeReadOnlyPublicArguments
+    : Pass<"rope-readonly-public-arguments", "::mlir::ModuleOp"> {
+  let summary = "Mark tensor arguments of public functions non-writable for "
+                "bufferization";
+  let description = [{
+    Sets `bufferization.writable = false` on every tensor argument of every
+    public `func.func` with a body; private and external functions, and
+    arguments of other types, are left alone.
+
+    One-shot bufferization with `bufferize-function-boundaries` otherwise
+    treats those arguments as writable and may update a caller's input in
+    place (a partial rotation writes its rotated dims into the input), but
+    callers of compiled code expect their arguments to survive the call.
+    With the attribute, the bufferizer writes into a copy instead. Both
+    `--rope-lower-to-cpu` and `--rope-lower-to-nvvm` run it just before
+    bufferization.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
+def RopeApproximateMath : Pass<"rope-approximate-math", "::mlir::ModuleOp"> {
+  let summary = "Polynomial approximations of f32 sin, cos and exp";
+  let description = [{
+    Replaces `math.sin`, `math.cos` and `math.exp` on f32 (scalars and
+    vectors) with MLIR's polynomial approximations
+    (`populateMathPolynomialApproximationPatterns`) in `arith`, `math` and
+    `vector` ops; other math ops and other float types are left alone.
+
+    Unlike libm calls, the approximations vectorise, which matters for the
+    cos/sin tables of long KV caches and for softmax. The rope lowerings
+    range-reduce the table phases to [-π, π] in f64 first, where the
+    approximations are accurate to a few ulps (the numerical tests'
+    tolerances hold with them). `--rope-lower-to-cpu` runs it on the host
+    loops just before the LLVM conversion (option `approximate-math`, on by
+    default).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+#endif // ROPE_CODEGEN_COMMON_PASSES_TD

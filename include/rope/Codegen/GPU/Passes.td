@@ -1,0 +1,167 @@
+//===- Passes.td - rope GPU codegen passes -----------------*- tablegen -*-===//
+//
+// Target codegen for NVIDIA GPUs: what --rope-lower-to-nvvm runs besides
+// upstream passes (the target check, buffers in device memory, loops onto
+// grids of threads, vector transfers the NVVM conversion can take), in
+// pipeline order, plus the host emulation of its kernels that
+// --rope-test-gpu-mapping-on-cpu uses.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROPE_CODEGEN_GPU_PASSES_TD
+#define ROPE_CODEGEN_GPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def RopeCheckNVVMTarget : Pass<"rope-check-nvvm-target", "::mlir::ModuleOp"> {
+  let summary = "Check the chip, PTX features and binary format of "
+                "--rope-lower-to-nvvm";
+  let description = [{
+    Rejects, before any work, an NVIDIA target that LLVM 22's NVPTX backend
+    would not compile for, with an error on the module that says what to
+    use instead; the IR is never changed. Reported:
+    * an unknown `chip` (the backend only warns about one, and the PTX is
+      then wrong for the GPU);
+    * a feature other than `+ptxNN` with PTX ISA 3.2 to 9.0;
+    * a PTX ISA older than the chip needs (the backend would abort the
+      process: "LLVM ERROR: PTX version ... does not support target"); the
+      oldest ISA for each chip was read off `llc -mcpu=<chip>
+      -mattr=+ptx<N>`;
+    * a `format` that `gpu-module-to-binary` does not accept.
+
+    `--rope-lower-to-nvvm` runs it first, with its own `chip`, `features`
+    and `format` (the same options with the same defaults); the messages
+    name that pipeline.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "NVIDIA architecture the kernels are for (sm_90 is Hopper, "
+           "sm_80 Ampere)">,
+    Option<"features", "features", "std::string", /*default=*/"\"+ptx80\"",
+           "NVPTX target features: comma-separated +ptxNN, the PTX ISA "
+           "version (PTX 7.8 for sm_90)">,
+    Option<"format", "format", "std::string", /*default=*/"\"fatbin\"",
+           "What gpu.binary holds (fatbin, bin, isa or llvm)">
+  ];
+}
+
+def RopeHostBuffersToGPU : Pass<"rope-host-buffers-to-gpu", "::mlir::func::FuncOp"> {
+  let summary = "Place the buffers of bufferized host functions in GPU memory";
+  let description = [{
+    Runs on bufferized functions whose memref arguments are GPU (device)
+    buffers, before their loops are mapped to the GPU:
+    * `memref.alloc` becomes `gpu.alloc`; a buffer that the function does not
+      return is freed with `gpu.dealloc` before each `func.return` (a
+      returned buffer belongs to the caller, who frees it with the runtime's
+      `mgpuMemFree`);
+    * a host `memref.load` at the top level of the function (a
+      `tensor.extract` of a computed scalar) reads a staging copy of its element in host memory (an element of a buffer
+      of rank > 0 is first gathered into a 0-d device buffer by a
+      one-iteration `scf.parallel`, since `gpu.memcpy` needs identity
+      layouts);
+    * `memref.get_global` (constant tables) is replaced by a device copy made
+      at the start of each call and freed before it returns;
+    * `memref.copy` becomes `linalg.copy`, so that it is lowered to a
+      parallel loop and runs as a kernel like every other computation.
+    The function's body must be straight-line at the top level where it
+    allocates (what bufferizing the `--rope-lower-to-nvvm` input gives);
+    an allocation nested in host control flow is reported as an error.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
+def RopeReductionsInnermost
+    : Pass<"rope-reductions-innermost", "::mlir::ModuleOp"> {
+  let summary = "Interchange linalg.generic loops so reduction dims are innermost";
+  let description = [{
+    Reorders the loops of every `linalg.generic` so that all its parallel
+    dims come first and all its reduction dims after them, each group in
+    its original order (`linalg::interchangeGenericOp`: the indexing maps
+    and iterator types are permuted, the body is unchanged). Ops already in
+    that order are left alone, and so is one whose interchange fails (still
+    correct, only slower).
+
+    On the GPU each parallel iteration is a thread and the loops below the
+    first reduction run inside it: P·V (`[b, h, q, k (reduction), d]`)
+    would otherwise give one thread per query row, looping over the whole
+    head dim. `--rope-lower-to-nvvm` runs it on the bufferized functions
+    just before `convert-linalg-to-parallel-loops`.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def RopeParallelLoopsToGPU : Pass<"rope-parallel-loops-to-gpu", "::mlir::func::FuncOp"> {
+  let summary = "Map each outermost scf.parallel onto a grid of GPU threads";
+  let description = [{
+    Every `scf.parallel` that is not nested in another one or in a
+    `gpu.launch` becomes a `gpu.launch`: its iteration space is linearised
+    (last dimension fastest, so neighbouring threads touch neighbouring
+    elements and global memory accesses coalesce), split into blocks of
+    `block-size` threads, and each thread runs one iteration after a bounds
+    check. Loops nested inside (reductions of `linalg` ops are `scf.for`)
+    run sequentially in their thread. Trip counts may be dynamic; a loop with
+    no iterations launches nothing. Host code that touches buffers outside
+    any parallel loop (an `scf.for` or `memref.store` left by a linalg op
+    with no parallel dimension, such as the largest position of a
+    dynamic-NTK rotation) runs as a one-thread kernel; a host `memref.load`
+    whose value the host needs is reported as an error. Loops with reductions (`scf.reduce`
+    with operands) are reported as errors.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block (a multiple of the 32-thread warp)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
+def RopeLowerVectorTransfers
+    : Pass<"rope-lower-vector-transfers", "::mlir::ModuleOp"> {
+  let summary = "Vector transfers to vector.load/store";
+  let description = [{
+    Rewrites in-bounds, unmasked `vector.transfer_read` and
+    `vector.transfer_write` with a minor identity map, on memrefs whose
+    innermost dim has unit stride (the rows of streamed attention), into
+    plain `vector.load` and `vector.store`, followed by a
+    `vector.broadcast` where a read broadcasts
+    (`vector::populateVectorTransferLoweringPatterns`). Transfers that may
+    go out of bounds, are masked, permute dims, read along a strided dim
+    or work on tensors are left alone.
+
+    The NVVM conversion knows `vector.load`/`vector.store` but not
+    transfers, which it would leave unconverted. `--rope-lower-to-nvvm`
+    runs it after the loops are mapped onto GPU threads.
+  }];
+  let dependentDialects = [
+    "::mlir::memref::MemRefDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def RopeEmulateGPUOnHost : Pass<"rope-emulate-gpu-on-host", "::mlir::func::FuncOp"> {
+  let summary = "Testing aid: run gpu.launch kernels and GPU memory ops on the host";
+  let description = [{
+    Turns each `gpu.launch` into an `scf.parallel` over its blocks and
+    threads (block and thread ids become induction variables), and
+    `gpu.alloc` / `gpu.dealloc` / `gpu.memcpy` into their `memref`
+    counterparts. For kernels without barriers or shared memory (those of
+    `rope-parallel-loops-to-gpu`) this computes exactly what the GPU would,
+    so `--rope-test-gpu-mapping-on-cpu` can check the GPU pipeline's
+    mapping numerically on a machine with no GPU. A kernel with `gpu.barrier`
+    or workgroup/private memory is reported as an error.
+  }];
+  let dependentDialects = [
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
+#endif // ROPE_CODEGEN_GPU_PASSES_TD
