@@ -257,12 +257,14 @@ func.func @attention_f16(%q: tensor<1x2x8x16xf16>, %k: tensor<1x2x8x16xf16>, %v:
 // CHECK: %[[QROT:.+]] = linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}, #[[QTAB]], #[[QTAB]], #{{.+}}]
 // CHECK-SAME: ins(%{{.+}}, %{{.+}}, %[[T]]#0, %[[T]]#1 : tensor<1x2x2x8x2x8xf32>, tensor<1x2x2x8x2x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>)
 // CHECK: %[[QR:.+]] = tensor.collapse_shape %[[QROT]] {{.+}} into tensor<1x2x2x8x16xf32>
+// CHECK: %[[QM:.+]] = linalg.copy ins(%[[QR]] : tensor<1x2x2x8x16xf32>)
 // CHECK-NOT: math.cos
 // CHECK: %[[KROT:.+]] = linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}, #[[KTAB]], #[[KTAB]], #{{.+}}]
 // CHECK-SAME: ins(%{{.+}}, %{{.+}}, %[[T]]#0, %[[T]]#1 : tensor<1x2x8x2x8xf32>, tensor<1x2x8x2x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>)
 // CHECK: %[[KR:.+]] = tensor.collapse_shape %[[KROT]] {{.+}} into tensor<1x2x8x16xf32>
+// CHECK: %[[KM:.+]] = linalg.copy ins(%[[KR]] : tensor<1x2x8x16xf32>)
 // CHECK-NOT: math.cos
-// CHECK: linalg.generic {{.+}} ins(%[[QR]], %[[KR]] : tensor<1x2x2x8x16xf32>, tensor<1x2x8x16xf32>)
+// CHECK: linalg.generic {{.+}} ins(%[[QM]], %[[KM]] : tensor<1x2x2x8x16xf32>, tensor<1x2x8x16xf32>)
 func.func @attention_rotary_shared_table(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %p: tensor<8xi64>) -> tensor<1x4x8x16xf32> {
   %0 = rope.attention %q, %k, %v positions(%p, %p : tensor<8xi64>, tensor<8xi64>) rotary(#rope.spec<>) : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
   return %0 : tensor<1x4x8x16xf32>

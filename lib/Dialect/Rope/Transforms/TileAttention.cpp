@@ -47,11 +47,21 @@ static OnlineAttentionOp rotateQueryOnce(RewriterBase &rewriter,
   if (!spec || !op.getQueryCos())
     return op;
   rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
   Value rotated = lowering::buildRotation(
-      rewriter, op.getLoc(), op.getQuery(), {op.getQueryCos(), op.getQuerySin()},
-      spec, 3, rewriter.getF32Type());
+      rewriter, loc, op.getQuery(), {op.getQueryCos(), op.getQuerySin()}, spec,
+      3, rewriter.getF32Type());
+  // Materialised by a copy: elementwise fusion would otherwise move the
+  // rotation (a generic) back into the Q·Kᵀ product inside the key loop,
+  // where it would be recomputed for every key of every key tile.
+  rotated = linalg::CopyOp::create(
+                rewriter, loc, rotated,
+                lowering::emptyTensor(rewriter, loc,
+                                      tensor::getMixedSizes(rewriter, loc, rotated),
+                                      rewriter.getF32Type()))
+                .getResult(0);
   auto replacement = OnlineAttentionOp::create(
-      rewriter, op.getLoc(), op.getResultTypes(), rotated, op.getKey(),
+      rewriter, loc, op.getResultTypes(), rotated, op.getKey(),
       op.getValue(), op.getMask(), op.getQueryPositions(), op.getKeyPositions(),
       /*query_cos=*/Value(), /*query_sin=*/Value(), op.getKeyCos(),
       op.getKeySin(), op.getAlibiSlopes(), op.getRelativeBias(), op.getOutputs(),
