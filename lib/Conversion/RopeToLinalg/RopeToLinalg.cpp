@@ -3,7 +3,7 @@
 // Every rope op becomes linalg.generic ops on tensors (plus tensor slicing and
 // reshapes). The lowering is staged: rope.rotate first becomes a rope.table
 // plus the multiply-add that applies it, identical tables are then shared, and
-// finally each remaining op is expanded. Semantics: shared/DESIGN.md §4.
+// finally each remaining op is expanded. Semantics: the ops' descriptions.
 //
 //===----------------------------------------------------------------------===//
 

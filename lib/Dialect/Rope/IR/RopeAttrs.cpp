@@ -1,7 +1,7 @@
 //===- RopeAttrs.cpp - rope attributes ------------------------------------===//
 //
 // The rotary spec, its scaling kinds and the frequency math they imply. The
-// formulas are those of shared/DESIGN.md §4 (Hugging Face modeling_rope_utils);
+// formulas are those of Hugging Face modeling_rope_utils (docs/Dialects);
 // they run at compile time in f64, so the lowering emits exact constants.
 //
 //===----------------------------------------------------------------------===//

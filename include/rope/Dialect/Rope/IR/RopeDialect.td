@@ -19,7 +19,7 @@ def Rope_Dialect : Dialect {
     and can fold it into the Q·Kᵀ product instead of materialising rotated
     tensors.
 
-    Semantics follow `shared/DESIGN.md` §4: `inv_freq_i = base^(-2i/r)`
+    Semantics: `inv_freq_i = base^(-2i/r)`
     (before scaling), `φ = p · inv_freq_i`, and each pair `(a, b)` becomes
     `(m·(a cos φ − b sin φ), m·(b cos φ + a sin φ))`.
   }];
