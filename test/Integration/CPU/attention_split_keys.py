@@ -3,8 +3,8 @@
 whose partial online-softmax states (accumulator, max, sum) are computed in
 parallel and merged exactly (PartialReductionOpInterface of
 rope.online_attention), through `--rope-lower-to-cpu=split-keys=N`, for
-N = 1..8 and key counts that do not divide evenly (a split may hold one key,
-or none), in decode (Sq = 1, 2) and prefill shapes, with causal masking,
+N = 1..8 and key counts that do not divide evenly (the last split shorter,
+down to a single key; more splits than keys gives one split per key), in decode (Sq = 1, 2) and prefill shapes, with causal masking,
 explicit positions, RoPE inside, sinks (the sink sits in the initial state,
 merged once) and a sliding window; key tiles of 3 inside each split.
 
