@@ -597,26 +597,18 @@ def alibi_slopes_values():
         close(ref.alibi_slopes(n), np.array(get_slopes(n)), f"alibi_slopes({n}) == get_slopes", atol=0, rtol=1e-14)
 
 
-def t5_bucket_f64(rel, nb, md, bid):
-    # Scalar float64 transcription of T5's _relative_position_bucket.
-    bucket = 0
-    if bid:
-        nb //= 2
-        if rel > 0:
-            bucket += nb
-        n = abs(rel)
-    else:
-        n = -min(rel, 0)
+def t5_log_part_f64(n, nb, md, bid):
+    # float64 value of log(n / max_exact) / log(md / max_exact) * (nb' - max_exact) for
+    # a distance n >= max_exact (nb' the per-direction bucket count); None below.
+    nb = nb // 2 if bid else nb
     max_exact = nb // 2
     if n < max_exact:
-        return bucket + n
-    large = max_exact + int(math.log(n / max_exact) / math.log(md / max_exact) * (nb - max_exact))
-    return bucket + min(large, nb - 1)
+        return None
+    return math.log(n / max_exact) / math.log(md / max_exact) * (nb - max_exact)
 
 
 def t5_log_part_f32(n, nb, md, bid):
-    # float32 value of log(n / max_exact) / log(md / max_exact) * (nb' - max_exact) for
-    # a distance n >= max_exact (nb' the per-direction bucket count); None below.
+    # The same in float32 (scalar np.float32 operations, correctly rounded log).
     nb = nb // 2 if bid else nb
     max_exact = nb // 2
     if n < max_exact:
@@ -625,9 +617,11 @@ def t5_log_part_f32(n, nb, md, bid):
     return float((log_ratio / np.float32(math.log(md / max_exact))) * np.float32(nb - max_exact))
 
 
-def t5_bucket_f32(rel, nb, md, bid):
-    # The same with the log part in float32 (scalar np.float32 operations).
+def t5_bucket(rel, nb, md, bid, log_part):
+    # Scalar transcription of T5's _relative_position_bucket, with the
+    # logarithmic part of large distances from `log_part`.
     bucket = 0
+    n_total = nb
     if bid:
         nb //= 2
         if rel > 0:
@@ -638,10 +632,16 @@ def t5_bucket_f32(rel, nb, md, bid):
     max_exact = nb // 2
     if n < max_exact:
         return bucket + n
-    ratio = np.float32(n) / np.float32(max_exact)
-    log_ratio = np.float32(math.log(float(ratio)))  # correctly rounded float32 log
-    x = (log_ratio / np.float32(math.log(md / max_exact))) * np.float32(nb - max_exact)
-    return bucket + min(max_exact + int(x), nb - 1)
+    large = max_exact + int(log_part(n, n_total, md, bid))
+    return bucket + min(large, nb - 1)
+
+
+def t5_bucket_f64(rel, nb, md, bid):
+    return t5_bucket(rel, nb, md, bid, t5_log_part_f64)
+
+
+def t5_bucket_f32(rel, nb, md, bid):
+    return t5_bucket(rel, nb, md, bid, t5_log_part_f32)
 
 
 @test
