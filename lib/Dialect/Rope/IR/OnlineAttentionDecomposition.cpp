@@ -127,19 +127,6 @@ static Value buildTileLogits(OpBuilder &b, Location loc, OnlineAttentionOp op,
       .getResult(0);
 }
 
-/// `x` rotated by `table` in f32 and materialised by a linalg.copy. Without
-/// the copy, elementwise fusion moves the rotation (a generic) into the
-/// Q·Kᵀ product that reads it, which has one more loop (the other side's
-/// rows), so every element would be rotated again for each of those rows.
-static Value buildMaterializedRotation(OpBuilder &b, Location loc, Value x,
-                                       CosSin table, RotarySpecAttr spec,
-                                       int64_t seqDim) {
-  Value rotated = buildRotation(b, loc, x, table, spec, seqDim, b.getF32Type());
-  Value dest = emptyTensor(b, loc, tensor::getMixedSizes(b, loc, rotated),
-                           b.getF32Type());
-  return linalg::CopyOp::create(b, loc, rotated, dest).getResult(0);
-}
-
 FailureOr<SmallVector<Value>> OnlineAttentionOp::decomposeOperation(OpBuilder &b) {
   Location loc = getLoc();
   MLIRContext *ctx = b.getContext();

@@ -48,18 +48,9 @@ static OnlineAttentionOp rotateQueryOnce(RewriterBase &rewriter,
     return op;
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
-  Value rotated = lowering::buildRotation(
+  Value rotated = lowering::buildMaterializedRotation(
       rewriter, loc, op.getQuery(), {op.getQueryCos(), op.getQuerySin()}, spec,
-      3, rewriter.getF32Type());
-  // Materialised by a copy: elementwise fusion would otherwise move the
-  // rotation (a generic) back into the Q·Kᵀ product inside the key loop,
-  // where it would be recomputed for every key of every key tile.
-  rotated = linalg::CopyOp::create(
-                rewriter, loc, rotated,
-                lowering::emptyTensor(rewriter, loc,
-                                      tensor::getMixedSizes(rewriter, loc, rotated),
-                                      rewriter.getF32Type()))
-                .getResult(0);
+      3);
   auto replacement = OnlineAttentionOp::create(
       rewriter, loc, op.getResultTypes(), rotated, op.getKey(),
       op.getValue(), op.getMask(), op.getQueryPositions(), op.getKeyPositions(),

@@ -446,6 +446,15 @@ Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
                                        rangeSizes, strides);
 }
 
+Value buildMaterializedRotation(OpBuilder &b, Location loc, Value x,
+                                CosSin table, RotarySpecAttr spec,
+                                int64_t seqDim) {
+  Value rotated = buildRotation(b, loc, x, table, spec, seqDim, b.getF32Type());
+  Value dest = emptyTensor(b, loc, tensor::getMixedSizes(b, loc, rotated),
+                           b.getF32Type());
+  return linalg::CopyOp::create(b, loc, rotated, dest).getResult(0);
+}
+
 //===----------------------------------------------------------------------===//
 // Attention helpers
 //===----------------------------------------------------------------------===//

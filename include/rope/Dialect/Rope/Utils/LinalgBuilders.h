@@ -108,6 +108,15 @@ std::pair<Value, Value> buildPairRotation(OpBuilder &b, Location loc, Value a,
 Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
                     RotarySpecAttr spec, int64_t seqDim, Type resultType);
 
+/// `x` rotated by `table` in f32 (like buildRotation) and materialised by a
+/// linalg.copy, for a tile of Q or K of attention. Without the copy,
+/// elementwise fusion moves the rotation (a generic) into the Q·Kᵀ product
+/// that reads it, which has one more loop (the other side's rows), so every
+/// element would be rotated again for each of those rows.
+Value buildMaterializedRotation(OpBuilder &b, Location loc, Value x,
+                                CosSin table, RotarySpecAttr spec,
+                                int64_t seqDim);
+
 //===----------------------------------------------------------------------===//
 // Attention
 //===----------------------------------------------------------------------===//
