@@ -82,57 +82,69 @@ Value mask5(OpBuilder &b, Location loc, Value mask, int64_t hkv, int64_t g) {
   return splitHeadDim(b, loc, mask, 1, hkv, g);
 }
 
+/// The cos/sin tables of Q and K, and the positions the online op reads
+/// them with.
+struct RotaryTables {
+  CosSin q, k;
+  Value qPos, kPos;
+};
+
+/// `positions` as [B, S] (broadcast along the batch of `batchLike` when it is
+/// [S]) and i64.
+Value widenPositions(OpBuilder &b, Location loc, Value positions,
+                     Value batchLike) {
+  auto type = cast<RankedTensorType>(positions.getType());
+  if (type.getRank() == 1) {
+    SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, batchLike, 0),
+                                       tensor::getMixedSize(b, loc, positions, 0)};
+    Value init = emptyTensor(b, loc, sizes, type.getElementType());
+    positions =
+        linalg::BroadcastOp::create(b, loc, positions, init, ArrayRef<int64_t>{0})
+            .getResult()[0];
+  }
+  if (type.getElementType().isInteger(64))
+    return positions;
+  Value init = emptyTensor(b, loc, tensor::getMixedSizes(b, loc, positions),
+                           b.getI64Type());
+  AffineMap id = AffineMap::getMultiDimIdentityMap(2, b.getContext());
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{positions}, ValueRange{init},
+             ArrayRef<AffineMap>{id, id}, SmallVector<IteratorType>(2, kPar),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(nb, nl,
+                                       ValueRange{positionToI64(nb, nl, args[0])});
+             })
+      .getResult(0);
+}
+
 /// cos/sin tables of Q and K. Frequencies that depend on the largest
 /// position must see the largest of Q's and K's: then one table over both
-/// position sets is built and split.
-std::pair<CosSin, CosSin> buildTables(OpBuilder &b, Location loc,
-                                      RotarySpecAttr spec, int64_t headDim,
-                                      Value qPos, Value kPos) {
+/// position sets (joined along the sequence, as [B, S] i64 when either is
+/// [B, S], the positions the op then reads too) is built and split.
+RotaryTables buildTables(OpBuilder &b, Location loc, RotarySpecAttr spec,
+                         int64_t headDim, Value qPos, Value kPos) {
   auto table = [&](Value positions) -> CosSin {
     auto op = TableOp::create(b, loc, positions, spec, headDim);
     return {op.getCos(), op.getSin()};
   };
   if (qPos == kPos) {
     CosSin t = table(qPos);
-    return {t, t};
+    return {t, t, qPos, kPos};
   }
   if (!spec.dependsOnMaxPosition())
-    return {table(qPos), table(kPos)};
-  auto qType = cast<RankedTensorType>(qPos.getType());
-  auto kType = cast<RankedTensorType>(kPos.getType());
-  // Both as [B, S] when either is, i64, then joined along the sequence.
-  auto widen = [&](Value p, RankedTensorType other) -> Value {
-    auto type = cast<RankedTensorType>(p.getType());
-    if (type.getRank() == 1 && other.getRank() == 2) {
-      SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, other == kType ? kPos : qPos, 0),
-                                         tensor::getMixedSize(b, loc, p, 0)};
-      Value init = emptyTensor(b, loc, sizes, type.getElementType());
-      p = linalg::BroadcastOp::create(b, loc, p, init, ArrayRef<int64_t>{0})
-              .getResult()[0];
-    }
-    auto wide = cast<RankedTensorType>(p.getType());
-    if (!wide.getElementType().isInteger(64)) {
-      Value init = emptyTensor(b, loc, tensor::getMixedSizes(b, loc, p),
-                               b.getI64Type());
-      unsigned n = wide.getRank();
-      AffineMap id = AffineMap::getMultiDimIdentityMap(n, b.getContext());
-      p = linalg::GenericOp::create(
-              b, loc, init.getType(), ValueRange{p}, ValueRange{init},
-              ArrayRef<AffineMap>{id, id}, SmallVector<IteratorType>(n, kPar),
-              [&](OpBuilder &nb, Location nl, ValueRange args) {
-                linalg::YieldOp::create(nb, nl,
-                                        ValueRange{positionToI64(nb, nl, args[0])});
-              })
-              .getResult(0);
-    }
-    return p;
-  };
-  Value q = widen(qPos, kType), k = widen(kPos, qType);
-  int64_t seqDim = cast<RankedTensorType>(q.getType()).getRank() - 1;
-  Value joined = tensor::ConcatOp::create(b, loc, seqDim, ValueRange{q, k});
-  CosSin both = table(joined);
-  OpFoldResult sq = tensor::getMixedSize(b, loc, q, seqDim);
-  OpFoldResult sk = tensor::getMixedSize(b, loc, k, seqDim);
+    return {table(qPos), table(kPos), qPos, kPos};
+  auto rank = [](Value v) { return cast<RankedTensorType>(v.getType()).getRank(); };
+  if (rank(qPos) != rank(kPos) ||
+      cast<RankedTensorType>(qPos.getType()).getElementType() !=
+          cast<RankedTensorType>(kPos.getType()).getElementType()) {
+    Value batchLike = rank(qPos) == 2 ? qPos : kPos;
+    qPos = widenPositions(b, loc, qPos, batchLike);
+    kPos = widenPositions(b, loc, kPos, batchLike);
+  }
+  int64_t seqDim = rank(qPos) - 1;
+  CosSin both = table(tensor::ConcatOp::create(b, loc, seqDim, ValueRange{qPos, kPos}));
+  OpFoldResult sq = tensor::getMixedSize(b, loc, qPos, seqDim);
+  OpFoldResult sk = tensor::getMixedSize(b, loc, kPos, seqDim);
   auto part = [&](Value t, OpFoldResult offset, OpFoldResult size) -> Value {
     auto type = cast<RankedTensorType>(t.getType());
     SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
@@ -145,9 +157,7 @@ std::pair<CosSin, CosSin> buildTables(OpBuilder &b, Location loc,
   auto split = [&](OpFoldResult offset, OpFoldResult size) -> CosSin {
     return {part(both.cos, offset, size), part(both.sin, offset, size)};
   };
-  // A position set widened to [B, S] has a [B, S, h] table; the caller
-  // widens the positions it gives the online op to match.
-  return {split(b.getIndexAttr(0), sq), split(sq, sk)};
+  return {split(b.getIndexAttr(0), sq), split(sq, sk), qPos, kPos};
 }
 
 } // namespace
@@ -188,23 +198,10 @@ mlir::rope::convertToOnlineAttention(RewriterBase &rewriter, AttentionOp op) {
   SmallVector<Value> tables;
   RotarySpecAttr spec = op.getRotaryAttr();
   if (spec) {
-    // Joint tables (length-dependent frequencies) widen [S] positions to
-    // [B, S] when the other set is [B, S]; give the op matching positions.
-    auto [qt, kt] = buildTables(b, loc, spec, headDim, qPos, kPos);
-    tables = {qt.cos, qt.sin, kt.cos, kt.sin};
-    auto posRank = [](Value v) { return cast<RankedTensorType>(v.getType()).getRank(); };
-    auto widenTo = [&](Value pos, Value table) -> Value {
-      if (posRank(table) == posRank(pos) + 1)
-        return pos;
-      SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, table, 0),
-                                         tensor::getMixedSize(b, loc, pos, 0)};
-      Value init = emptyTensor(b, loc, sizes,
-                               cast<RankedTensorType>(pos.getType()).getElementType());
-      return linalg::BroadcastOp::create(b, loc, pos, init, ArrayRef<int64_t>{0})
-          .getResult()[0];
-    };
-    qPos = widenTo(qPos, qt.cos);
-    kPos = widenTo(kPos, kt.cos);
+    RotaryTables t = buildTables(b, loc, spec, headDim, qPos, kPos);
+    tables = {t.q.cos, t.q.sin, t.k.cos, t.k.sin};
+    qPos = t.qPos;
+    kPos = t.kPos;
   }
 
   Value q5 = splitHeads(b, loc, op.getQuery(), hkv, g);
