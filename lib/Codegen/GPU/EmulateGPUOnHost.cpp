@@ -70,6 +70,19 @@ LogicalResult emulateLaunch(gpu::LaunchOp launch) {
                        upper))
     mapping.map(arg, value);
   b.setInsertionPoint(loop.getBody()->getTerminator());
+  // A thread's local memory (memref.alloca) is the host's stack: scoped to
+  // one emulated thread, or the stack would grow with every thread.
+  bool hasLocalMemory =
+      launch.getBody()
+          .walk([](memref::AllocaOp) { return WalkResult::interrupt(); })
+          .wasInterrupted();
+  if (hasLocalMemory) {
+    auto scope = memref::AllocaScopeOp::create(b, loc, TypeRange{});
+    Block *scopeBody = b.createBlock(&scope.getBodyRegion());
+    b.setInsertionPointToStart(scopeBody);
+    memref::AllocaScopeReturnOp::create(b, loc, ValueRange{});
+    b.setInsertionPointToStart(scopeBody);
+  }
   for (Operation &op : body.without_terminator())
     b.clone(op, mapping);
   launch.erase();

@@ -33,9 +33,11 @@
 // CHECK: %[[MINIT:.+]] = linalg.fill ins(%[[NEG_INF]] : f32) outs(%{{.+}} : tensor<1x2x1x8xf32>)
 // CHECK: %[[MAX:.+]] = linalg.generic {indexing_maps = [#[[ALL5]], #[[ROW]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[LOGITS]] : {{.+}}) outs(%[[MINIT]] : {{.+}})
 // CHECK: arith.maximumf
-// CHECK: %[[MNEW:.+]] = linalg.generic {{.+}} ins(%{{.+}}, %[[MAX]] : {{.+}})
-// CHECK: arith.maximumf
-// CHECK: %[[PROBS:.+]] = linalg.generic {indexing_maps = [#[[ALL5]], #[[ROW]], #[[ALL5]]], {{.+}} ins(%[[LOGITS]], %[[MNEW]] : {{.+}})
+// m' and the correction c = exp(m − m') come from one generic.
+// CHECK: %[[MNEW:.+]]:2 = linalg.generic {indexing_maps = [#[[ROW4:.+]], #[[ROW4]], #[[ROW4]], #[[ROW4]]], {{.+}} ins(%{{.+}}, %[[MAX]] : {{.+}})
+// CHECK-NEXT: ^bb0(%[[MOLD:[^:]+]]: f32, %[[TM:[^:]+]]: f32, %{{[^:]+}}: f32, %{{[^:]+}}: f32):
+// CHECK-NEXT: %[[MN:.+]] = arith.maximumf %[[MOLD]], %[[TM]] : f32
+// CHECK: %[[PROBS:.+]] = linalg.generic {indexing_maps = [#[[ALL5]], #[[ROW]], #[[ALL5]]], {{.+}} ins(%[[LOGITS]], %[[MNEW]]#0 : {{.+}})
 // CHECK-NEXT: ^bb0(%[[X:[^:]+]]: f32, %[[M:[^:]+]]: f32, %{{[^:]+}}: f32):
 // CHECK-NEXT: %[[ALL_MASKED:.+]] = arith.cmpf oeq, %[[M]], %[[NEG_INF]] : f32
 // CHECK-NEXT: %[[D:.+]] = arith.subf %[[X]], %[[M]] : f32
@@ -43,9 +45,11 @@
 // CHECK-NEXT: %[[P:.+]] = arith.select %[[ALL_MASKED]], %[[ZERO]], %[[E]] : f32
 // CHECK: %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[ALL5]], #[[ROW]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[PROBS]] : {{.+}})
 // CHECK: arith.addf
-// CHECK: %[[LNEW:.+]] = linalg.generic {{.+}} ins(%{{.+}}, %{{.+}}, %[[SUM]] : {{.+}})
+// CHECK: %[[LNEW:.+]] = linalg.generic {{.+}} ins(%{{.+}}, %[[MNEW]]#1, %[[SUM]] : {{.+}})
+// The accumulator is rescaled in place (its out is read) and P·V adds to it.
+// CHECK: %[[SCALED:.+]] = linalg.generic {{.+}} ins(%[[MNEW]]#1 : {{.+}}) outs(%{{.+}} : tensor<1x2x1x8x32xf32>)
 // CHECK: %[[ACC:.+]] = linalg.generic {{.+}} iterator_types = [{{.*}}"reduction"{{.*}}]}
-// CHECK-SAME: ins(%[[PROBS]], %[[V]] : tensor<1x2x1x8x8xf32>, tensor<1x2x8x32xf32>) outs(%{{.+}} : tensor<1x2x1x8x32xf32>)
+// CHECK-SAME: ins(%[[PROBS]], %[[V]] : tensor<1x2x1x8x8xf32>, tensor<1x2x8x32xf32>) outs(%[[SCALED]] : tensor<1x2x1x8x32xf32>)
 // CHECK: %[[OUT:.+]] = linalg.generic {indexing_maps = [#[[ALL5]], #[[ROW]], #[[ALL5]]], {{.+}} ins(%[[ACC]], %[[LNEW]] : {{.+}})
 // CHECK-NEXT: ^bb0(%[[A:[^:]+]]: f32, %[[S:[^:]+]]: f32, %{{[^:]+}}: f32):
 // CHECK-NEXT: %[[EMPTY_ROW:.+]] = arith.cmpf oeq, %[[S]], %[[ZERO]] : f32
@@ -247,8 +251,8 @@ func.func @attention_f16(%q: tensor<1x2x8x16xf16>, %k: tensor<1x2x8x16xf16>, %v:
 
 // Rotary inside attention with the same positions for Q and K: ONE cos/sin
 // table feeds both rotations (Q rotated after the head split, at seq dim 3).
-// CHECK-DAG: #[[QTAB:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d5)>
-// CHECK-DAG: #[[KTAB:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d2, d4)>
+// CHECK-DAG: #[[QTAB:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4)>
+// CHECK-DAG: #[[KTAB:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
 // CHECK-LABEL: func.func @attention_rotary_shared_table
 // CHECK-SAME: %[[P:[^:]+]]: tensor<8xi64>
 // CHECK: %[[T:.+]]:2 = linalg.generic {{.+}} ins(%[[P]], %{{.+}} : tensor<8xi64>, tensor<8xf64>)
@@ -256,13 +260,15 @@ func.func @attention_f16(%q: tensor<1x2x8x16xf16>, %k: tensor<1x2x8x16xf16>, %v:
 // CHECK-NOT: math.cos
 // CHECK: %[[QROT:.+]] = linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}, #[[QTAB]], #[[QTAB]], #{{.+}}]
 // CHECK-SAME: ins(%{{.+}}, %{{.+}}, %[[T]]#0, %[[T]]#1 : tensor<1x2x2x8x2x8xf32>, tensor<1x2x2x8x2x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>)
-// CHECK: %[[QR:.+]] = tensor.collapse_shape %[[QROT]] {{.+}} into tensor<1x2x2x8x16xf32>
-// CHECK: %[[QM:.+]] = linalg.copy ins(%[[QR]] : tensor<1x2x2x8x16xf32>)
+// CHECK: %[[QR:.+]] = tensor.insert_slice %[[QROT]] into %{{.+}}[0, 0, 0, 0, 0] [1, 2, 2, 8, 8] [1, 1, 1, 1, 1] : tensor<1x2x2x8x8xf32> into tensor<1x2x2x8x16xf32>
+// CHECK: %[[QROT2:.+]] = linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}, #[[QTAB]], #[[QTAB]], #{{.+}}]
+// CHECK: %[[QM:.+]] = tensor.insert_slice %[[QROT2]] into %[[QR]][0, 0, 0, 0, 8] [1, 2, 2, 8, 8]
 // CHECK-NOT: math.cos
 // CHECK: %[[KROT:.+]] = linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}, #[[KTAB]], #[[KTAB]], #{{.+}}]
 // CHECK-SAME: ins(%{{.+}}, %{{.+}}, %[[T]]#0, %[[T]]#1 : tensor<1x2x8x2x8xf32>, tensor<1x2x8x2x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>)
-// CHECK: %[[KR:.+]] = tensor.collapse_shape %[[KROT]] {{.+}} into tensor<1x2x8x16xf32>
-// CHECK: %[[KM:.+]] = linalg.copy ins(%[[KR]] : tensor<1x2x8x16xf32>)
+// CHECK: %[[KR:.+]] = tensor.insert_slice %[[KROT]] into %{{.+}}[0, 0, 0, 0] [1, 2, 8, 8] [1, 1, 1, 1] : tensor<1x2x8x8xf32> into tensor<1x2x8x16xf32>
+// CHECK: %[[KROT2:.+]] = linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}, #[[KTAB]], #[[KTAB]], #{{.+}}]
+// CHECK: %[[KM:.+]] = tensor.insert_slice %[[KROT2]] into %[[KR]][0, 0, 0, 8] [1, 2, 8, 8]
 // CHECK-NOT: math.cos
 // CHECK: linalg.generic {{.+}} ins(%[[QM]], %[[KM]] : tensor<1x2x2x8x16xf32>, tensor<1x2x8x16xf32>)
 func.func @attention_rotary_shared_table(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %p: tensor<8xi64>) -> tensor<1x4x8x16xf32> {
@@ -300,9 +306,11 @@ func.func @attention_rotary_default_positions(%q: tensor<1x2x2x16xf32>, %k: tens
 // Partial rotary on f16 data: Q and K are rotated in f32, so the pass-through
 // dims are first converted to f32.
 // CHECK-LABEL: func.func @attention_rotary_partial_f16
-// CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<1x2x1x4x16xf16>) outs(%{{.+}} : tensor<1x2x1x4x16xf32>)
+// CHECK: %[[QF32:.+]] = linalg.generic {{.+}} ins(%{{.+}} : tensor<1x2x1x4x16xf16>) outs(%{{.+}} : tensor<1x2x1x4x16xf32>)
 // CHECK: arith.extf %{{.+}} : f16 to f32
-// CHECK: tensor.extract_slice %{{.+}}[0, 0, 0, 0, 0] [1, 2, 1, 4, 8] [1, 1, 1, 1, 1] : tensor<1x2x1x4x16xf32> to tensor<1x2x1x4x8xf32>
+// CHECK: tensor.extract_slice %{{.+}}[0, 0, 0, 0, 0] [1, 2, 1, 4, 8] [1, 1, 1, 1, 1] : tensor<1x2x1x4x16xf16> to tensor<1x2x1x4x8xf16>
+// CHECK: arith.extf %{{.+}} : f16 to f32
+// CHECK: tensor.insert_slice %{{.+}} into %[[QF32]][0, 0, 0, 0, 0] [1, 2, 1, 4, 4] [1, 1, 1, 1, 1] : tensor<1x2x1x4x4xf32> into tensor<1x2x1x4x16xf32>
 func.func @attention_rotary_partial_f16(%q: tensor<1x2x4x16xf16>, %k: tensor<1x2x4x16xf16>, %v: tensor<1x2x4x16xf16>) -> tensor<1x2x4x16xf16> {
   %0 = rope.attention %q, %k, %v rotary(#rope.spec<dims = 8>) : tensor<1x2x4x16xf16>, tensor<1x2x4x16xf16>, tensor<1x2x4x16xf16>
   return %0 : tensor<1x2x4x16xf16>

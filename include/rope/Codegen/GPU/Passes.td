@@ -45,6 +45,23 @@ def RopeCheckNVVMTarget : Pass<"rope-check-nvvm-target", "::mlir::ModuleOp"> {
   ];
 }
 
+def RopePrivatizeThreadBuffers
+    : Pass<"rope-privatize-thread-buffers", "::mlir::func::FuncOp"> {
+  let summary = "Give each GPU thread its own temporaries (memref.alloca)";
+  let description = [{
+    Runs on bufferized functions after `scf.forall` became `scf.parallel`
+    and before `rope-host-buffers-to-gpu`. A `memref.alloc` of static shape
+    inside an `scf.parallel` body holds a temporary of one iteration, which
+    becomes one GPU thread (an attention row's rotated query and key, its
+    scores); it becomes a `memref.alloca` (the thread's local memory) at the
+    start of the outermost enclosing `scf.parallel` body, so a thread
+    allocates it once however many loop iterations reuse it, and its
+    `memref.dealloc`s are erased. Allocations of dynamic shape are left
+    alone (`rope-host-buffers-to-gpu` rejects them inside a loop).
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def RopeHostBuffersToGPU : Pass<"rope-host-buffers-to-gpu", "::mlir::func::FuncOp"> {
   let summary = "Place the buffers of bufferized host functions in GPU memory";
   let description = [{

@@ -141,33 +141,45 @@ FailureOr<SmallVector<Value>> OnlineAttentionOp::decomposeOperation(OpBuilder &b
 
   Value m = getMaxInit(), l = getSumInit(), acc = getAccumulatorInit();
   AffineMap row = dimsMap(ctx, 5, {0, 1, 2, 3});
-  AffineMap all5 = dimsMap(ctx, 5, range(0, 5));
   AffineMap all4 = dimsMap(ctx, 4, range(0, 4));
+  AffineMap all5 = dimsMap(ctx, 5, range(0, 5));
   Value tileMax = buildRowMax(b, loc, logits);
-  Value mNew = buildElementwise(b, loc, {m, tileMax}, {all4, all4}, m,
-                                [](OpBuilder &b, Location loc, ValueRange a) -> Value {
-                                  return arith::MaximumFOp::create(b, loc, a[0], a[1]);
-                                });
-  // p = exp(s − m') and the correction exp(m − m'): both 0 while the row has
-  // seen no visible key (m' = −inf), the empty-row rule of buildShiftedExp.
+  // m' = max(m, rowmax(s)) and the correction c = exp(m − m') from one
+  // generic. Like p = exp(s − m') below, c is 0 while the row has seen no
+  // visible key (m' = −inf): the empty-row rule of buildShiftedExp.
+  SmallVector<OpFoldResult> rowSizes = tensor::getMixedSizes(b, loc, m);
+  Value rowInit = emptyTensor(b, loc, rowSizes, b.getF32Type());
+  auto maxStep = linalg::GenericOp::create(
+      b, loc, TypeRange{rowInit.getType(), rowInit.getType()},
+      ValueRange{m, tileMax}, ValueRange{rowInit, rowInit},
+      ArrayRef<AffineMap>{all4, all4, all4, all4},
+      SmallVector<IteratorType>(4, kPar),
+      [](OpBuilder &nb, Location nl, ValueRange a) {
+        Value mNew = arith::MaximumFOp::create(nb, nl, a[0], a[1]);
+        linalg::YieldOp::create(
+            nb, nl, ValueRange{mNew, buildShiftedExp(nb, nl, a[0], mNew)});
+      });
+  Value mNew = maxStep.getResult(0), correction = maxStep.getResult(1);
   Value p = buildElementwise(b, loc, {logits, mNew}, {all5, row}, logits,
                              [](OpBuilder &b, Location loc, ValueRange a) {
                                return buildShiftedExp(b, loc, a[0], a[1]);
                              });
-  Value correction = buildElementwise(b, loc, {m, mNew}, {all4, all4}, m,
-                                      [](OpBuilder &b, Location loc, ValueRange a) {
-                                        return buildShiftedExp(b, loc, a[0], a[1]);
-                                      });
   Value lNew = buildElementwise(
       b, loc, {l, correction, buildRowSum(b, loc, p)}, {all4, all4, all4}, l,
       [](OpBuilder &b, Location loc, ValueRange a) -> Value {
-        return arith::AddFOp::create(b, loc,
-                                     arith::MulFOp::create(b, loc, a[0], a[1]), a[2]);
+        return arith::AddFOp::create(
+            b, loc, arith::MulFOp::create(b, loc, a[0], a[1]), a[2]);
       });
-  Value scaledAcc = buildElementwise(
-      b, loc, {acc, correction}, {all5, row}, acc,
+  // The accumulator is rescaled in place, in the op's accumulator out, and
+  // P·V accumulates into it: a loop over key tiles then carries one
+  // accumulator buffer (the output tile itself) instead of a fresh one per
+  // key tile. The rescale reads its output element, which is only sound
+  // because its one consumer takes it as an init (elementwise fusion never
+  // moves it into a consumer that broadcasts it).
+  Value scaledAcc = buildElementwiseUpdateInPlace(
+      b, loc, {correction}, {row}, acc,
       [](OpBuilder &b, Location loc, ValueRange a) -> Value {
-        return arith::MulFOp::create(b, loc, a[0], a[1]);
+        return arith::MulFOp::create(b, loc, a[1], a[0]);
       });
   Value accNew = buildProbsTimesValues(b, loc, p, getValue(), scaledAcc);
   SmallVector<Value> results = {accNew, mNew, lNew};

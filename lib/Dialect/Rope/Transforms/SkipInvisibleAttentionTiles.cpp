@@ -37,10 +37,20 @@ LogicalResult mlir::rope::guardInvisibleKeyTile(RewriterBase &rewriter,
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
   Value qPos = op.getQueryPositions(), kPos = op.getKeyPositions();
-  Value visible = attention::buildKeyVisibility(
-      rewriter, loc, buildMinPosition(rewriter, loc, qPos),
-      buildMaxPosition(rewriter, loc, qPos), buildMinPosition(rewriter, loc, kPos),
-      buildMaxPosition(rewriter, loc, kPos), op.getCausal(), window);
+  // The query tile's bounds do not change along the key loop (its positions
+  // come from outside it): computed once, before the loop.
+  auto loop = cast<scf::ForOp>(op->getParentOp());
+  auto boundsOf = [&](Value positions) -> std::pair<Value, Value> {
+    OpBuilder::InsertionGuard guard(rewriter);
+    if (!loop.getRegion().isAncestor(positions.getParentRegion()))
+      rewriter.setInsertionPoint(loop);
+    return {buildMinPosition(rewriter, loc, positions),
+            buildMaxPosition(rewriter, loc, positions)};
+  };
+  auto [qMin, qMax] = boundsOf(qPos);
+  auto [kMin, kMax] = boundsOf(kPos);
+  Value visible = attention::buildKeyVisibility(rewriter, loc, qMin, qMax, kMin,
+                                                kMax, op.getCausal(), window);
   auto ifOp = scf::IfOp::create(rewriter, loc, op.getResultTypes(), visible,
                                 /*withElseRegion=*/true);
   rewriter.setInsertionPointToStart(ifOp.elseBlock());

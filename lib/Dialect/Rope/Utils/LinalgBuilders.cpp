@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -186,6 +187,22 @@ Value buildElementwise(OpBuilder &b, Location loc, ValueRange ins,
              SmallVector<IteratorType>(n, kPar),
              [&](OpBuilder &nb, Location nl, ValueRange args) {
                linalg::YieldOp::create(nb, nl, ValueRange{fn(nb, nl, args)});
+             })
+      .getResult(0);
+}
+
+Value buildElementwiseUpdateInPlace(
+    OpBuilder &b, Location loc, ValueRange ins, ArrayRef<AffineMap> inMaps,
+    Value dest, function_ref<Value(OpBuilder &, Location, ValueRange)> fn) {
+  unsigned n = cast<RankedTensorType>(dest.getType()).getRank();
+  SmallVector<AffineMap> maps(inMaps);
+  maps.push_back(AffineMap::getMultiDimIdentityMap(n, b.getContext()));
+  return linalg::GenericOp::create(
+             b, loc, dest.getType(), ins, ValueRange{dest}, maps,
+             SmallVector<IteratorType>(n, kPar),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(nb, nl,
+                                       ValueRange{fn(nb, nl, args)});
              })
       .getResult(0);
 }
@@ -449,10 +466,99 @@ Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
 Value buildMaterializedRotation(OpBuilder &b, Location loc, Value x,
                                 CosSin table, RotarySpecAttr spec,
                                 int64_t seqDim) {
-  Value rotated = buildRotation(b, loc, x, table, spec, seqDim, b.getF32Type());
-  Value dest = emptyTensor(b, loc, tensor::getMixedSizes(b, loc, rotated),
-                           b.getF32Type());
-  return linalg::CopyOp::create(b, loc, rotated, dest).getResult(0);
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  auto xType = cast<RankedTensorType>(x.getType());
+  unsigned n = xType.getRank();
+  int64_t headDim = xType.getShape().back();
+  int64_t r = spec.getRotaryDims(headDim), h = r / 2, off = spec.getOffset();
+  bool interleaved = spec.getLayout() == RotaryLayout::interleaved;
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
+  AffineMap id = AffineMap::getMultiDimIdentityMap(n, ctx);
+
+  // The result, holding x (in f32) where dims pass through.
+  // An empty tensor has nothing to rotate (and slices at offsets into an
+  // empty dim would not verify).
+  if (llvm::is_contained(xType.getShape(), 0))
+    return emptyTensor(b, loc, sizes, f32);
+  Value dest =
+      r == headDim
+          ? emptyTensor(b, loc, sizes, f32)
+          : buildElementwise(b, loc, {x}, {id}, x,
+                             [](OpBuilder &b, Location loc, ValueRange a) {
+                               return toF32(b, loc, a[0]);
+                             });
+
+  // x's rotated range viewed as [.., 2, h] (half) or [.., h, 2] (interleaved).
+  SmallVector<OpFoldResult> offsets(n, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(n, b.getIndexAttr(1));
+  SmallVector<OpFoldResult> rangeSizes(sizes);
+  rangeSizes.back() = b.getIndexAttr(r);
+  Value range = x;
+  if (r != headDim) {
+    offsets.back() = b.getIndexAttr(off);
+    range = tensor::ExtractSliceOp::create(b, loc, x, offsets, rangeSizes, strides);
+  }
+  SmallVector<int64_t> pairShape(xType.getShape());
+  pairShape.pop_back();
+  SmallVector<OpFoldResult> pairSizes(rangeSizes.begin(), rangeSizes.end() - 1);
+  for (int64_t extent : interleaved ? std::array<int64_t, 2>{h, 2}
+                                    : std::array<int64_t, 2>{2, h}) {
+    pairShape.push_back(extent);
+    pairSizes.push_back(b.getIndexAttr(extent));
+  }
+  SmallVector<ReassociationIndices> reassoc;
+  for (unsigned i = 0; i + 1 < n; ++i)
+    reassoc.push_back({static_cast<int64_t>(i)});
+  reassoc.push_back({static_cast<int64_t>(n - 1), static_cast<int64_t>(n)});
+  Value pairs = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(pairShape, xType.getElementType()), range,
+      reassoc, pairSizes);
+
+  // Loops: x's leading dims, then t (pair index); member c of pair t is read
+  // at (c, t) (half) or (t, c) (interleaved).
+  auto memberMap = [&](int64_t member) {
+    SmallVector<AffineExpr> exprs;
+    for (unsigned i = 0; i < n; ++i)
+      exprs.push_back(getAffineDimExpr(i, ctx));
+    AffineExpr c = getAffineConstantExpr(member, ctx);
+    exprs.insert(interleaved ? exprs.end() : exprs.end() - 1, c);
+    return AffineMap::get(n, 0, exprs, ctx);
+  };
+  unsigned tableRank = cast<RankedTensorType>(table.cos.getType()).getRank();
+  AffineMap tableMap =
+      tableRank == 2 ? dimsMap(ctx, n, {static_cast<unsigned>(seqDim), n - 1})
+                     : dimsMap(ctx, n, {0, static_cast<unsigned>(seqDim), n - 1});
+  SmallVector<OpFoldResult> halfSizes(rangeSizes);
+  halfSizes.back() = b.getIndexAttr(h);
+  // One generic per pair member, each inserted before the next is computed:
+  // both can then be computed in place in the result (empty-tensor
+  // elimination needs the destination of an insertion to exist before the
+  // computation of what it inserts).
+  for (int64_t member : {0, 1}) {
+    Value init = emptyTensor(b, loc, halfSizes, f32);
+    Value half =
+        linalg::GenericOp::create(
+            b, loc, init.getType(), ValueRange{pairs, pairs, table.cos, table.sin},
+            ValueRange{init},
+            ArrayRef<AffineMap>{memberMap(0), memberMap(1), tableMap, tableMap, id},
+            SmallVector<IteratorType>(n, kPar),
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              auto rotated =
+                  buildPairRotation(nb, nl, toF32(nb, nl, args[0]),
+                                    toF32(nb, nl, args[1]), args[2], args[3]);
+              linalg::YieldOp::create(
+                  nb, nl, ValueRange{member == 0 ? rotated.first : rotated.second});
+            })
+            .getResult(0);
+    // Member c of pair t goes to off + c·h + t (half) or off + 2t + c
+    // (interleaved).
+    offsets.back() = b.getIndexAttr(interleaved ? off + member : off + member * h);
+    strides.back() = b.getIndexAttr(interleaved ? 2 : 1);
+    dest = tensor::InsertSliceOp::create(b, loc, half, dest, offsets, halfSizes,
+                                         strides);
+  }
+  return dest;
 }
 
 //===----------------------------------------------------------------------===//

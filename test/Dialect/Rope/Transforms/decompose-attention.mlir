@@ -16,7 +16,7 @@
 // CHECK: rope.table
 // CHECK-NOT: rope.table
 // CHECK: scf.forall (%[[KH:.+]], %[[QI:.+]]) = (0, 0) to (2, 256) step (1, 32) shared_outs(
-// CHECK: tensor.collapse_shape {{.+}} into tensor<1x1x4x32x32xf32>
+// CHECK-COUNT-2: tensor.insert_slice {{.+}} : tensor<1x1x4x32x16xf32> into tensor<1x1x4x32x32xf32>
 // CHECK: scf.for %[[KJ:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %{{.+}}, %[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}}) -> (tensor<1x1x4x32x32xf32>, tensor<1x1x4x32xf32>, tensor<1x1x4x32xf32>)
 // CHECK: %[[VISIBLE:.+]] = arith.cmpi sle
 // CHECK: scf.if %[[VISIBLE]]

@@ -8,7 +8,8 @@
 // table at (bucket, kv head, group), then −inf where not visible. Q and K
 // (f16) are rotated in f32 as they are loaded (interleaved, 8 of 16 dims).
 // Then m' = max(m, rowmax), p = exp(s − m'), c = exp(m − m') (0 while m' is
-// −inf), l' = c·l + rowsum(p), acc' = c·acc + p·V.
+// −inf), l' = c·l + rowsum(p), acc' = c·acc + p·V (m' and c from one
+// generic; acc rescaled in place, in the op's accumulator out).
 // CHECK-LABEL: func.func @decompose
 // CHECK-SAME: %[[V:[^:]+]]: tensor<1x2x12x16xf16>, %[[QP:[^:]+]]: tensor<8xi64>, %[[KP:[^:]+]]: tensor<12xi64>, %[[A:[^:]+]]: tensor<2x2xf32>, %[[T:[^:]+]]: tensor<32x2x2xf32>
 // CHECK-SAME: %[[ACC:[^:]+]]: tensor<1x2x2x8x16xf32>, %[[M:[^:]+]]: tensor<1x2x2x8xf32>, %[[L:[^:]+]]: tensor<1x2x2x8xf32>)
@@ -38,16 +39,16 @@
 // CHECK: %[[OUT:.+]] = arith.select %[[VISIBLE]], %[[BIASED]], %{{.+}} : f32
 // CHECK: linalg.yield %[[OUT]] : f32
 // CHECK: %[[TILEMAX:.+]] = linalg.generic {{.+}} ins(%[[LOGITS]] : {{.+}})
-// CHECK: %[[MNEW:.+]] = linalg.generic {{.+}} ins(%[[M]], %[[TILEMAX]] :
-// CHECK: %[[P:.+]] = linalg.generic {{.+}} ins(%[[LOGITS]], %[[MNEW]] :
+// CHECK: %[[STEP:.+]]:2 = linalg.generic {{.+}} ins(%[[M]], %[[TILEMAX]] :
+// CHECK: arith.maximumf
 // CHECK: math.exp
-// CHECK: %[[C:.+]] = linalg.generic {{.+}} ins(%[[M]], %[[MNEW]] :
+// CHECK: %[[P:.+]] = linalg.generic {{.+}} ins(%[[LOGITS]], %[[STEP]]#0 :
 // CHECK: math.exp
 // CHECK: %[[PSUM:.+]] = linalg.generic {{.+}} ins(%[[P]] :
-// CHECK: %[[LNEW:.+]] = linalg.generic {{.+}} ins(%[[L]], %[[C]], %[[PSUM]] :
-// CHECK: %[[SACC:.+]] = linalg.generic {{.+}} ins(%[[ACC]], %[[C]] :
+// CHECK: %[[LNEW:.+]] = linalg.generic {{.+}} ins(%[[L]], %[[STEP]]#1, %[[PSUM]] :
+// CHECK: %[[SACC:.+]] = linalg.generic {{.+}} ins(%[[STEP]]#1 : {{.+}}) outs(%[[ACC]] :
 // CHECK: %[[ACCNEW:.+]] = linalg.generic {{.+}} ins(%[[P]], %[[V]] : tensor<1x2x2x8x12xf32>, tensor<1x2x12x16xf16>) outs(%[[SACC]] :
-// CHECK: return %[[ACCNEW]], %[[MNEW]], %[[LNEW]]
+// CHECK: return %[[ACCNEW]], %[[STEP]]#0, %[[LNEW]]
 // CHECK-NOT: rope.online_attention
 func.func @decompose(%q: tensor<1x2x2x8x16xf16>, %k: tensor<1x2x12x16xf16>, %v: tensor<1x2x12x16xf16>,
                      %qp: tensor<8xi64>, %kp: tensor<12xi64>, %a: tensor<2x2xf32>, %t: tensor<32x2x2xf32>,

@@ -3,12 +3,15 @@
 // A causal, windowed key tile of a loop runs only when some key of the tile
 // is visible from some query of the tile: its earliest key is not after its
 // latest query, and its latest key is inside the window (4) of its earliest
-// query. Otherwise the state passes through.
+// query. Otherwise the state passes through. The query tile's bounds do not
+// change along the loop: they are computed before it.
 // CHECK-LABEL: func.func @window_tile
-// CHECK: scf.for {{.+}} iter_args(%[[ACC:.+]] = %{{.+}}, %[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}})
-// CHECK: %[[KPS:.+]] = tensor.extract_slice
+// CHECK-SAME: %[[QP:[a-z0-9]+]]: tensor<8xi64>
 // CHECK: %[[QLO:.+]] = tensor.extract %{{.+}}[] : tensor<i64>
 // CHECK: %[[QHI:.+]] = tensor.extract %{{.+}}[] : tensor<i64>
+// CHECK: scf.for {{.+}} iter_args(%[[ACC:.+]] = %{{.+}}, %[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}})
+// CHECK: %[[KPS:.+]] = tensor.extract_slice
+// CHECK-NOT: ins(%[[QP]]
 // CHECK: %[[KLO:.+]] = tensor.extract %{{.+}}[] : tensor<i64>
 // CHECK: %[[KHI:.+]] = tensor.extract %{{.+}}[] : tensor<i64>
 // CHECK: %[[CAUSAL:.+]] = arith.cmpi sle, %[[KLO]], %[[QHI]] : i64

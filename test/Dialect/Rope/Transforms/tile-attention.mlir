@@ -14,7 +14,8 @@
 // CHECK-DAG: %[[QS:.+]] = tensor.extract_slice %{{.+}}[0, %[[KH]], 0, %[[QI]], 0] [1, 1, 2, 16, 16] {{.+}} to tensor<1x1x2x16x16xf32>
 // CHECK-DAG: %[[QPS:.+]] = tensor.extract_slice %{{.+}}[%[[QI]]] [16] [1] : tensor<64xi64> to tensor<16xi64>
 // CHECK-DAG: %[[QCOS:.+]] = tensor.extract_slice %{{.+}}[%[[QI]], 0] [16, 8] [1, 1] : tensor<64x8xf32> to tensor<16x8xf32>
-// CHECK: %[[QROT:.+]] = linalg.copy ins(%{{.+}} : tensor<1x1x2x16x16xf32>)
+// CHECK: %[[QROT0:.+]] = tensor.insert_slice %{{.+}} into %{{.+}}[0, 0, 0, 0, 0] [1, 1, 2, 16, 8] [1, 1, 1, 1, 1] : tensor<1x1x2x16x8xf32> into tensor<1x1x2x16x16xf32>
+// CHECK: %[[QROT:.+]] = tensor.insert_slice %{{.+}} into %[[QROT0]][0, 0, 0, 0, 8] [1, 1, 2, 16, 8] [1, 1, 1, 1, 1] : tensor<1x1x2x16x8xf32> into tensor<1x1x2x16x16xf32>
 // CHECK: scf.for %[[KJ:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(
 // CHECK-DAG: tensor.extract_slice %{{.+}}[0, 0, %[[KJ]], 0] [1, 1, 32, 16]
 // CHECK-DAG: %[[KPS:.+]] = tensor.extract_slice %{{.+}}[%[[KJ]]] [32] [1] : tensor<128xi64> to tensor<32xi64>

@@ -70,6 +70,17 @@ Value buildElementwise(OpBuilder &b, Location loc, ValueRange ins,
                        ArrayRef<AffineMap> inMaps, Value like,
                        function_ref<Value(OpBuilder &, Location, ValueRange)> fn);
 
+/// An elementwise generic that overwrites `dest` in place (bufferization
+/// reuses dest's buffer): `fn` gets the input elements read through `inMaps`
+/// followed by dest's current element. Only for a result whose consumers take
+/// it as an init (outs): fused into a consumer that reads it through a
+/// broadcasting map, a generic that reads its own output would update the
+/// same element once per broadcast iteration.
+Value buildElementwiseUpdateInPlace(
+    OpBuilder &b, Location loc, ValueRange ins, ArrayRef<AffineMap> inMaps,
+    Value dest, function_ref<Value(OpBuilder &, Location, ValueRange)> fn);
+
+
 //===----------------------------------------------------------------------===//
 // Positions, frequencies, tables, rotation
 //===----------------------------------------------------------------------===//
@@ -108,11 +119,15 @@ std::pair<Value, Value> buildPairRotation(OpBuilder &b, Location loc, Value a,
 Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
                     RotarySpecAttr spec, int64_t seqDim, Type resultType);
 
-/// `x` rotated by `table` in f32 (like buildRotation) and materialised by a
-/// linalg.copy, for a tile of Q or K of attention. Without the copy,
-/// elementwise fusion moves the rotation (a generic) into the Q·Kᵀ product
-/// that reads it, which has one more loop (the other side's rows), so every
-/// element would be rotated again for each of those rows.
+/// `x` rotated by `table` into a new f32 tensor, for a tile of Q or K of
+/// attention. A generic over (leading dims, pair index) per pair member
+/// computes that member of every pair; each is inserted into the [.., D]
+/// result at its offsets (pass-through dims copied there first). The insertions keep
+/// the rotation a separate computation: elementwise fusion would otherwise
+/// move it into the Q·Kᵀ product that reads it, which has one more loop (the
+/// other side's rows), rotating every element again for each of those rows;
+/// and the product reads plain [.., D] rows, not a [.., 2, h] view that
+/// reshape propagation would turn into a split reduction.
 Value buildMaterializedRotation(OpBuilder &b, Location loc, Value x,
                                 CosSin table, RotarySpecAttr spec,
                                 int64_t seqDim);
