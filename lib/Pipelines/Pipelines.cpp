@@ -32,7 +32,7 @@ void addRopeToLinalgPasses(OpPassManager &pm) {
   pm.addPass(rope::createConvertRopeToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  pm.addPass(createLinalgElementwiseOpFusionPass());
+  pm.addPass(rope::createRopeFuseElementwiseOps());
   pm.addPass(createCanonicalizerPass());
 }
 
@@ -84,8 +84,9 @@ void addHostLoopsToLLVMPasses(OpPassManager &pm, bool cWrappers,
 /// rope on tensors to host functions on device buffers whose computations
 /// are gpu.launch kernels: one per linalg op (parallel dims on a grid of
 /// threads, reduction dims a loop in each thread), and one for each
-/// streamed attention (a thread per query row), or, without streaming, one
-/// per attention step over whole tensors (scores, softmax, P·V).
+/// attention in rows (a thread per query row running the key loop of the
+/// tiled rope.online_attention), or, without rows, one per attention step
+/// over whole tensors (scores, softmax, P·V).
 void addGPUMappingPasses(OpPassManager &pm, const LowerToNVVMOptions &options) {
   if (options.foldRotation)
     pm.addPass(createRopeFoldRotationIntoQK());
@@ -97,8 +98,10 @@ void addGPUMappingPasses(OpPassManager &pm, const LowerToNVVMOptions &options) {
   // (no ownership-based deallocation: the host code is straight-line).
   addBufferizationPasses(pm, /*allowReturnAllocsFromLoops=*/false);
   pm.addPass(createCanonicalizerPass());
-  // Streamed attention rows are an scf.forall; mapped like any other loop.
+  // Attention rows are an scf.forall, mapped like any other loop; what a
+  // row allocates is its thread's own.
   pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
+  pm.addNestedPass<func::FuncOp>(rope::createRopePrivatizeThreadBuffers());
   pm.addNestedPass<func::FuncOp>(rope::createRopeHostBuffersToGPU());
 
   pm.addPass(rope::createRopeReductionsInnermost());

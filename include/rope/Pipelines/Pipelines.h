@@ -84,9 +84,10 @@ struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
       llvm::cl::init(true)};
   PassOptions::Option<bool> streamAttention{
       *this, "stream-attention",
-      llvm::cl::desc("One thread per query row streaming the keys with an "
-                     "online softmax (--rope-decompose-attention-rows), "
-                     "instead of one kernel per step over the S×S scores"),
+      llvm::cl::desc("One thread per query row running the key loop of "
+                     "the tiled online attention "
+                     "(--rope-decompose-attention-rows), instead of one "
+                     "kernel per step over the S×S scores"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> cWrappers{
       *this, "c-wrappers",

@@ -70,21 +70,15 @@ LogicalResult emulateLaunch(gpu::LaunchOp launch) {
                        upper))
     mapping.map(arg, value);
   b.setInsertionPoint(loop.getBody()->getTerminator());
-  // A thread's local memory (memref.alloca) is the host's stack: scoped to
-  // one emulated thread, or the stack would grow with every thread.
-  bool hasLocalMemory =
-      launch.getBody()
-          .walk([](memref::AllocaOp) { return WalkResult::interrupt(); })
-          .wasInterrupted();
-  if (hasLocalMemory) {
-    auto scope = memref::AllocaScopeOp::create(b, loc, TypeRange{});
-    Block *scopeBody = b.createBlock(&scope.getBodyRegion());
-    b.setInsertionPointToStart(scopeBody);
-    memref::AllocaScopeReturnOp::create(b, loc, ValueRange{});
-    b.setInsertionPointToStart(scopeBody);
-  }
   for (Operation &op : body.without_terminator())
     b.clone(op, mapping);
+  // A thread's local memory (memref.alloca) would be the host's stack, grown
+  // by every emulated thread. The threads run one after another, so one
+  // buffer before the loop serves them all.
+  loop.getBody()->walk([&](memref::AllocaOp alloca) {
+    if (alloca.getType().hasStaticShape())
+      alloca->moveBefore(loop);
+  });
   launch.erase();
   return success();
 }

@@ -33,9 +33,10 @@
 // CHECK: %[[MINIT:.+]] = linalg.fill ins(%[[NEG_INF]] : f32) outs(%{{.+}} : tensor<1x2x1x8xf32>)
 // CHECK: %[[MAX:.+]] = linalg.generic {indexing_maps = [#[[ALL5]], #[[ROW]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[LOGITS]] : {{.+}}) outs(%[[MINIT]] : {{.+}})
 // CHECK: arith.maximumf
-// m' and the correction c = exp(m − m') come from one generic.
-// CHECK: %[[MNEW:.+]]:2 = linalg.generic {indexing_maps = [#[[ROW4:.+]], #[[ROW4]], #[[ROW4]], #[[ROW4]]], {{.+}} ins(%{{.+}}, %[[MAX]] : {{.+}})
-// CHECK-NEXT: ^bb0(%[[MOLD:[^:]+]]: f32, %[[TM:[^:]+]]: f32, %{{[^:]+}}: f32, %{{[^:]+}}: f32):
+// The state is updated in its own tensors (m, l and acc read their outputs):
+// m' and the correction c = exp(m − m') come from one generic over the old m.
+// CHECK: %[[MNEW:.+]]:2 = linalg.generic {indexing_maps = [#[[ROW4:.+]], #[[ROW4]], #[[ROW4]]], {{.+}} ins(%[[MAX]] : {{.+}}) outs(%{{.+}}, %{{.+}} : {{.+}})
+// CHECK-NEXT: ^bb0(%[[TM:[^:]+]]: f32, %[[MOLD:[^:]+]]: f32, %{{[^:]+}}: f32):
 // CHECK-NEXT: %[[MN:.+]] = arith.maximumf %[[MOLD]], %[[TM]] : f32
 // CHECK: %[[PROBS:.+]] = linalg.generic {indexing_maps = [#[[ALL5]], #[[ROW]], #[[ALL5]]], {{.+}} ins(%[[LOGITS]], %[[MNEW]]#0 : {{.+}})
 // CHECK-NEXT: ^bb0(%[[X:[^:]+]]: f32, %[[M:[^:]+]]: f32, %{{[^:]+}}: f32):
@@ -45,8 +46,8 @@
 // CHECK-NEXT: %[[P:.+]] = arith.select %[[ALL_MASKED]], %[[ZERO]], %[[E]] : f32
 // CHECK: %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[ALL5]], #[[ROW]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[PROBS]] : {{.+}})
 // CHECK: arith.addf
-// CHECK: %[[LNEW:.+]] = linalg.generic {{.+}} ins(%{{.+}}, %[[MNEW]]#1, %[[SUM]] : {{.+}})
-// The accumulator is rescaled in place (its out is read) and P·V adds to it.
+// CHECK: %[[LNEW:.+]] = linalg.generic {{.+}} ins(%[[MNEW]]#1, %[[SUM]] : {{.+}})
+// The accumulator is rescaled in place and P·V adds to it.
 // CHECK: %[[SCALED:.+]] = linalg.generic {{.+}} ins(%[[MNEW]]#1 : {{.+}}) outs(%{{.+}} : tensor<1x2x1x8x32xf32>)
 // CHECK: %[[ACC:.+]] = linalg.generic {{.+}} iterator_types = [{{.*}}"reduction"{{.*}}]}
 // CHECK-SAME: ins(%[[PROBS]], %[[V]] : tensor<1x2x1x8x8xf32>, tensor<1x2x8x32xf32>) outs(%[[SCALED]] : tensor<1x2x1x8x32xf32>)

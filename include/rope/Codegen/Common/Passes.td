@@ -30,6 +30,29 @@ def RopeReadOnlyPublicArguments
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
 }
 
+def RopeFuseElementwiseOps : Pass<"rope-fuse-elementwise-ops"> {
+  let summary = "Fuse elementwise linalg producers into their consumers, "
+                "never one that reads its own outputs";
+  let description = [{
+    Upstream's elementwise fusion on tensors (`linalg.generic` producers into
+    the generics that read them, reshapes propagated by expansion, fills and
+    constants folded), with one rule more: a producer whose body reads one
+    of its outputs is not fused. Such a generic updates a tensor in place
+    (`acc ← c·acc`, the running max and sum of online attention); moved into
+    a consumer that reads its result through a broadcasting map, the update
+    would run once per broadcast iteration on the already updated value
+    (upstream `--linalg-fuse-elementwise-ops` does this). Otherwise, as
+    upstream, a producer is fused only into its single user.
+    `--rope-lower-to-cpu` and `--rope-lower-to-nvvm` run it after the rope
+    ops became linalg.
+  }];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def RopeApproximateMath : Pass<"rope-approximate-math", "::mlir::ModuleOp"> {
   let summary = "Polynomial approximations of f32 sin, cos and exp";
   let description = [{

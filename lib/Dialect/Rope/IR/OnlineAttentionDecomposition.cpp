@@ -139,43 +139,42 @@ FailureOr<SmallVector<Value>> OnlineAttentionOp::decomposeOperation(OpBuilder &b
   }
   Value logits = buildTileLogits(b, loc, *this, q, k);
 
+  // The state is updated in place, in the op's outs (its destinations): a
+  // loop over key tiles then carries one buffer of each (the accumulator is
+  // the output tile itself) instead of fresh ones per key tile. These
+  // updates read their outputs; rope-fuse-elementwise-ops never fuses such
+  // a generic into a consumer.
   Value m = getMaxInit(), l = getSumInit(), acc = getAccumulatorInit();
   AffineMap row = dimsMap(ctx, 5, {0, 1, 2, 3});
   AffineMap all4 = dimsMap(ctx, 4, range(0, 4));
   AffineMap all5 = dimsMap(ctx, 5, range(0, 5));
   Value tileMax = buildRowMax(b, loc, logits);
-  // m' = max(m, rowmax(s)) and the correction c = exp(m − m') from one
-  // generic. Like p = exp(s − m') below, c is 0 while the row has seen no
-  // visible key (m' = −inf): the empty-row rule of buildShiftedExp.
-  SmallVector<OpFoldResult> rowSizes = tensor::getMixedSizes(b, loc, m);
-  Value rowInit = emptyTensor(b, loc, rowSizes, b.getF32Type());
+  // m' = max(m, rowmax(s)) over m, and beside it the correction
+  // c = exp(m − m'), which needs the old m. Like p = exp(s − m') below, c is 0
+  // while the row has seen no visible key (m' = −inf): the empty-row rule of
+  // buildShiftedExp.
+  Value correctionInit =
+      emptyTensor(b, loc, tensor::getMixedSizes(b, loc, m), b.getF32Type());
   auto maxStep = linalg::GenericOp::create(
-      b, loc, TypeRange{rowInit.getType(), rowInit.getType()},
-      ValueRange{m, tileMax}, ValueRange{rowInit, rowInit},
-      ArrayRef<AffineMap>{all4, all4, all4, all4},
-      SmallVector<IteratorType>(4, kPar),
+      b, loc, TypeRange{m.getType(), correctionInit.getType()},
+      ValueRange{tileMax}, ValueRange{m, correctionInit},
+      ArrayRef<AffineMap>{all4, all4, all4}, SmallVector<IteratorType>(4, kPar),
       [](OpBuilder &nb, Location nl, ValueRange a) {
-        Value mNew = arith::MaximumFOp::create(nb, nl, a[0], a[1]);
+        Value mNew = arith::MaximumFOp::create(nb, nl, a[1], a[0]);
         linalg::YieldOp::create(
-            nb, nl, ValueRange{mNew, buildShiftedExp(nb, nl, a[0], mNew)});
+            nb, nl, ValueRange{mNew, buildShiftedExp(nb, nl, a[1], mNew)});
       });
   Value mNew = maxStep.getResult(0), correction = maxStep.getResult(1);
   Value p = buildElementwise(b, loc, {logits, mNew}, {all5, row}, logits,
                              [](OpBuilder &b, Location loc, ValueRange a) {
                                return buildShiftedExp(b, loc, a[0], a[1]);
                              });
-  Value lNew = buildElementwise(
-      b, loc, {l, correction, buildRowSum(b, loc, p)}, {all4, all4, all4}, l,
+  Value lNew = buildElementwiseUpdateInPlace(
+      b, loc, {correction, buildRowSum(b, loc, p)}, {all4, all4}, l,
       [](OpBuilder &b, Location loc, ValueRange a) -> Value {
         return arith::AddFOp::create(
-            b, loc, arith::MulFOp::create(b, loc, a[0], a[1]), a[2]);
+            b, loc, arith::MulFOp::create(b, loc, a[2], a[0]), a[1]);
       });
-  // The accumulator is rescaled in place, in the op's accumulator out, and
-  // P·V accumulates into it: a loop over key tiles then carries one
-  // accumulator buffer (the output tile itself) instead of a fresh one per
-  // key tile. The rescale reads its output element, which is only sound
-  // because its one consumer takes it as an init (elementwise fusion never
-  // moves it into a consumer that broadcasts it).
   Value scaledAcc = buildElementwiseUpdateInPlace(
       b, loc, {correction}, {row}, acc,
       [](OpBuilder &b, Location loc, ValueRange a) -> Value {

@@ -2,9 +2,10 @@
 //
 // Thin drivers. --rope-decompose-online-attention replaces each
 // rope.online_attention with its own decomposition; --rope-decompose-attention
-// is the CPU configuration of attention: to the online op, tiled (query tiles
-// in parallel or split-K, key tiles in a loop), invisible key tiles skipped,
-// decomposed. The S×S scores never exist; only tiles do.
+// (CPU) and --rope-decompose-attention-rows (GPU) configure attention: to the
+// online op, tiled (query tiles or single query rows in parallel, or split-K;
+// key tiles in a loop), invisible key tiles skipped, decomposed. The S×S
+// scores never exist; only tiles do.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 
 namespace mlir::rope {
 #define GEN_PASS_DEF_ROPEDECOMPOSEATTENTION
+#define GEN_PASS_DEF_ROPEDECOMPOSEATTENTIONROWS
 #define GEN_PASS_DEF_ROPEDECOMPOSEONLINEATTENTION
 #include "rope/Dialect/Rope/Transforms/Passes.h.inc"
 } // namespace mlir::rope
@@ -54,6 +56,37 @@ struct RopeDecomposeOnlineAttentionPass
   }
 };
 
+/// Converts, tiles, guards and decomposes every rope.attention under `root`
+/// that `accept` takes (the others are left to the plain lowering).
+static LogicalResult configureAttention(
+    Operation *root, const AttentionTilingOptions &options,
+    function_ref<bool(AttentionOp)> accept) {
+  IRRewriter rewriter(root->getContext());
+  SmallVector<AttentionOp> attentions;
+  root->walk([&](AttentionOp op) {
+    if (accept(op))
+      attentions.push_back(op);
+  });
+  for (AttentionOp attention : attentions) {
+    // An empty query or key sequence has nothing to tile; the online op
+    // decomposes untiled.
+    bool empty = attention.getQuery().getType().getDimSize(2) == 0 ||
+                 attention.getKey().getType().getDimSize(2) == 0;
+    FailureOr<OnlineAttentionOp> online =
+        convertToOnlineAttention(rewriter, attention);
+    if (failed(online))
+      return failure();
+    if (empty)
+      continue;
+    FailureOr<OnlineAttentionOp> tile =
+        tileOnlineAttention(rewriter, *online, options);
+    if (failed(tile))
+      return failure();
+    (void)guardInvisibleKeyTile(rewriter, *tile);
+  }
+  return decomposeAll(root);
+}
+
 struct RopeDecomposeAttentionPass
     : public rope::impl::RopeDecomposeAttentionBase<RopeDecomposeAttentionPass> {
   using RopeDecomposeAttentionBase::RopeDecomposeAttentionBase;
@@ -68,29 +101,36 @@ struct RopeDecomposeAttentionPass
           << static_cast<int64_t>(splitKeys);
       return signalPassFailure();
     }
-    Operation *root = getOperation();
-    IRRewriter rewriter(&getContext());
-    SmallVector<AttentionOp> attentions;
-    root->walk([&](AttentionOp op) { attentions.push_back(op); });
     AttentionTilingOptions options{queryTile, keyTile, splitKeys};
-    for (AttentionOp attention : attentions) {
-      // An empty query or key sequence has nothing to tile; the online op
-      // decomposes untiled.
-      bool empty = attention.getQuery().getType().getDimSize(2) == 0 ||
-                   attention.getKey().getType().getDimSize(2) == 0;
-      FailureOr<OnlineAttentionOp> online =
-          convertToOnlineAttention(rewriter, attention);
-      if (failed(online))
-        return signalPassFailure();
-      if (empty)
-        continue;
-      FailureOr<OnlineAttentionOp> tile =
-          tileOnlineAttention(rewriter, *online, options);
-      if (failed(tile))
-        return signalPassFailure();
-      (void)guardInvisibleKeyTile(rewriter, *tile);
+    if (failed(configureAttention(getOperation(), options,
+                                  [](AttentionOp) { return true; })))
+      signalPassFailure();
+  }
+};
+
+struct RopeDecomposeAttentionRowsPass
+    : public rope::impl::RopeDecomposeAttentionRowsBase<
+          RopeDecomposeAttentionRowsPass> {
+  using RopeDecomposeAttentionRowsBase::RopeDecomposeAttentionRowsBase;
+
+  void runOnOperation() override {
+    if (keyTile <= 0) {
+      getOperation()->emitError()
+          << "rope-decompose-attention-rows: key-tile must be positive, got "
+          << static_cast<int64_t>(keyTile);
+      return signalPassFailure();
     }
-    if (failed(decomposeAll(root)))
+    AttentionTilingOptions options;
+    options.keyTile = keyTile;
+    options.oneRowPerTile = true;
+    // A row's temporaries have the head dims' sizes: static ones only.
+    auto staticHeads = [](AttentionOp op) {
+      int64_t d = op.getQuery().getType().getDimSize(3);
+      int64_t dv = op.getValue().getType().getDimSize(3);
+      return !ShapedType::isDynamic(d) && !ShapedType::isDynamic(dv) &&
+             d != 0 && dv != 0;
+    };
+    if (failed(configureAttention(getOperation(), options, staticHeads)))
       signalPassFailure();
   }
 };

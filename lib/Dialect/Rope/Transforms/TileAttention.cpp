@@ -71,7 +71,7 @@ mlir::rope::tileOnlineAttention(RewriterBase &rewriter, OnlineAttentionOp op,
   SmallVector<OpFoldResult> tileSizes(OnlineAttentionOp::kNumLoops, zero);
   scf::SCFTilingOptions outer;
   outer.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-  int64_t splits = options.splitKeys;
+  int64_t splits = options.oneRowPerTile ? 0 : options.splitKeys;
   if (splits < 0) {
     // Parallel tiles of the query tiling: kv heads × query tiles, known when
     // the query length is.
@@ -98,6 +98,11 @@ mlir::rope::tileOnlineAttention(RewriterBase &rewriter, OnlineAttentionOp op,
     outer.setReductionTilingStrategy(
         ReductionTilingStrategy::PartialReductionOuterParallel);
     outer.setReductionDims({OnlineAttentionOp::kKeyDim});
+  } else if (options.oneRowPerTile) {
+    for (unsigned dim :
+         {OnlineAttentionOp::kBatchDim, OnlineAttentionOp::kKvHeadDim,
+          OnlineAttentionOp::kGroupDim, OnlineAttentionOp::kQueryDim})
+      tileSizes[dim] = rewriter.getIndexAttr(1);
   } else {
     tileSizes[OnlineAttentionOp::kKvHeadDim] = rewriter.getIndexAttr(1);
     tileSizes[OnlineAttentionOp::kQueryDim] =
@@ -136,6 +141,7 @@ struct RopeTileAttentionPass
     getOperation()->walk([&](OnlineAttentionOp op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());
     AttentionTilingOptions options{queryTile, keyTile, splitKeys};
+    options.oneRowPerTile = rows;
     for (OnlineAttentionOp op : ops)
       if (failed(tileOnlineAttention(rewriter, op, options)))
         return signalPassFailure();

@@ -9,7 +9,7 @@
 // (f16) are rotated in f32 as they are loaded (interleaved, 8 of 16 dims).
 // Then m' = max(m, rowmax), p = exp(s − m'), c = exp(m − m') (0 while m' is
 // −inf), l' = c·l + rowsum(p), acc' = c·acc + p·V (m' and c from one
-// generic; acc rescaled in place, in the op's accumulator out).
+// generic), each updated in place in the op's outs.
 // CHECK-LABEL: func.func @decompose
 // CHECK-SAME: %[[V:[^:]+]]: tensor<1x2x12x16xf16>, %[[QP:[^:]+]]: tensor<8xi64>, %[[KP:[^:]+]]: tensor<12xi64>, %[[A:[^:]+]]: tensor<2x2xf32>, %[[T:[^:]+]]: tensor<32x2x2xf32>
 // CHECK-SAME: %[[ACC:[^:]+]]: tensor<1x2x2x8x16xf32>, %[[M:[^:]+]]: tensor<1x2x2x8xf32>, %[[L:[^:]+]]: tensor<1x2x2x8xf32>)
@@ -39,13 +39,13 @@
 // CHECK: %[[OUT:.+]] = arith.select %[[VISIBLE]], %[[BIASED]], %{{.+}} : f32
 // CHECK: linalg.yield %[[OUT]] : f32
 // CHECK: %[[TILEMAX:.+]] = linalg.generic {{.+}} ins(%[[LOGITS]] : {{.+}})
-// CHECK: %[[STEP:.+]]:2 = linalg.generic {{.+}} ins(%[[M]], %[[TILEMAX]] :
+// CHECK: %[[STEP:.+]]:2 = linalg.generic {{.+}} ins(%[[TILEMAX]] : {{.+}}) outs(%[[M]], %{{.+}} :
 // CHECK: arith.maximumf
 // CHECK: math.exp
 // CHECK: %[[P:.+]] = linalg.generic {{.+}} ins(%[[LOGITS]], %[[STEP]]#0 :
 // CHECK: math.exp
 // CHECK: %[[PSUM:.+]] = linalg.generic {{.+}} ins(%[[P]] :
-// CHECK: %[[LNEW:.+]] = linalg.generic {{.+}} ins(%[[L]], %[[STEP]]#1, %[[PSUM]] :
+// CHECK: %[[LNEW:.+]] = linalg.generic {{.+}} ins(%[[STEP]]#1, %[[PSUM]] : {{.+}}) outs(%[[L]] :
 // CHECK: %[[SACC:.+]] = linalg.generic {{.+}} ins(%[[STEP]]#1 : {{.+}}) outs(%[[ACC]] :
 // CHECK: %[[ACCNEW:.+]] = linalg.generic {{.+}} ins(%[[P]], %[[V]] : tensor<1x2x2x8x12xf32>, tensor<1x2x12x16xf16>) outs(%[[SACC]] :
 // CHECK: return %[[ACCNEW]], %[[STEP]]#0, %[[LNEW]]

@@ -1,5 +1,6 @@
 // RUN: rope-opt %s --rope-tile-attention="query-tile=16 key-tile=32 split-keys=0" --canonicalize -split-input-file | FileCheck %s
 // RUN: rope-opt %s --rope-tile-attention="key-tile=16 split-keys=4" --canonicalize -split-input-file | FileCheck %s --check-prefix=SPLIT
+// RUN: rope-opt %s --rope-tile-attention="rows key-tile=32" --canonicalize -split-input-file | FileCheck %s --check-prefix=ROWS
 // RUN: not rope-opt %s --rope-tile-attention=key-tile=0 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: query-tile and key-tile must be positive and split-keys -1 (automatic) or more, got 64, 0 and -1
 
@@ -9,6 +10,18 @@
 // rotated once, in f32, before its key loop; then an scf.for over 32-key
 // tiles carrying the (acc, max, sum) state into a rope.online_attention on
 // the key slices, without query tables (the query is rotated).
+// GPU rows (`rows`): one parallel tile per (kv head, group head, query row)
+// (the batch of 1 folds away), the row rotated once, its keys in a loop.
+// ROWS-LABEL: func.func @query_tiles
+// ROWS: scf.forall (%{{.+}}, %{{.+}}, %[[RI:.+]]) in (2, 2, 64) shared_outs(
+// ROWS: tensor.extract_slice %{{.+}}[%[[RI]]] [1] [1] : tensor<64xi64> to tensor<1xi64>
+// ROWS: scf.for {{.+}} -> (tensor<1x1x1x1x16xf32>, tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>)
+// ROWS: rope.online_attention {{.+}} positions(%{{.+}}, %{{.+}} : tensor<1xi64>, tensor<32xi64>) rotary(#rope.spec<>) key_tables(
+// Rows ignore split-keys: one tile per group head, each over all 100 keys.
+// ROWS-LABEL: func.func @split_keys
+// ROWS: scf.forall (%[[GH:.+]]) in (4) shared_outs(
+// ROWS: tensor.extract_slice %{{.+}}[0, 0, %[[GH]], 0, 0] [1, 1, 1, 1, 16]
+// ROWS: scf.for %{{.+}} = %{{.+}} to %c100 step %c32
 // CHECK-LABEL: func.func @query_tiles
 // CHECK: scf.forall (%[[KH:.+]], %[[QI:.+]]) = (0, 0) to (2, 64) step (1, 16) shared_outs(%[[ACC:.+]] = %{{.+}}, %[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}})
 // CHECK-DAG: %[[QS:.+]] = tensor.extract_slice %{{.+}}[0, %[[KH]], 0, %[[QI]], 0] [1, 1, 2, 16, 16] {{.+}} to tensor<1x1x2x16x16xf32>

@@ -23,9 +23,6 @@ namespace rope {
 /// attention(rotate(q), rotate(k), v) -> attention(q, k, v) rotary(...).
 void populateFoldRotationIntoQKPatterns(RewritePatternSet &patterns);
 
-/// rope.attention -> one online-softmax loop over the keys per query row.
-void populateDecomposeAttentionRowsPatterns(RewritePatternSet &patterns);
-
 /// Frontend spellings of a rotary embedding (slices, negation, concatenation,
 /// cos/sin tables of the positions) -> rope.rotate.
 void populateRaiseRotaryPatterns(RewritePatternSet &patterns);

@@ -62,8 +62,10 @@ def RopeTileAttention : Pass<"rope-tile-attention"> {
     `split-keys = N > 1`, an `scf.forall` over N key ranges whose partial
     states are merged exactly afterwards (split-K through
     `PartialReductionOpInterface`, for decode); then an `scf.for` over
-    `key-tile` keys carrying the state. Each tile is again a
-    `rope.online_attention` on slices of every operand.
+    `key-tile` keys carrying the state. With `rows`, every (batch, kv head,
+    group head, query row) is a parallel tile of its own (the GPU rows
+    configuration). Each tile is again a `rope.online_attention` on slices
+    of every operand.
   }];
   let options = [
     Option<"queryTile", "query-tile", "int64_t", /*default=*/"64",
@@ -72,7 +74,10 @@ def RopeTileAttention : Pass<"rope-tile-attention"> {
            "Keys per step of the key loop">,
     Option<"splitKeys", "split-keys", "int64_t", /*default=*/"-1",
            "Split the keys into this many parallel partial states (0, 1: no "
-           "split; -1: 4 splits when kv heads × query tiles are fewer than 4)">
+           "split; -1: 4 splits when kv heads × query tiles are fewer than 4)">,
+    Option<"rows", "rows", "bool", /*default=*/"false",
+           "One query row per parallel tile (query-tile and split-keys "
+           "unused)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -155,31 +160,32 @@ def RopeDecomposeAttention : Pass<"rope-decompose-attention"> {
 }
 
 def RopeDecomposeAttentionRows : Pass<"rope-decompose-attention-rows"> {
-  let summary = "Stream rope.attention one query row at a time (for GPUs)";
+  let summary = "Attention one query row per parallel tile (the GPU rows "
+                "configuration)";
   let description = [{
-    Rewrites `rope.attention` (its head dims are static) into an
-    `scf.forall` over (batch, kv head, query head of the group, query row)
-    whose body streams the keys one by one with an online softmax: the
-    rotated, scaled query row, the running max and sum, and the output
-    accumulator live in registers (`vector<D x f32>`), so neither the S×S
-    scores nor any tile buffer exists. With a rotary spec the cos/sin tables
-    are built once and each key row is rotated as it is loaded. Causal rows
-    with the default positions stop at their last visible key (the keys in
-    their future are never read); with explicit positions each key is
-    checked against the row's position.
-
-    On a GPU each row is one thread (`--rope-lower-to-nvvm` maps the forall
-    onto the grid): memory O(S·D), the keys of one head read by neighbouring
-    threads at the same time. Attention with empty head rows (D or Dv = 0)
-    is left to the plain lowering.
+    The GPU configuration of `rope.attention`: converted to
+    `rope.online_attention`, tiled through its `TilingInterface` with one
+    tile per (batch, kv head, group head, query row) in an `scf.forall`
+    (one GPU thread each once `--rope-lower-to-nvvm` maps it), the query row
+    rotated once, then an `scf.for` over `key-tile` keys carrying the
+    (accumulator, max, sum) state, key tiles that the row cannot see
+    skipped, and each tile decomposed by the op itself. Every feature of the
+    op (masks, window, soft-cap, sinks, ALiBi, T5 bias, rotary tables) goes
+    through it. The thread's temporaries (its rotated query and key rows,
+    scores) are of static size, so the head dims must be static; attention
+    with dynamic or empty head dims is left to the plain lowering.
   }];
+  let options = [
+    Option<"keyTile", "key-tile", "int64_t", /*default=*/"1",
+           "Keys per step of a row's key loop">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
+    "::mlir::rope::RopeDialect",
     "::mlir::scf::SCFDialect",
-    "::mlir::tensor::TensorDialect",
-    "::mlir::vector::VectorDialect"
+    "::mlir::tensor::TensorDialect"
   ];
 }
 

@@ -27,7 +27,8 @@ namespace mlir::rope {
 FailureOr<OnlineAttentionOp> convertToOnlineAttention(RewriterBase &rewriter,
                                                       AttentionOp op);
 
-/// How the CPU tiles online attention.
+/// How online attention is tiled: query tiles (CPU), or one query row per
+/// tile (GPU rows).
 struct AttentionTilingOptions {
   /// Query rows per parallel tile (an scf.forall over kv heads × query tiles).
   int64_t queryTile = 64;
@@ -40,6 +41,9 @@ struct AttentionTilingOptions {
   /// parallel tiles (decode with few kv heads), else none.
   int64_t splitKeys = -1;
   static constexpr int64_t kAutoSplits = 4;
+  /// GPU rows: every (batch, kv head, group head, query row) is a parallel
+  /// tile of its own (one GPU thread); queryTile and splitKeys are unused.
+  bool oneRowPerTile = false;
 };
 
 /// Tiles `op` through its interfaces: either parallel query tiles or parallel

@@ -72,10 +72,9 @@ Value buildElementwise(OpBuilder &b, Location loc, ValueRange ins,
 
 /// An elementwise generic that overwrites `dest` in place (bufferization
 /// reuses dest's buffer): `fn` gets the input elements read through `inMaps`
-/// followed by dest's current element. Only for a result whose consumers take
-/// it as an init (outs): fused into a consumer that reads it through a
-/// broadcasting map, a generic that reads its own output would update the
-/// same element once per broadcast iteration.
+/// followed by dest's current element. A generic that reads its output must
+/// not be fused into a consumer that broadcasts its result (the update would
+/// repeat): rope-fuse-elementwise-ops, unlike upstream's fusion, never does.
 Value buildElementwiseUpdateInPlace(
     OpBuilder &b, Location loc, ValueRange ins, ArrayRef<AffineMap> inMaps,
     Value dest, function_ref<Value(OpBuilder &, Location, ValueRange)> fn);
