@@ -173,24 +173,6 @@ Value buildMultiplyAccumulate(OpBuilder &b, Location loc, Value lhs, Value rhs,
       .getResult(0);
 }
 
-Value buildElementwise(OpBuilder &b, Location loc, ValueRange ins,
-                       ArrayRef<AffineMap> inMaps, Value like,
-                       function_ref<Value(OpBuilder &, Location, ValueRange)> fn) {
-  auto type = cast<RankedTensorType>(like.getType());
-  unsigned n = type.getRank();
-  Value init = emptyTensor(b, loc, tensor::getMixedSizes(b, loc, like),
-                           b.getF32Type());
-  SmallVector<AffineMap> maps(inMaps);
-  maps.push_back(AffineMap::getMultiDimIdentityMap(n, b.getContext()));
-  return linalg::GenericOp::create(
-             b, loc, init.getType(), ins, ValueRange{init}, maps,
-             SmallVector<IteratorType>(n, kPar),
-             [&](OpBuilder &nb, Location nl, ValueRange args) {
-               linalg::YieldOp::create(nb, nl, ValueRange{fn(nb, nl, args)});
-             })
-      .getResult(0);
-}
-
 Value buildElementwiseUpdateInPlace(
     OpBuilder &b, Location loc, ValueRange ins, ArrayRef<AffineMap> inMaps,
     Value dest, function_ref<Value(OpBuilder &, Location, ValueRange)> fn) {
@@ -201,10 +183,18 @@ Value buildElementwiseUpdateInPlace(
              b, loc, dest.getType(), ins, ValueRange{dest}, maps,
              SmallVector<IteratorType>(n, kPar),
              [&](OpBuilder &nb, Location nl, ValueRange args) {
-               linalg::YieldOp::create(nb, nl,
-                                       ValueRange{fn(nb, nl, args)});
+               linalg::YieldOp::create(nb, nl, ValueRange{fn(nb, nl, args)});
              })
       .getResult(0);
+}
+
+Value buildElementwise(OpBuilder &b, Location loc, ValueRange ins,
+                       ArrayRef<AffineMap> inMaps, Value like,
+                       function_ref<Value(OpBuilder &, Location, ValueRange)> fn) {
+  // Into a fresh tensor, whose (undefined) elements fn does not read.
+  Value init = emptyTensor(b, loc, tensor::getMixedSizes(b, loc, like),
+                           b.getF32Type());
+  return buildElementwiseUpdateInPlace(b, loc, ins, inMaps, init, fn);
 }
 
 Value f64Tensor(OpBuilder &b, Location loc, ArrayRef<double> values) {
