@@ -125,10 +125,13 @@ void initPipelines() {
       // Split-K: parallel partial states and their merge.
       {"rope-decompose-attention", "{split-keys=3 key-tile=2}"},
       {"rope-decompose-attention-rows", ""},
+      // Rows with key tiles that do not divide the keys (partial tiles).
+      {"rope-decompose-attention-rows", "{key-tile=3}"},
       // The online op's own passes, one at a time, then decomposed.
       {"rope-convert-attention-to-online", ""},
       {"rope-tile-attention", ""},
       {"rope-tile-attention", "{query-tile=2 key-tile=3 split-keys=2}"},
+      {"rope-tile-attention", "{rows=1 key-tile=2}"},
       {"rope-skip-invisible-attention-tiles", ""},
       {"rope-decompose-online-attention", ""},
       {"rope-raise", ""},
