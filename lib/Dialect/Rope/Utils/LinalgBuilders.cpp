@@ -318,14 +318,6 @@ CosSin buildTable(OpBuilder &b, Location loc, Value positions, Value invFreq,
   return {generic.getResult(0), generic.getResult(1)};
 }
 
-/// Applies cos/sin tables to `x` (rank n, head dim last, sequence at
-/// `seqDim`); the tables are [S, h] or [B, S, h]. The rotated range
-/// [off, off + r) is viewed as [2, h] (half: member c of pair t is at c·h + t)
-/// or [h, 2] (interleaved: at 2t + c), and one generic over (..., c, t)
-/// produces every element from both members of its pair, read through
-/// constant-indexed maps: x is read once and the result written once, in
-/// place, with the innermost loop running along t. Dims outside the rotary
-/// range pass through. The result has element type `resultType`.
 std::pair<Value, Value> buildPairRotation(OpBuilder &b, Location loc, Value a,
                                           Value second, Value cos, Value sin) {
   Value newFirst =
@@ -337,28 +329,107 @@ std::pair<Value, Value> buildPairRotation(OpBuilder &b, Location loc, Value a,
   return {newFirst, newSecond};
 }
 
+namespace {
+/// Where a spec rotates a tensor whose last dim is the head: the range
+/// [off, off + r) of h = r / 2 pairs, as a slice of the tensor.
+struct RotaryRange {
+  int64_t r, h, off;
+  bool interleaved;
+  /// The range is the whole head dim.
+  bool whole;
+  /// The tensor's sizes, and the range as a slice of it.
+  SmallVector<OpFoldResult> tensorSizes, offsets, sizes, strides;
+};
+
+RotaryRange rotaryRange(OpBuilder &b, Location loc, Value x,
+                        RotarySpecAttr spec) {
+  auto type = cast<RankedTensorType>(x.getType());
+  unsigned n = type.getRank();
+  int64_t headDim = type.getShape().back();
+  RotaryRange range;
+  range.r = spec.getRotaryDims(headDim);
+  range.h = range.r / 2;
+  range.off = spec.getOffset();
+  range.interleaved = spec.getLayout() == RotaryLayout::interleaved;
+  range.whole = range.r == headDim;
+  range.tensorSizes = tensor::getMixedSizes(b, loc, x);
+  range.offsets.assign(n, b.getIndexAttr(0));
+  range.offsets.back() = b.getIndexAttr(range.off);
+  range.sizes = range.tensorSizes;
+  range.sizes.back() = b.getIndexAttr(range.r);
+  range.strides.assign(n, b.getIndexAttr(1));
+  return range;
+}
+
+/// The rotated range of `t` viewed as [.., 2, h] (half: member c of pair t
+/// at c·h + t) or [.., h, 2] (interleaved: at 2t + c).
+Value pairView(OpBuilder &b, Location loc, Value t, const RotaryRange &range) {
+  if (!range.whole)
+    t = tensor::ExtractSliceOp::create(b, loc, t, range.offsets, range.sizes,
+                                       range.strides);
+  auto type = cast<RankedTensorType>(t.getType());
+  int64_t n = type.getRank();
+  SmallVector<int64_t> shape(type.getShape().drop_back());
+  SmallVector<OpFoldResult> sizes(ArrayRef(range.sizes).drop_back());
+  for (int64_t extent : range.interleaved
+                            ? std::array<int64_t, 2>{range.h, 2}
+                            : std::array<int64_t, 2>{2, range.h}) {
+    shape.push_back(extent);
+    sizes.push_back(b.getIndexAttr(extent));
+  }
+  SmallVector<ReassociationIndices> reassoc;
+  for (int64_t i = 0; i + 1 < n; ++i)
+    reassoc.push_back({i});
+  reassoc.push_back({n - 1, n});
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), t, reassoc,
+      sizes);
+}
+
+/// Map of a pair view over `numLoops` loops whose first `leading` are the
+/// view's leading dims: pair `pair`, member `member`.
+AffineMap pairMap(MLIRContext *ctx, unsigned numLoops, unsigned leading,
+                  AffineExpr pair, AffineExpr member, bool interleaved) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned i = 0; i < leading; ++i)
+    exprs.push_back(getAffineDimExpr(i, ctx));
+  if (interleaved)
+    exprs.append({pair, member});
+  else
+    exprs.append({member, pair});
+  return AffineMap::get(numLoops, 0, exprs, ctx);
+}
+
+/// Map of a cos/sin table ([S, h] or [B, S, h]) over `numLoops` loops with
+/// the sequence at `seqDim` and the pair index at `pairDim`.
+AffineMap tableMap(MLIRContext *ctx, Value table, unsigned numLoops,
+                   int64_t seqDim, unsigned pairDim) {
+  unsigned seq = static_cast<unsigned>(seqDim);
+  return cast<RankedTensorType>(table.getType()).getRank() == 2
+             ? dimsMap(ctx, numLoops, {seq, pairDim})
+             : dimsMap(ctx, numLoops, {0, seq, pairDim});
+}
+} // namespace
+
+/// Applies cos/sin tables to `x` (rank n, head dim last, sequence at
+/// `seqDim`); the tables are [S, h] or [B, S, h]. One generic over the pair
+/// view (..., c, t) produces every element from both members of its pair,
+/// read through constant-indexed maps: x is read once and the result written
+/// once, in place, with the innermost loop running along t. Dims outside the
+/// rotary range pass through. The result has element type `resultType`.
 Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
                     RotarySpecAttr spec, int64_t seqDim, Type resultType) {
   MLIRContext *ctx = b.getContext();
   auto xType = cast<RankedTensorType>(x.getType());
   unsigned n = xType.getRank();
-  int64_t headDim = xType.getShape().back();
-  int64_t r = spec.getRotaryDims(headDim), h = r / 2, off = spec.getOffset();
-  bool interleaved = spec.getLayout() == RotaryLayout::interleaved;
-
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
-  SmallVector<OpFoldResult> rangeOffsets(n, b.getIndexAttr(0));
-  rangeOffsets.back() = b.getIndexAttr(off);
-  SmallVector<OpFoldResult> rangeSizes(sizes);
-  rangeSizes.back() = b.getIndexAttr(r);
-  SmallVector<OpFoldResult> strides(n, b.getIndexAttr(1));
+  RotaryRange range = rotaryRange(b, loc, x, spec);
+  ArrayRef<OpFoldResult> sizes = range.tensorSizes;
 
   // The destination carries the pass-through dims.
-  Type xElt = xType.getElementType();
   Value dest;
-  if (r == headDim) {
+  if (range.whole) {
     dest = emptyTensor(b, loc, sizes, resultType);
-  } else if (resultType == xElt) {
+  } else if (resultType == xType.getElementType()) {
     dest = x;
   } else {
     Value init = emptyTensor(b, loc, sizes, resultType);
@@ -372,62 +443,24 @@ Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
                })
                .getResult(0);
   }
-
-  // [.., r] -> [.., 2, h] (half) or [.., h, 2] (interleaved).
-  auto pairView = [&](Value t) -> Value {
-    if (r != headDim)
-      t = tensor::ExtractSliceOp::create(b, loc, t, rangeOffsets, rangeSizes,
-                                         strides);
-    auto type = cast<RankedTensorType>(t.getType());
-    SmallVector<int64_t> shape(type.getShape());
-    shape.pop_back();
-    SmallVector<OpFoldResult> outSizes(rangeSizes.begin(), rangeSizes.end() - 1);
-    if (interleaved) {
-      shape.append({h, 2});
-      outSizes.append({b.getIndexAttr(h), b.getIndexAttr(2)});
-    } else {
-      shape.append({2, h});
-      outSizes.append({b.getIndexAttr(2), b.getIndexAttr(h)});
-    }
-    SmallVector<ReassociationIndices> reassoc;
-    for (unsigned i = 0; i + 1 < n; ++i)
-      reassoc.push_back({static_cast<int64_t>(i)});
-    reassoc.push_back({static_cast<int64_t>(n - 1), static_cast<int64_t>(n)});
-    return tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get(shape, type.getElementType()), t, reassoc,
-        outSizes);
-  };
-  Value xPairs = pairView(x);
-  Value outPairs = pairView(dest);
+  Value xPairs = pairView(b, loc, x, range);
+  Value outPairs = pairView(b, loc, dest, range);
 
   // Loops: x's leading dims, then c (pair member), then t (pair index).
   unsigned numLoops = n + 1;
   unsigned cDim = n - 1, tDim = n;
+  AffineExpr t = getAffineDimExpr(tDim, ctx);
   auto memberMap = [&](AffineExpr member) {
-    SmallVector<AffineExpr> exprs;
-    for (unsigned i = 0; i + 1 < n; ++i)
-      exprs.push_back(getAffineDimExpr(i, ctx));
-    AffineExpr t = getAffineDimExpr(tDim, ctx);
-    if (interleaved)
-      exprs.append({t, member});
-    else
-      exprs.append({member, t});
-    return AffineMap::get(numLoops, 0, exprs, ctx);
+    return pairMap(ctx, numLoops, n - 1, t, member, range.interleaved);
   };
-  AffineMap firstMap = memberMap(getAffineConstantExpr(0, ctx));
-  AffineMap secondMap = memberMap(getAffineConstantExpr(1, ctx));
-  AffineMap outMap = memberMap(getAffineDimExpr(cDim, ctx));
-  unsigned tableRank = cast<RankedTensorType>(table.cos.getType()).getRank();
-  AffineMap tableMap =
-      tableRank == 2
-          ? dimsMap(ctx, numLoops, {static_cast<unsigned>(seqDim), tDim})
-          : dimsMap(ctx, numLoops, {0, static_cast<unsigned>(seqDim), tDim});
-
+  AffineMap tables = tableMap(ctx, table.cos, numLoops, seqDim, tDim);
   Value rotated =
       linalg::GenericOp::create(
           b, loc, outPairs.getType(),
           ValueRange{xPairs, xPairs, table.cos, table.sin}, ValueRange{outPairs},
-          ArrayRef<AffineMap>{firstMap, secondMap, tableMap, tableMap, outMap},
+          ArrayRef<AffineMap>{memberMap(getAffineConstantExpr(0, ctx)),
+                              memberMap(getAffineConstantExpr(1, ctx)), tables,
+                              tables, memberMap(getAffineDimExpr(cDim, ctx))},
           SmallVector<IteratorType>(numLoops, kPar),
           [&](OpBuilder &nb, Location nl, ValueRange args) {
             Value a = toF32(nb, nl, args[0]), bb = toF32(nb, nl, args[1]);
@@ -447,10 +480,10 @@ Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
     collapse.push_back({static_cast<int64_t>(i)});
   collapse.push_back({static_cast<int64_t>(n - 1), static_cast<int64_t>(n)});
   Value rotatedRange = tensor::CollapseShapeOp::create(b, loc, rotated, collapse);
-  if (r == headDim)
+  if (range.whole)
     return rotatedRange;
-  return tensor::InsertSliceOp::create(b, loc, rotatedRange, dest, rangeOffsets,
-                                       rangeSizes, strides);
+  return tensor::InsertSliceOp::create(b, loc, rotatedRange, dest, range.offsets,
+                                       range.sizes, range.strides);
 }
 
 Value buildMaterializedRotation(OpBuilder &b, Location loc, Value x,
@@ -460,67 +493,34 @@ Value buildMaterializedRotation(OpBuilder &b, Location loc, Value x,
   Type f32 = b.getF32Type();
   auto xType = cast<RankedTensorType>(x.getType());
   unsigned n = xType.getRank();
-  int64_t headDim = xType.getShape().back();
-  int64_t r = spec.getRotaryDims(headDim), h = r / 2, off = spec.getOffset();
-  bool interleaved = spec.getLayout() == RotaryLayout::interleaved;
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
   AffineMap id = AffineMap::getMultiDimIdentityMap(n, ctx);
+  RotaryRange range = rotaryRange(b, loc, x, spec);
+  ArrayRef<OpFoldResult> sizes = range.tensorSizes;
 
-  // The result, holding x (in f32) where dims pass through.
   // An empty tensor has nothing to rotate (and slices at offsets into an
   // empty dim would not verify).
   if (llvm::is_contained(xType.getShape(), 0))
     return emptyTensor(b, loc, sizes, f32);
+  // The result, holding x (in f32) where dims pass through.
   Value dest =
-      r == headDim
+      range.whole
           ? emptyTensor(b, loc, sizes, f32)
           : buildElementwise(b, loc, {x}, {id}, x,
                              [](OpBuilder &b, Location loc, ValueRange a) {
                                return toF32(b, loc, a[0]);
                              });
+  Value pairs = pairView(b, loc, x, range);
 
-  // x's rotated range viewed as [.., 2, h] (half) or [.., h, 2] (interleaved).
-  SmallVector<OpFoldResult> offsets(n, b.getIndexAttr(0));
-  SmallVector<OpFoldResult> strides(n, b.getIndexAttr(1));
-  SmallVector<OpFoldResult> rangeSizes(sizes);
-  rangeSizes.back() = b.getIndexAttr(r);
-  Value range = x;
-  if (r != headDim) {
-    offsets.back() = b.getIndexAttr(off);
-    range = tensor::ExtractSliceOp::create(b, loc, x, offsets, rangeSizes, strides);
-  }
-  SmallVector<int64_t> pairShape(xType.getShape());
-  pairShape.pop_back();
-  SmallVector<OpFoldResult> pairSizes(rangeSizes.begin(), rangeSizes.end() - 1);
-  for (int64_t extent : interleaved ? std::array<int64_t, 2>{h, 2}
-                                    : std::array<int64_t, 2>{2, h}) {
-    pairShape.push_back(extent);
-    pairSizes.push_back(b.getIndexAttr(extent));
-  }
-  SmallVector<ReassociationIndices> reassoc;
-  for (unsigned i = 0; i + 1 < n; ++i)
-    reassoc.push_back({static_cast<int64_t>(i)});
-  reassoc.push_back({static_cast<int64_t>(n - 1), static_cast<int64_t>(n)});
-  Value pairs = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get(pairShape, xType.getElementType()), range,
-      reassoc, pairSizes);
-
-  // Loops: x's leading dims, then t (pair index); member c of pair t is read
-  // at (c, t) (half) or (t, c) (interleaved).
+  // Loops: x's leading dims, then t (pair index).
+  AffineExpr t = getAffineDimExpr(n - 1, ctx);
   auto memberMap = [&](int64_t member) {
-    SmallVector<AffineExpr> exprs;
-    for (unsigned i = 0; i < n; ++i)
-      exprs.push_back(getAffineDimExpr(i, ctx));
-    AffineExpr c = getAffineConstantExpr(member, ctx);
-    exprs.insert(interleaved ? exprs.end() : exprs.end() - 1, c);
-    return AffineMap::get(n, 0, exprs, ctx);
+    return pairMap(ctx, n, n - 1, t, getAffineConstantExpr(member, ctx),
+                   range.interleaved);
   };
-  unsigned tableRank = cast<RankedTensorType>(table.cos.getType()).getRank();
-  AffineMap tableMap =
-      tableRank == 2 ? dimsMap(ctx, n, {static_cast<unsigned>(seqDim), n - 1})
-                     : dimsMap(ctx, n, {0, static_cast<unsigned>(seqDim), n - 1});
-  SmallVector<OpFoldResult> halfSizes(rangeSizes);
-  halfSizes.back() = b.getIndexAttr(h);
+  AffineMap tables = tableMap(ctx, table.cos, n, seqDim, n - 1);
+  SmallVector<OpFoldResult> halfSizes(range.sizes);
+  halfSizes.back() = b.getIndexAttr(range.h);
+  SmallVector<OpFoldResult> offsets(range.offsets), strides(range.strides);
   // One generic per pair member, each inserted before the next is computed:
   // both can then be computed in place in the result (empty-tensor
   // elimination needs the destination of an insertion to exist before the
@@ -531,7 +531,7 @@ Value buildMaterializedRotation(OpBuilder &b, Location loc, Value x,
         linalg::GenericOp::create(
             b, loc, init.getType(), ValueRange{pairs, pairs, table.cos, table.sin},
             ValueRange{init},
-            ArrayRef<AffineMap>{memberMap(0), memberMap(1), tableMap, tableMap, id},
+            ArrayRef<AffineMap>{memberMap(0), memberMap(1), tables, tables, id},
             SmallVector<IteratorType>(n, kPar),
             [&](OpBuilder &nb, Location nl, ValueRange args) {
               auto rotated =
@@ -543,8 +543,9 @@ Value buildMaterializedRotation(OpBuilder &b, Location loc, Value x,
             .getResult(0);
     // Member c of pair t goes to off + c·h + t (half) or off + 2t + c
     // (interleaved).
-    offsets.back() = b.getIndexAttr(interleaved ? off + member : off + member * h);
-    strides.back() = b.getIndexAttr(interleaved ? 2 : 1);
+    offsets.back() = b.getIndexAttr(range.interleaved ? range.off + member
+                                                      : range.off + member * range.h);
+    strides.back() = b.getIndexAttr(range.interleaved ? 2 : 1);
     dest = tensor::InsertSliceOp::create(b, loc, half, dest, offsets, halfSizes,
                                          strides);
   }
