@@ -72,7 +72,7 @@ choice below names the alternatives.
 * Precision. HF builds ``inv_freq`` in float32 (``torch.arange(...).float()``),
   and so the ramp and the factors too. We follow the same formulas in float64,
   which is the contract of ``reference.py`` and of the compiler
-  (shared/DESIGN.md §4). So at large positions our phases are more exact than
+  (the phase rule of rope.table in docs/Dialects/RopeDialect.md). So at large positions our phases are more exact than
   HF's own.
 
 Layout

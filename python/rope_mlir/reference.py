@@ -334,6 +334,69 @@ def rotate(x, positions, spec: RotarySpec, seq_dim: int = -2,
     return np.moveaxis(out, -2, sd)
 
 
+def rotate_with_tables(x, cos, sin, *, layout: str = "half", rotary_dims: int | None = None,
+                       offset: int = 0, seq_dim: int = -2) -> np.ndarray:
+    """``x·cos + rot(x)·sin`` on the dims [offset, offset + r) of the head, the
+    way frontends write it (Hugging Face's ``apply_rotary_pos_emb`` with
+    ``rotate_half``; GPT-J's ``rotate_every_two`` for ``interleaved``); the other
+    dims pass through. The tables are whatever the caller gives, element for
+    element, not necessarily a rotation.
+
+    Tables have width r (one coefficient per rotated element) or r/2 (one per
+    pair, widened here as the layout pairs them), and leading dims that either
+    broadcast against x's (same rank as x), or are [S] or [B, S] along
+    ``seq_dim`` (and dim 0).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    cos = np.asarray(cos, dtype=np.float64)
+    sin = np.asarray(sin, dtype=np.float64)
+    nd = x.ndim
+    if nd < 2:
+        raise ValueError(f"x must have rank >= 2, got shape {x.shape}")
+    sd = seq_dim + nd if seq_dim < 0 else seq_dim
+    if not 0 <= sd < nd - 1:
+        raise ValueError(f"seq_dim {seq_dim} is out of range or is the last (head) dim for rank {nd}")
+    if cos.shape != sin.shape:
+        raise ValueError(f"cos and sin shapes differ: {cos.shape} vs {sin.shape}")
+    if layout not in ("half", "interleaved"):
+        raise ValueError(f"layout must be 'half' or 'interleaved', got {layout!r}")
+    head_dim = x.shape[-1]
+    r = rotary_dims or head_dim
+    h = r // 2
+    if r % 2 or offset < 0 or offset + r > head_dim:
+        raise ValueError(f"rotary dims [{offset}, {offset + r}) do not fit a head of {head_dim} as pairs")
+
+    def widen(t):
+        if t.shape[-1] == r:
+            return t
+        if t.shape[-1] != h:
+            raise ValueError(f"tables must have width {r} or {h}, got {t.shape[-1]}")
+        return np.concatenate([t, t], axis=-1) if layout == "half" else np.repeat(t, 2, axis=-1)
+
+    def lay_out(t):
+        if t.ndim == nd:
+            return t
+        shape = [1] * nd
+        shape[-1] = r
+        if t.ndim == 2:
+            shape[sd] = t.shape[0]
+        elif t.ndim == 3 and sd != 0:
+            shape[0], shape[sd] = t.shape[0], t.shape[1]
+        else:
+            raise ValueError(f"tables of shape {t.shape} do not fit x of shape {x.shape}")
+        return t.reshape(shape)
+
+    cos, sin = lay_out(widen(cos)), lay_out(widen(sin))
+    xr = x[..., offset:offset + r]
+    if layout == "half":
+        rot = np.concatenate([-xr[..., h:], xr[..., :h]], axis=-1)
+    else:
+        rot = np.stack([-xr[..., 1::2], xr[..., 0::2]], axis=-1).reshape(xr.shape)
+    out = x.copy()
+    out[..., offset:offset + r] = xr * cos + rot * sin
+    return out
+
+
 # ---------------------------------------------------------------------------
 # Attention
 # ---------------------------------------------------------------------------

@@ -132,6 +132,22 @@ def rotation_atol(x, spec, dtype="f32", f32_ulps=2):
     return atol
 
 
+def table_rotation_atol(x, cos, sin, dtype="f32", f32_ulps=2, **kw):
+    """Elementwise tolerance of ``rope.rotate_with_tables`` (keywords as
+    `reference.rotate_with_tables`): each element is x_j·c_j ± x_j'·s_j in
+    f32, three roundings, so `f32_ulps` ulps of f32 at |x_j·c_j| + |x_j'·s_j|,
+    plus one ulp of the storage type when it is not f32."""
+    x, cos, sin = (np.abs(np.asarray(t, np.float64)) for t in (x, cos, sin))
+    # rot(x) negates one member of each pair: with sin and −sin, one of the
+    # two sums adds both products' magnitudes.
+    bound = np.maximum(np.abs(ref.rotate_with_tables(x, cos, sin, **kw)),
+                       np.abs(ref.rotate_with_tables(x, cos, -sin, **kw)))
+    atol = f32_ulps * ulp(bound, "f32")
+    if dtype != "f32":
+        atol = atol + ulp(bound, dtype)
+    return atol
+
+
 def check_rotation_stored(out, expected, x, spec, dtype, f32_ulps, name):
     """`check` of a rotation result in storage `dtype` against the f64
     reference, within `rotation_atol`."""

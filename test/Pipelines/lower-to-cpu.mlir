@@ -14,7 +14,7 @@
 
 // The same module runs under mlir-runner. Expected values were computed
 // independently in Python (math.cos / math.sin, f64) from the formulas of
-// shared/DESIGN.md §4, D = 4, base 10000, so inv_freq = [1, 0.01]:
+// rope.rotate (docs/Dialects/RopeDialect.md), D = 4, base 10000, so inv_freq = [1, 0.01]:
 //   half pairs (0, 2), (1, 3); interleaved pairs (0, 1), (2, 3);
 //   a' = a·cos(p·f) − b·sin(p·f), b' = b·cos(p·f) + a·sin(p·f)
 // and printed with '%g' (6 significant digits, as printMemrefF32 prints).

@@ -82,8 +82,9 @@ Value buildLinearAttention(OpBuilder &b, Location loc, LinearAttentionOp op) {
     Value invFreq = buildInverseFrequencies(
         b, loc, *spec, d, [&]() { return buildMaxPosition(b, loc, pos); });
     CosSin table = buildTable(b, loc, pos, invFreq, *spec);
-    rq = buildRotation(b, loc, phiQ, table, *spec, 2, f32);
-    rk = buildRotation(b, loc, phiK, table, *spec, 2, f32);
+    RotaryDims dims = RotaryDims::of(*spec, d);
+    rq = buildRotation(b, loc, phiQ, table, dims, 2, f32);
+    rk = buildRotation(b, loc, phiK, table, dims, 2, f32);
   }
 
   SmallVector<OpFoldResult> outSizes = {batch, heads, seq, dv};
@@ -212,7 +213,24 @@ struct RotateToTable : public OpRewritePattern<RotateOp> {
     auto table = TableOp::create(rewriter, loc, op.getPositions(), op.getSpec(),
                                  op.getHeadDim());
     Value result = buildRotation(rewriter, loc, op.getInput(),
-                                 {table.getCos(), table.getSin()}, op.getSpec(),
+                                 {table.getCos(), table.getSin()},
+                                 RotaryDims::of(op.getSpec(), op.getHeadDim()),
+                                 op.getNormalizedSeqDim(),
+                                 op.getInput().getType().getElementType());
+    replaceWithCasts(rewriter, op, result);
+    return success();
+  }
+};
+
+/// rope.rotate_with_tables -> the multiply-add of rope.rotate, reading the
+/// given tables.
+struct LowerRotateWithTables : public OpRewritePattern<RotateWithTablesOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RotateWithTablesOp op,
+                                PatternRewriter &rewriter) const override {
+    RotaryDims dims{op.getRotaryDims(), op.getRotaryOffset(), op.getLayout()};
+    Value result = buildRotation(rewriter, op.getLoc(), op.getInput(),
+                                 {op.getCos(), op.getSin()}, dims,
                                  op.getNormalizedSeqDim(),
                                  op.getInput().getType().getElementType());
     replaceWithCasts(rewriter, op, result);
@@ -365,6 +383,6 @@ struct ConvertRopeToLinalgPass
 } // namespace
 
 void mlir::rope::populateRopeToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<RotateToTable, LowerTable, LowerAttention, LowerOnlineAttention,
+  patterns.add<RotateToTable, LowerRotateWithTables, LowerTable, LowerAttention, LowerOnlineAttention,
                LowerLinearAttention, LowerSinusoidal>(patterns.getContext());
 }

@@ -1,6 +1,6 @@
 // RUN: rope-opt %s -canonicalize -split-input-file | FileCheck %s
 
-// The rotation algebra (shared/DESIGN.md §4): R_0 = I, R_p R_q = R_{p+q},
+// The rotation algebra (rope.rotate in docs/Dialects/RopeDialect.md): R_0 = I, R_p R_q = R_{p+q},
 // R_p^T = R_{-p}, valid for a fixed frequency set and attention factor 1.
 
 //===----------------------------------------------------------------------===//
@@ -414,4 +414,52 @@ func.func @normalize_seq_dim(%x: tensor<1x2x8x16xf32>, %p: tensor<8xi64>, %q: te
   %0 = rope.rotate %x, %p rotary(#rope.spec<>) : tensor<1x2x8x16xf32>, tensor<8xi64>
   %1 = rope.rotate %0, %q rotary(#rope.spec<>) seq_dim = 2 : tensor<1x2x8x16xf32>, tensor<8xi64>
   return %1 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// Tables from rope.table: the rotation is rope.rotate with the table's
+// frequencies over the op's dims, offset and layout.
+// CHECK-LABEL: func.func @rotate_with_computed_tables
+// CHECK-SAME: (%[[X:.+]]: tensor<2x8x16xf32>, %[[P:.+]]: tensor<8xi64>)
+// CHECK-NOT: rope.table
+// CHECK: %[[R:.+]] = rope.rotate %[[X]], %[[P]] rotary(#rope.spec<base = 5.000000e+05, dims = 8, offset = 4, layout = interleaved, attention_factor = 2.000000e+00>) seq_dim = 1 : tensor<2x8x16xf32>, tensor<8xi64>
+// CHECK: return %[[R]]
+func.func @rotate_with_computed_tables(%x: tensor<2x8x16xf32>, %p: tensor<8xi64>) -> tensor<2x8x16xf32> {
+  %c, %s = rope.table %p rotary(#rope.spec<base = 500000.0, attention_factor = 2.0>) head_dim = 8 : tensor<8xi64>
+  %0 = rope.rotate_with_tables %x, %c, %s layout<interleaved> dims = 8 offset = 4 : tensor<2x8x16xf32>, tensor<8x4xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
+// Per-batch positions [B, S]: tables [B, S, h] against [B, S, D].
+// CHECK-LABEL: func.func @rotate_with_computed_batch_tables
+// CHECK-SAME: (%[[X:.+]]: tensor<2x?x16xf32>, %[[P:.+]]: tensor<2x?xi32>)
+// CHECK: %[[R:.+]] = rope.rotate %[[X]], %[[P]] rotary(#rope.spec<>) seq_dim = 1 : tensor<2x?x16xf32>, tensor<2x?xi32>
+// CHECK: return %[[R]]
+func.func @rotate_with_computed_batch_tables(%x: tensor<2x?x16xf32>, %p: tensor<2x?xi32>) -> tensor<2x?x16xf32> {
+  %c, %s = rope.table %p rotary(#rope.spec<>) head_dim = 16 : tensor<2x?xi32>
+  %0 = rope.rotate_with_tables %x, %c, %s : tensor<2x?x16xf32>, tensor<2x?x8xf32>
+  return %0 : tensor<2x?x16xf32>
+}
+
+// -----
+
+// Near misses stay: cos and sin of different tables; a table for 8 rotary
+// dims read as per-element coefficients of 4; one position broadcast to
+// every row (rope.rotate has no broadcasting positions).
+// CHECK-LABEL: func.func @rotate_with_tables_kept
+// CHECK-COUNT-3: rope.rotate_with_tables
+// CHECK-NOT: rope.rotate
+func.func @rotate_with_tables_kept(%x: tensor<2x8x16xf32>, %p: tensor<8xi64>, %q: tensor<1xi64>)
+    -> (tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>) {
+  %c0, %s0 = rope.table %p rotary(#rope.spec<>) head_dim = 16 : tensor<8xi64>
+  %c1, %s1 = rope.table %p rotary(#rope.spec<base = 100.0>) head_dim = 16 : tensor<8xi64>
+  %0 = rope.rotate_with_tables %x, %c0, %s1 : tensor<2x8x16xf32>, tensor<8x8xf32>
+  %c2, %s2 = rope.table %p rotary(#rope.spec<dims = 8>) head_dim = 16 : tensor<8xi64>
+  %1 = rope.rotate_with_tables %x, %c2, %s2 dims = 4 : tensor<2x8x16xf32>, tensor<8x4xf32>
+  %c3, %s3 = rope.table %q rotary(#rope.spec<>) head_dim = 16 : tensor<1xi64>
+  %2 = rope.rotate_with_tables %x, %c3, %s3 : tensor<2x8x16xf32>, tensor<1x8xf32>
+  return %0, %1, %2 : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>
 }

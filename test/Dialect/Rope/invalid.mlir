@@ -531,6 +531,122 @@ func.func @rotate_positions_batch_extent(%x: tensor<2x4x8x16xf32>, %p: tensor<3x
 }
 
 //===----------------------------------------------------------------------===//
+// rope.rotate_with_tables
+//===----------------------------------------------------------------------===//
+
+func.func @rwt_rank_one(%x: tensor<16xf32>, %c: tensor<16xf32>, %s: tensor<16xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{'rope.rotate_with_tables' op expects an input of rank >= 2 (a sequence dim and a head dim), got rank 1}}
+  %0 = rope.rotate_with_tables %x, %c, %s : tensor<16xf32>, tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
+
+// -----
+
+func.func @rwt_dynamic_head(%x: tensor<8x?xf32>, %c: tensor<8x16xf32>, %s: tensor<8x16xf32>) -> tensor<8x?xf32> {
+  // expected-error @+1 {{'rope.rotate_with_tables' op expects a static head dim (the last dim)}}
+  %0 = rope.rotate_with_tables %x, %c, %s : tensor<8x?xf32>, tensor<8x16xf32>
+  return %0 : tensor<8x?xf32>
+}
+
+// -----
+
+func.func @rwt_seq_dim_head(%x: tensor<2x8x16xf32>, %c: tensor<8x16xf32>, %s: tensor<8x16xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{'rope.rotate_with_tables' op expects seq_dim in [-3, 1] and not the head dim, got 2}}
+  %0 = rope.rotate_with_tables %x, %c, %s seq_dim = 2 : tensor<2x8x16xf32>, tensor<8x16xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
+func.func @rwt_odd_dims(%x: tensor<2x8x16xf32>, %c: tensor<8x7xf32>, %s: tensor<8x7xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{'rope.rotate_with_tables' op expects even, positive rotary dims, got 7}}
+  %0 = rope.rotate_with_tables %x, %c, %s dims = 7 : tensor<2x8x16xf32>, tensor<8x7xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
+func.func @rwt_negative_offset(%x: tensor<2x8x16xf32>, %c: tensor<8x8xf32>, %s: tensor<8x8xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{'rope.rotate_with_tables' op expects a non-negative offset, got -2}}
+  %0 = rope.rotate_with_tables %x, %c, %s dims = 8 offset = -2 : tensor<2x8x16xf32>, tensor<8x8xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
+func.func @rwt_dims_past_head(%x: tensor<2x8x16xf32>, %c: tensor<8x8xf32>, %s: tensor<8x8xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{'rope.rotate_with_tables' op expects rotary dims [10, 18) within the head dim 16}}
+  %0 = rope.rotate_with_tables %x, %c, %s dims = 8 offset = 10 : tensor<2x8x16xf32>, tensor<8x8xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
+func.func @rwt_table_width(%x: tensor<2x8x16xf32>, %c: tensor<8x12xf32>, %s: tensor<8x12xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{'rope.rotate_with_tables' op expects tables of width 16 (one coefficient per rotated element) or 8 (one per pair), got 12}}
+  %0 = rope.rotate_with_tables %x, %c, %s : tensor<2x8x16xf32>, tensor<8x12xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
+func.func @rwt_dynamic_table_width(%x: tensor<2x8x16xf32>, %c: tensor<8x?xf32>, %s: tensor<8x?xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{'rope.rotate_with_tables' op expects tables of width 16 (one coefficient per rotated element) or 8 (one per pair), got ?}}
+  %0 = rope.rotate_with_tables %x, %c, %s : tensor<2x8x16xf32>, tensor<8x?xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
+func.func @rwt_table_rank(%x: tensor<2x3x8x16xf32>, %c: tensor<2x2x2x8x16xf32>, %s: tensor<2x2x2x8x16xf32>) -> tensor<2x3x8x16xf32> {
+  // expected-error @+1 {{'rope.rotate_with_tables' op expects tables of rank 4 (broadcasting like the input), 2 ([S, w]) or 3 ([B, S, w], with the sequence not at dim 0), got rank 5}}
+  %0 = rope.rotate_with_tables %x, %c, %s : tensor<2x3x8x16xf32>, tensor<2x2x2x8x16xf32>
+  return %0 : tensor<2x3x8x16xf32>
+}
+
+// -----
+
+func.func @rwt_batch_rows_seq_zero(%x: tensor<8x3x4x16xf32>, %c: tensor<1x8x16xf32>, %s: tensor<1x8x16xf32>) -> tensor<8x3x4x16xf32> {
+  // expected-error @+1 {{'rope.rotate_with_tables' op expects tables of rank 4 (broadcasting like the input), 2 ([S, w]) or 3 ([B, S, w], with the sequence not at dim 0), got rank 3}}
+  %0 = rope.rotate_with_tables %x, %c, %s seq_dim = 0 : tensor<8x3x4x16xf32>, tensor<1x8x16xf32>
+  return %0 : tensor<8x3x4x16xf32>
+}
+
+// -----
+
+func.func @rwt_table_extent(%x: tensor<2x4x8x16xf32>, %c: tensor<1x1x6x16xf32>, %s: tensor<1x1x6x16xf32>) -> tensor<2x4x8x16xf32> {
+  // expected-error @+1 {{'rope.rotate_with_tables' op expects table dim 2 to be 1 or the extent of input dim 2 (8), got 6}}
+  %0 = rope.rotate_with_tables %x, %c, %s : tensor<2x4x8x16xf32>, tensor<1x1x6x16xf32>
+  return %0 : tensor<2x4x8x16xf32>
+}
+
+// -----
+
+func.func @rwt_seq_rows_extent(%x: tensor<2x4x8x16xf32>, %c: tensor<9x8xf32>, %s: tensor<9x8xf32>) -> tensor<2x4x8x16xf32> {
+  // expected-error @+1 {{'rope.rotate_with_tables' op expects table dim 0 to be 1 or the extent of input dim 2 (8), got 9}}
+  %0 = rope.rotate_with_tables %x, %c, %s : tensor<2x4x8x16xf32>, tensor<9x8xf32>
+  return %0 : tensor<2x4x8x16xf32>
+}
+
+// -----
+
+func.func @rwt_tables_differ(%x: tensor<2x8x16xf32>, %c: tensor<8x16xf32>, %s: tensor<8x8xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{'rope.rotate_with_tables' op failed to verify that all of {cos, sin} have same type}}
+  %0 = "rope.rotate_with_tables"(%x, %c, %s) : (tensor<2x8x16xf32>, tensor<8x16xf32>, tensor<8x8xf32>) -> tensor<2x8x16xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
+func.func @rwt_integer_tables(%x: tensor<2x8x16xf32>, %c: tensor<8x16xi32>, %s: tensor<8x16xi32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{'rope.rotate_with_tables' op operand #1 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values}}
+  %0 = rope.rotate_with_tables %x, %c, %s : tensor<2x8x16xf32>, tensor<8x16xi32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // rope.table
 //===----------------------------------------------------------------------===//
 

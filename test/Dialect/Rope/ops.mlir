@@ -310,6 +310,40 @@ func.func @scaling_freq_factors(%x: tensor<8x16xf32>, %p: tensor<8xi64>) -> tens
 }
 
 //===----------------------------------------------------------------------===//
+// rope.rotate_with_tables
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @rotate_with_tables_hf
+// CHECK-SAME: (%[[X:.+]]: tensor<1x4x?x64xf32>, %[[C:.+]]: tensor<1x1x?x64xf32>, %[[S:.+]]: tensor<1x1x?x64xf32>)
+// CHECK: rope.rotate_with_tables %[[X]], %[[C]], %[[S]] : tensor<1x4x?x64xf32>, tensor<1x1x?x64xf32>
+func.func @rotate_with_tables_hf(%x: tensor<1x4x?x64xf32>, %c: tensor<1x1x?x64xf32>, %s: tensor<1x1x?x64xf32>) -> tensor<1x4x?x64xf32> {
+  %0 = rope.rotate_with_tables %x, %c, %s : tensor<1x4x?x64xf32>, tensor<1x1x?x64xf32>
+  return %0 : tensor<1x4x?x64xf32>
+}
+
+// -----
+
+// Every attribute away from its default; bf16 tables for f16 data.
+// CHECK-LABEL: func.func @rotate_with_tables_all_attributes
+// CHECK: rope.rotate_with_tables %{{.+}}, %{{.+}}, %{{.+}} layout<interleaved> dims = 8 offset = 6 seq_dim = 1 : tensor<2x?x3x20xf16>, tensor<2x?x4xbf16>
+func.func @rotate_with_tables_all_attributes(%x: tensor<2x?x3x20xf16>, %c: tensor<2x?x4xbf16>, %s: tensor<2x?x4xbf16>) -> tensor<2x?x3x20xf16> {
+  %0 = rope.rotate_with_tables %x, %c, %s layout<interleaved> dims = 8 offset = 6 seq_dim = 1 : tensor<2x?x3x20xf16>, tensor<2x?x4xbf16>
+  return %0 : tensor<2x?x3x20xf16>
+}
+
+// -----
+
+// [S, r] tables along the default sequence dim.
+// CHECK-LABEL: func.func @rotate_with_tables_seq_rows
+// CHECK: rope.rotate_with_tables %{{.+}}, %{{.+}}, %{{.+}} dims = 32 : tensor<2x4x8x64xf32>, tensor<8x32xf32>
+func.func @rotate_with_tables_seq_rows(%x: tensor<2x4x8x64xf32>, %c: tensor<8x32xf32>, %s: tensor<8x32xf32>) -> tensor<2x4x8x64xf32> {
+  %0 = rope.rotate_with_tables %x, %c, %s dims = 32 : tensor<2x4x8x64xf32>, tensor<8x32xf32>
+  return %0 : tensor<2x4x8x64xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // rope.table
 //===----------------------------------------------------------------------===//
 

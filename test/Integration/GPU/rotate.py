@@ -86,6 +86,47 @@ for name, (attr, spec, shape, x_type, pos, dtype) in CASES.items():
         if spec.scaling.kind != "default":
             plain = ref.rotate(x, pos, ref.RotarySpec(base=spec.base, layout=spec.layout))
             assert np.abs(T.from_storage(out, dtype) - plain).max() > 1e-2, "scaling had no effect"
+
+# rope.rotate_with_tables: HF's [1, 1, S, D] f32 tables, and GPT-J's
+# interleaved [B, S, r] f16 tables of a partial rotation along seq_dim 1.
+# Tolerance: testing.table_rotation_atol (the tables are given: 2 f32 ulps,
+# +1 storage ulp).
+def tables_module(x_type, t_type, attrs=""):
+    return (f"func.func @kernel(%x: {x_type}, %c: {t_type}, %s: {t_type}) -> {x_type} {{\n"
+            f"  %r = rope.rotate_with_tables %x, %c, %s{attrs} : {x_type}, {t_type}\n"
+            f"  return %r : {x_type}\n}}\n")
+
+
+spec = ref.RotarySpec(base=500000.0)
+c, s = ref.cos_sin_table(P, spec, 64)
+TABLE_CASES = {
+    "hf half [1,1,S,D]": (tables_module("tensor<1x4x?x64xf32>", "tensor<1x1x?x64xf32>"),
+                          (1, 4, 9, 64), np.concatenate([c, c], -1)[None, None], "f32", {}),
+    "interleaved [B,S,r] f16": (
+        tables_module("tensor<2x9x3x20xf16>", "tensor<2x9x8xf16>",
+                      " layout<interleaved> dims = 8 offset = 6 seq_dim = 1"),
+        (2, 9, 3, 20), None, "f16",
+        dict(layout="interleaved", rotary_dims=8, offset=6, seq_dim=1)),
+}
+for name, (text, shape, cos, dtype, kw) in TABLE_CASES.items():
+    with T.guard(f"gpu rotate_with_tables {name}"):
+        lib = gpu.compile_module(text)
+        if lib is None:
+            print(f"COMPILED gpu rotate_with_tables {name}")
+            continue
+        x = T.quantize(g.standard_normal(shape), dtype)
+        if cos is None:
+            pb = np.stack([np.arange(9), np.arange(100, 109)]).astype(np.int64)
+            ct, st = ref.cos_sin_table(pb, ref.RotarySpec(rotary_dims=8, layout="interleaved"), 20)
+            cos, sin = (T.quantize(np.repeat(t, 2, -1), dtype) for t in (ct, st))
+        else:
+            sin = np.concatenate([s, s], -1)[None, None]
+            cos, sin = T.quantize(cos, dtype), T.quantize(sin, dtype)
+        out = T.call(lib, "kernel", T.to_storage(x, dtype), T.to_storage(cos, dtype),
+                     T.to_storage(sin, dtype))
+        T.check_stored(out, ref.rotate_with_tables(x, cos, sin, **kw),
+                       T.table_rotation_atol(x, cos, sin, dtype, **kw), dtype,
+                       f"gpu rotate_with_tables {name}")
 T.finish()
 
 # CHECK: PASS gpu rotate default half f32
@@ -99,3 +140,5 @@ T.finish()
 # CHECK: PASS gpu rotate per-batch positions
 # CHECK: PASS gpu rotate f16 storage
 # CHECK: PASS gpu rotate bf16 storage interleaved
+# CHECK: PASS gpu rotate_with_tables hf half [1,1,S,D]
+# CHECK: PASS gpu rotate_with_tables interleaved [B,S,r] f16

@@ -132,10 +132,11 @@ FailureOr<SmallVector<Value>> OnlineAttentionOp::decomposeOperation(OpBuilder &b
   MLIRContext *ctx = b.getContext();
   Value q = getQuery(), k = getKey();
   if (RotarySpecAttr spec = getRotaryAttr()) {
+    RotaryDims dims = RotaryDims::of(spec, getHeadDim());
     if (getQueryCos())
       q = buildMaterializedRotation(b, loc, q, {getQueryCos(), getQuerySin()},
-                                    spec, 3);
-    k = buildMaterializedRotation(b, loc, k, {getKeyCos(), getKeySin()}, spec, 2);
+                                    dims, 3);
+    k = buildMaterializedRotation(b, loc, k, {getKeyCos(), getKeySin()}, dims, 2);
   }
   Value logits = buildTileLogits(b, loc, *this, q, k);
 

@@ -49,6 +49,16 @@ static LogicalResult verifyPositionsShape(Operation *op, RankedTensorType posTyp
   return success();
 }
 
+/// A sequence dim of a rank-`rank` input: any dim but the last (the head),
+/// counted from the back when negative.
+static LogicalResult verifySeqDim(Operation *op, int64_t seqDim, int64_t rank) {
+  if (seqDim < -rank || seqDim > rank - 2 || seqDim == -1)
+    return op->emitOpError() << "expects seq_dim in [" << -rank << ", "
+                             << rank - 2 << "] and not the head dim, got "
+                             << seqDim;
+  return success();
+}
+
 static LogicalResult verifySpecForHeadDim(Operation *op, RotarySpecAttr spec,
                                           int64_t headDim) {
   return spec.verifyForHeadDim([op]() { return op->emitOpError(); }, headDim);
@@ -85,11 +95,9 @@ LogicalResult RotateOp::verify() {
   int64_t headDim = inputType.getShape().back();
   if (ShapedType::isDynamic(headDim))
     return emitOpError() << "expects a static head dim (the last dim)";
-  int64_t seqDim = getSeqDim();
-  if (seqDim < -rank || seqDim > rank - 2 || seqDim == -1)
-    return emitOpError() << "expects seq_dim in [" << -rank << ", " << rank - 2
-                         << "] and not the head dim, got " << seqDim;
-  seqDim = getNormalizedSeqDim();
+  if (failed(verifySeqDim(*this, getSeqDim(), rank)))
+    return failure();
+  int64_t seqDim = getNormalizedSeqDim();
   RankedTensorType posType = getPositions().getType();
   if (posType.getRank() == 2 && seqDim == 0)
     return emitOpError() << "expects per-batch positions ([B, S]) only when the "
@@ -188,6 +196,131 @@ struct ComposeRotations : public OpRewritePattern<RotateOp> {
 void RotateOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                            MLIRContext *context) {
   results.add<ComposeRotations>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// RotateWithTablesOp
+//===----------------------------------------------------------------------===//
+
+SmallVector<int64_t> mlir::rope::getTableRowDims(int64_t inputRank,
+                                                 int64_t tableRank,
+                                                 int64_t seqDim) {
+  if (tableRank == inputRank)
+    return llvm::to_vector(llvm::seq<int64_t>(0, inputRank - 1));
+  if (tableRank == 2)
+    return {seqDim};
+  if (tableRank == 3 && seqDim != 0)
+    return {0, seqDim};
+  return {};
+}
+
+LogicalResult RotateWithTablesOp::verify() {
+  RankedTensorType inputType = getInput().getType();
+  int64_t rank = inputType.getRank();
+  if (rank < 2)
+    return emitOpError() << "expects an input of rank >= 2 (a sequence dim and "
+                            "a head dim), got rank "
+                         << rank;
+  int64_t headDim = inputType.getShape().back();
+  if (ShapedType::isDynamic(headDim))
+    return emitOpError() << "expects a static head dim (the last dim)";
+  if (failed(verifySeqDim(*this, getSeqDim(), rank)))
+    return failure();
+  int64_t r = getRotaryDims(), offset = getRotaryOffset();
+  if (r <= 0 || r % 2 != 0)
+    return emitOpError() << "expects even, positive rotary dims, got " << r;
+  if (offset < 0)
+    return emitOpError() << "expects a non-negative offset, got " << offset;
+  // As uint64_t, offset + r cannot overflow.
+  if (r > headDim || offset > headDim - r)
+    return emitOpError() << "expects rotary dims [" << offset << ", "
+                         << static_cast<uint64_t>(offset) +
+                                static_cast<uint64_t>(r)
+                         << ") within the head dim " << headDim;
+
+  RankedTensorType tableType = getCos().getType();
+  int64_t width = tableType.getShape().back();
+  if (width != r && width != r / 2)
+    return emitOpError() << "expects tables of width " << r
+                         << " (one coefficient per rotated element) or "
+                         << r / 2 << " (one per pair), got " << extentStr(width);
+  SmallVector<int64_t> rowDims = getTableRowDims();
+  if (rowDims.empty())
+    return emitOpError()
+           << "expects tables of rank " << rank
+           << " (broadcasting like the input), 2 ([S, w]) or 3 ([B, S, w], "
+              "with the sequence not at dim 0), got rank "
+           << tableType.getRank();
+  for (auto [tableDim, inputDim] : llvm::enumerate(rowDims)) {
+    int64_t extent = tableType.getDimSize(tableDim);
+    int64_t expected = inputType.getDimSize(inputDim);
+    if (extent != 1 && !extentsAgree(extent, expected))
+      return emitOpError() << "expects table dim " << tableDim
+                           << " to be 1 or the extent of input dim " << inputDim
+                           << " (" << extentStr(expected) << "), got "
+                           << extentStr(extent);
+  }
+  return success();
+}
+
+LogicalResult RotateWithTablesOp::reifyResultShapes(
+    OpBuilder &b, ReifiedRankedShapedTypeDims &reifiedReturnShapes) {
+  RankedTensorType type = getInput().getType();
+  SmallVector<std::pair<Value, int64_t>> sources;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    sources.push_back({getInput(), i});
+  reifiedReturnShapes.push_back(mixedSizes(b, getLoc(), type, sources));
+  return success();
+}
+
+namespace {
+/// rotate_with_tables(x, rope.table(p, spec)) -> rope.rotate(x, p, spec')
+/// with spec' the table's frequencies over this op's dims, offset and
+/// layout: the tables then need not exist, and the rotation joins the
+/// algebra and the folds of rope.rotate.
+struct RotateWithComputedTables : public OpRewritePattern<RotateWithTablesOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RotateWithTablesOp op,
+                                PatternRewriter &rewriter) const override {
+    auto table = op.getCos().getDefiningOp<TableOp>();
+    if (!table || op.getCos() != table.getCos() ||
+        op.getSin() != table.getSin())
+      return rewriter.notifyMatchFailure(op, "tables are not one rope.table");
+    RotarySpecAttr spec = table.getSpec();
+    int64_t r = op.getRotaryDims();
+    if (spec.getRotaryDims(table.getHeadDim()) != r)
+      return rewriter.notifyMatchFailure(op, "table made for other dims");
+    // rope.rotate reads positions [S] along its sequence dim or [B, S]
+    // along dim 0 and the sequence dim, each extent the input's.
+    RankedTensorType inputType = op.getInput().getType();
+    RankedTensorType posType = table.getPositions().getType();
+    SmallVector<int64_t> rowDims = op.getTableRowDims();
+    int64_t seqDim = rowDims.back();
+    if (posType.getRank() == 2 && (rowDims.front() != 0 || seqDim == 0))
+      return rewriter.notifyMatchFailure(op, "positions not [B, S]");
+    for (auto [posDim, inputDim] : llvm::enumerate(rowDims)) {
+      int64_t extent = posType.getDimSize(posDim);
+      int64_t expected = inputType.getDimSize(inputDim);
+      if (!ShapedType::isDynamic(extent) && !ShapedType::isDynamic(expected) &&
+          extent != expected)
+        return rewriter.notifyMatchFailure(op, "tables broadcast");
+    }
+    auto rotation = RotarySpecAttr::get(
+        op.getContext(), spec.getBase(), r == op.getHeadDim() ? 0 : r,
+        op.getRotaryOffset(), op.getLayout(), spec.getScaling(),
+        spec.getAttentionFactor(), spec.getInverse());
+    rewriter.replaceOpWithNewOp<RotateOp>(op, op.getInput(),
+                                          table.getPositions(), rotation,
+                                          seqDim);
+    return success();
+  }
+};
+} // namespace
+
+void RotateWithTablesOp::getCanonicalizationPatterns(
+    RewritePatternSet &results, MLIRContext *context) {
+  results.add<RotateWithComputedTables>(context);
 }
 
 //===----------------------------------------------------------------------===//

@@ -49,8 +49,8 @@ static OnlineAttentionOp rotateQueryOnce(RewriterBase &rewriter,
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
   Value rotated = lowering::buildMaterializedRotation(
-      rewriter, loc, op.getQuery(), {op.getQueryCos(), op.getQuerySin()}, spec,
-      3);
+      rewriter, loc, op.getQuery(), {op.getQueryCos(), op.getQuerySin()},
+      lowering::RotaryDims::of(spec, op.getHeadDim()), 3);
   auto replacement = OnlineAttentionOp::create(
       rewriter, loc, op.getResultTypes(), rotated, op.getKey(),
       op.getValue(), op.getMask(), op.getQueryPositions(), op.getKeyPositions(),

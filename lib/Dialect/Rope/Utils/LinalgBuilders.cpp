@@ -342,15 +342,15 @@ struct RotaryRange {
 };
 
 RotaryRange rotaryRange(OpBuilder &b, Location loc, Value x,
-                        RotarySpecAttr spec) {
+                        RotaryDims dims) {
   auto type = cast<RankedTensorType>(x.getType());
   unsigned n = type.getRank();
   int64_t headDim = type.getShape().back();
   RotaryRange range;
-  range.r = spec.getRotaryDims(headDim);
+  range.r = dims.dims;
   range.h = range.r / 2;
-  range.off = spec.getOffset();
-  range.interleaved = spec.getLayout() == RotaryLayout::interleaved;
+  range.off = dims.offset;
+  range.interleaved = dims.layout == RotaryLayout::interleaved;
   range.whole = range.r == headDim;
   range.tensorSizes = tensor::getMixedSizes(b, loc, x);
   range.offsets.assign(n, b.getIndexAttr(0));
@@ -400,29 +400,44 @@ AffineMap pairMap(MLIRContext *ctx, unsigned numLoops, unsigned leading,
   return AffineMap::get(numLoops, 0, exprs, ctx);
 }
 
-/// Map of a cos/sin table ([S, h] or [B, S, h]) over `numLoops` loops with
-/// the sequence at `seqDim` and the pair index at `pairDim`.
+/// Map of a cos/sin table over loops whose first ones are the leading
+/// (non-head) dims of a rank-`rank` tensor rotated as `range` says, with the
+/// sequence at `seqDim`, reading the coefficient of member `member` of pair
+/// `pair`: the pair's column (tables of width h) or the member's own
+/// element (width r). Static unit dims of the table broadcast.
 AffineMap tableMap(MLIRContext *ctx, Value table, unsigned numLoops,
-                   int64_t seqDim, unsigned pairDim) {
-  unsigned seq = static_cast<unsigned>(seqDim);
-  return cast<RankedTensorType>(table.getType()).getRank() == 2
-             ? dimsMap(ctx, numLoops, {seq, pairDim})
-             : dimsMap(ctx, numLoops, {0, seq, pairDim});
+                   unsigned rank, int64_t seqDim, const RotaryRange &range,
+                   AffineExpr pair, AffineExpr member) {
+  auto type = cast<RankedTensorType>(table.getType());
+  SmallVector<AffineExpr> exprs;
+  for (auto [tableDim, dim] :
+       llvm::enumerate(getTableRowDims(rank, type.getRank(), seqDim)))
+    exprs.push_back(type.getDimSize(tableDim) == 1
+                        ? getAffineConstantExpr(0, ctx)
+                        : getAffineDimExpr(dim, ctx));
+  if (type.getShape().back() == range.h)
+    exprs.push_back(pair);
+  else
+    exprs.push_back(range.interleaved ? pair * 2 + member
+                                      : member * range.h + pair);
+  return AffineMap::get(numLoops, 0, exprs, ctx);
 }
 } // namespace
 
 /// Applies cos/sin tables to `x` (rank n, head dim last, sequence at
-/// `seqDim`); the tables are [S, h] or [B, S, h]. One generic over the pair
-/// view (..., c, t) produces every element from both members of its pair,
-/// read through constant-indexed maps: x is read once and the result written
-/// once, in place, with the innermost loop running along t. Dims outside the
-/// rotary range pass through. The result has element type `resultType`.
+/// `seqDim`). One generic over the pair view (..., c, t) produces every
+/// element from both members of its pair, read through constant-indexed
+/// maps: x is read once and the result written once, in place, with the
+/// innermost loop running along t. The tables are read at the element
+/// produced (c, t), which for tables of one coefficient per pair is t. Dims
+/// outside the rotary range pass through. The result has element type
+/// `resultType`.
 Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
-                    RotarySpecAttr spec, int64_t seqDim, Type resultType) {
+                    RotaryDims dims, int64_t seqDim, Type resultType) {
   MLIRContext *ctx = b.getContext();
   auto xType = cast<RankedTensorType>(x.getType());
   unsigned n = xType.getRank();
-  RotaryRange range = rotaryRange(b, loc, x, spec);
+  RotaryRange range = rotaryRange(b, loc, x, dims);
   ArrayRef<OpFoldResult> sizes = range.tensorSizes;
 
   // The destination carries the pass-through dims.
@@ -453,7 +468,8 @@ Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
   auto memberMap = [&](AffineExpr member) {
     return pairMap(ctx, numLoops, n - 1, t, member, range.interleaved);
   };
-  AffineMap tables = tableMap(ctx, table.cos, numLoops, seqDim, tDim);
+  AffineMap tables = tableMap(ctx, table.cos, numLoops, n, seqDim, range, t,
+                              getAffineDimExpr(cDim, ctx));
   Value rotated =
       linalg::GenericOp::create(
           b, loc, outPairs.getType(),
@@ -465,7 +481,8 @@ Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
           [&](OpBuilder &nb, Location nl, ValueRange args) {
             Value a = toF32(nb, nl, args[0]), bb = toF32(nb, nl, args[1]);
             auto [first, second] =
-                buildPairRotation(nb, nl, a, bb, args[2], args[3]);
+                buildPairRotation(nb, nl, a, bb, toF32(nb, nl, args[2]),
+                                  toF32(nb, nl, args[3]));
             Value member = linalg::IndexOp::create(nb, nl, cDim);
             Value isFirst = arith::CmpIOp::create(
                 nb, nl, arith::CmpIPredicate::eq, member,
@@ -487,14 +504,13 @@ Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
 }
 
 Value buildMaterializedRotation(OpBuilder &b, Location loc, Value x,
-                                CosSin table, RotarySpecAttr spec,
-                                int64_t seqDim) {
+                                CosSin table, RotaryDims dims, int64_t seqDim) {
   MLIRContext *ctx = b.getContext();
   Type f32 = b.getF32Type();
   auto xType = cast<RankedTensorType>(x.getType());
   unsigned n = xType.getRank();
   AffineMap id = AffineMap::getMultiDimIdentityMap(n, ctx);
-  RotaryRange range = rotaryRange(b, loc, x, spec);
+  RotaryRange range = rotaryRange(b, loc, x, dims);
   ArrayRef<OpFoldResult> sizes = range.tensorSizes;
 
   // An empty tensor has nothing to rotate (and slices at offsets into an
@@ -517,7 +533,6 @@ Value buildMaterializedRotation(OpBuilder &b, Location loc, Value x,
     return pairMap(ctx, n, n - 1, t, getAffineConstantExpr(member, ctx),
                    range.interleaved);
   };
-  AffineMap tables = tableMap(ctx, table.cos, n, seqDim, n - 1);
   SmallVector<OpFoldResult> halfSizes(range.sizes);
   halfSizes.back() = b.getIndexAttr(range.h);
   SmallVector<OpFoldResult> offsets(range.offsets), strides(range.strides);
@@ -527,6 +542,8 @@ Value buildMaterializedRotation(OpBuilder &b, Location loc, Value x,
   // computation of what it inserts).
   for (int64_t member : {0, 1}) {
     Value init = emptyTensor(b, loc, halfSizes, f32);
+    AffineMap tables = tableMap(ctx, table.cos, n, n, seqDim, range, t,
+                                getAffineConstantExpr(member, ctx));
     Value half =
         linalg::GenericOp::create(
             b, loc, init.getType(), ValueRange{pairs, pairs, table.cos, table.sin},
@@ -534,9 +551,9 @@ Value buildMaterializedRotation(OpBuilder &b, Location loc, Value x,
             ArrayRef<AffineMap>{memberMap(0), memberMap(1), tables, tables, id},
             SmallVector<IteratorType>(n, kPar),
             [&](OpBuilder &nb, Location nl, ValueRange args) {
-              auto rotated =
-                  buildPairRotation(nb, nl, toF32(nb, nl, args[0]),
-                                    toF32(nb, nl, args[1]), args[2], args[3]);
+              auto rotated = buildPairRotation(
+                  nb, nl, toF32(nb, nl, args[0]), toF32(nb, nl, args[1]),
+                  toF32(nb, nl, args[2]), toF32(nb, nl, args[3]));
               linalg::YieldOp::create(
                   nb, nl, ValueRange{member == 0 ? rotated.first : rotated.second});
             })

@@ -60,6 +60,12 @@ def Rope_LayoutParameter : EnumParameter<Rope_RotaryLayout> {
   let defaultValue = "::mlir::rope::RotaryLayout::half";
 }
 
+// The layout on its own, for ops that rotate without a spec
+// (`layout<interleaved>` in their assembly).
+def Rope_RotaryLayoutAttr : EnumAttr<Rope_Dialect, Rope_RotaryLayout, "layout"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 //===----------------------------------------------------------------------===//
 // Scaling interface
 //===----------------------------------------------------------------------===//

@@ -15,6 +15,15 @@
 #include "rope/Dialect/Rope/IR/RopeAttrs.h"
 #include "rope/Dialect/Rope/IR/RopeDialect.h"
 
+namespace mlir::rope {
+/// For cos/sin tables of rank `tableRank` applied to an input of rank
+/// `inputRank` with its sequence at `seqDim` (non-negative): the input dim
+/// that each table dim but the last follows (see rope.rotate_with_tables).
+/// Empty when the tables have none of the accepted forms.
+SmallVector<int64_t> getTableRowDims(int64_t inputRank, int64_t tableRank,
+                                     int64_t seqDim);
+} // namespace mlir::rope
+
 #define GET_OP_CLASSES
 #include "rope/Dialect/Rope/IR/RopeOps.h.inc"
 

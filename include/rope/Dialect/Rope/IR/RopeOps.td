@@ -67,6 +67,89 @@ def Rope_RotateOp : Rope_Op<"rotate", [
 }
 
 //===----------------------------------------------------------------------===//
+// rope.rotate_with_tables
+//===----------------------------------------------------------------------===//
+
+def Rope_RotateWithTablesOp : Rope_Op<"rotate_with_tables", [
+    Pure, AllTypesMatch<["input", "result"]>, AllTypesMatch<["cos", "sin"]>,
+    DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>]> {
+  let summary = "Applies a rotary position embedding given as cos/sin tables";
+  let description = [{
+    The rotation of `rope.rotate` with its coefficients given as tensors
+    rather than computed from a spec, as frontends export them (the cos/sin
+    caches of a model, sliced to the sequence and gathered by position ids).
+    The rotated dims are `[offset, offset + r)` of the last (head) dim, `r` =
+    `dims` (default: the whole head), paired as `layout` says (`half`:
+    `(i, i + r/2)`, `interleaved`: `(2i, 2i + 1)`); the other dims pass
+    through. The tables have width `w`:
+
+    * `w = r` (one coefficient per element, as frontends compute them, e.g.
+      Hugging Face's `cat(freqs, freqs)`): element `j` of the range, with
+      partner `j'`, becomes `x_j·cos_j − x_j'·sin_j` for the first member of
+      its pair and `x_j·cos_j + x_j'·sin_j` for the second. This is
+      `x·cos + rotate_half(x)·sin` (or `rotate_every_two` for `interleaved`)
+      element for element, whatever the tables hold.
+    * `w = r/2` (one coefficient per pair, as `rope.table` makes them): pair
+      `i` rotates by `cos_i`, `sin_i`.
+
+    The tables' other dims say where each coefficient applies:
+    * as many dims as `input` (`[1, 1, S, w]`, `[B, 1, S, w]`): each is the
+      input's extent or a static 1 (broadcast);
+    * `[S, w]`: indexed by the sequence dim `seq_dim` (default −2);
+    * `[B, S, w]`: indexed by dim 0 and the sequence dim.
+    A static 1 broadcasts in the last two forms too. Tables may be f32, f16
+    or bf16; the math is f32.
+
+    With tables from `rope.table` this is `rope.rotate` with the table's spec
+    (the canonical form: the tables need not exist then).
+    ```mlir
+    %q_rot = rope.rotate_with_tables %q, %cos, %sin
+        : tensor<1x32x?x128xf32>, tensor<1x1x?x128xf32>
+    ```
+  }];
+  let arguments = (ins Rope_DataTensor:$input,
+                       Rope_DataTensor:$cos,
+                       Rope_DataTensor:$sin,
+                       DefaultValuedAttr<Rope_RotaryLayoutAttr,
+                           "::mlir::rope::RotaryLayout::half">:$layout,
+                       DefaultValuedAttr<I64Attr, "0">:$dims,
+                       DefaultValuedAttr<I64Attr, "0">:$offset,
+                       DefaultValuedAttr<I64Attr, "-2">:$seq_dim);
+  let results = (outs Rope_DataTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $cos `,` $sin (`layout` `` $layout^)? (`dims` `=` $dims^)?
+    (`offset` `=` $offset^)? (`seq_dim` `=` $seq_dim^)?
+    attr-dict `:` type($input) `,` type($cos)
+  }];
+  let extraClassDeclaration = [{
+    int64_t getNormalizedSeqDim() {
+      int64_t d = getSeqDim();
+      return d < 0 ? d + getInput().getType().getRank() : d;
+    }
+    int64_t getHeadDim() { return getInput().getType().getShape().back(); }
+    /// The rotary dims `r`, and the first rotated dim, signed.
+    int64_t getRotaryDims() {
+      int64_t dims = getDimsAttr().getInt();
+      return dims == 0 ? getHeadDim() : dims;
+    }
+    int64_t getRotaryOffset() { return getOffsetAttr().getInt(); }
+    /// Whether the tables hold one coefficient per element (width r) rather
+    /// than one per pair (width r/2).
+    bool hasElementTables() {
+      return getCos().getType().getShape().back() == getRotaryDims();
+    }
+    /// The input dim each table dim but the last follows.
+    SmallVector<int64_t> getTableRowDims() {
+      return ::mlir::rope::getTableRowDims(getInput().getType().getRank(),
+                                           getCos().getType().getRank(),
+                                           getNormalizedSeqDim());
+    }
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // rope.table
 //===----------------------------------------------------------------------===//
 

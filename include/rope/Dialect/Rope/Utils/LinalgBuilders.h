@@ -97,8 +97,21 @@ Value buildInverseFrequencies(OpBuilder &b, Location loc, RotarySpecAttr spec,
                               int64_t headDim,
                               function_ref<Value()> maxPosition);
 
+/// cos/sin tables as rope.rotate_with_tables takes them: of width r (one
+/// coefficient per rotated element) or r/2 (one per pair), their other dims
+/// following the input's as getTableRowDims says.
 struct CosSin {
   Value cos, sin;
+};
+
+/// Which dims of the head a rotation turns, and how they pair.
+struct RotaryDims {
+  int64_t dims;   // r
+  int64_t offset; // the first rotated dim
+  RotaryLayout layout;
+  static RotaryDims of(RotarySpecAttr spec, int64_t headDim) {
+    return {spec.getRotaryDims(headDim), spec.getOffset(), spec.getLayout()};
+  }
 };
 
 /// cos/sin tables, positions × [h] (f32), attention factor and direction
@@ -112,11 +125,10 @@ CosSin buildTable(OpBuilder &b, Location loc, Value positions, Value invFreq,
 std::pair<Value, Value> buildPairRotation(OpBuilder &b, Location loc, Value a,
                                           Value second, Value cos, Value sin);
 
-/// Applies tables ([S, h] or [B, S, h]) to `x` (head dim last, sequence at
-/// `seqDim`, batch at 0); dims outside the rotary range pass through. The
-/// result has element type `resultType`.
+/// Applies tables to `x` (head dim last, sequence at `seqDim`); dims outside
+/// the rotary range pass through. The result has element type `resultType`.
 Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
-                    RotarySpecAttr spec, int64_t seqDim, Type resultType);
+                    RotaryDims dims, int64_t seqDim, Type resultType);
 
 /// `x` rotated by `table` into a new f32 tensor, for a tile of Q or K of
 /// attention. A generic over (leading dims, pair index) per pair member
@@ -128,8 +140,7 @@ Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
 /// and the product reads plain [.., D] rows, not a [.., 2, h] view that
 /// reshape propagation would turn into a split reduction.
 Value buildMaterializedRotation(OpBuilder &b, Location loc, Value x,
-                                CosSin table, RotarySpecAttr spec,
-                                int64_t seqDim);
+                                CosSin table, RotaryDims dims, int64_t seqDim);
 
 //===----------------------------------------------------------------------===//
 // Attention
