@@ -1210,6 +1210,117 @@ FailureOr<RotarySpecAttr> recoverSpec(MLIRContext *ctx,
 }
 
 //===----------------------------------------------------------------------===//
+// Opaque tables
+//===----------------------------------------------------------------------===//
+
+/// Whether `t` reads a float tensor element for element along the head of
+/// an iteration space of `type`: its last dim at the head index (a table of
+/// one coefficient per element), each other dim either a static 1 or a
+/// leading dim of the space, in order and with a compatible extent. Such a
+/// tensor is a cos or sin table of rope.rotate_with_tables whatever computed
+/// it (a function argument, a weight, a slice or gather of a cache).
+bool isElementTableRead(Term t, RankedTensorType type) {
+  auto tableType = dyn_cast<RankedTensorType>(t.value.getType());
+  unsigned n = type.getRank();
+  if (!tableType ||
+      !isa<Float32Type, Float16Type, BFloat16Type>(tableType.getElementType()) ||
+      t.map.getNumDims() != n ||
+      tableType.getShape().back() != type.getShape().back() ||
+      t.map.getResults().back() != getAffineDimExpr(n - 1, t.map.getContext()))
+    return false;
+  int64_t previous = -1;
+  for (auto [dim, index] : llvm::enumerate(t.map.getResults().drop_back())) {
+    int64_t extent = tableType.getDimSize(dim);
+    if (extent == 1)
+      continue; // Read at 0 (canonical form).
+    auto loop = dyn_cast<AffineDimExpr>(index);
+    if (!loop || static_cast<int64_t>(loop.getPosition()) <= previous ||
+        loop.getPosition() >= n - 1)
+      return false;
+    int64_t expected = type.getDimSize(loop.getPosition());
+    if (!ShapedType::isDynamic(extent) && !ShapedType::isDynamic(expected) &&
+        extent != expected)
+      return false;
+    previous = loop.getPosition();
+  }
+  return true;
+}
+
+/// The innermost tensor along the views of `t` that is an element table
+/// (see isElementTableRead): the table before any broadcast to the shape of
+/// the rotation. Every such tensor on the chain holds the same elements.
+std::optional<Term> findElementTable(Term t, RankedTensorType type) {
+  std::optional<Term> table;
+  for (unsigned step = 0; step < kMaxViewSteps; ++step) {
+    if (isElementTableRead(t, type))
+      table = t;
+    std::optional<Term> next = stepView(t);
+    if (!next)
+      break;
+    t = *next;
+  }
+  return table;
+}
+
+/// The table `t` reads (an element table) reshaped to the rank of the
+/// iteration space: each of its dims where the space's dim it follows is,
+/// unit dims elsewhere (the broadcast form of rope.rotate_with_tables).
+Value materializeElementTable(PatternRewriter &rewriter, Location loc, Term t,
+                              RankedTensorType type) {
+  auto tableType = cast<RankedTensorType>(t.value.getType());
+  unsigned n = type.getRank();
+  // The table's dims that vary, and the space's dims they follow.
+  SmallVector<int64_t> kept, follows;
+  for (auto [dim, index] : llvm::enumerate(t.map.getResults())) {
+    if (dim + 1 == t.map.getNumResults()) {
+      kept.push_back(dim);
+      follows.push_back(n - 1);
+    } else if (tableType.getDimSize(dim) != 1) {
+      kept.push_back(dim);
+      follows.push_back(cast<AffineDimExpr>(index).getPosition());
+    }
+  }
+  SmallVector<int64_t> target(n, 1);
+  for (auto [dim, loop] : llvm::zip_equal(kept, follows))
+    target[loop] = tableType.getDimSize(dim);
+  Type elementType = tableType.getElementType();
+  if (tableType.getShape() == ArrayRef<int64_t>(target))
+    return t.value;
+
+  // Drop the unit dims (each into the next kept dim), then insert the
+  // space's unit dims (each into the next kept dim, trailing ones into the
+  // last).
+  Value table = t.value;
+  if (static_cast<int64_t>(kept.size()) != tableType.getRank()) {
+    SmallVector<ReassociationIndices> groups;
+    ReassociationIndices group;
+    SmallVector<int64_t> shape;
+    for (int64_t dim = 0; dim < tableType.getRank(); ++dim) {
+      group.push_back(dim);
+      if (llvm::is_contained(kept, dim)) {
+        groups.push_back(std::move(group));
+        shape.push_back(tableType.getDimSize(dim));
+        group.clear();
+      }
+    }
+    table = tensor::CollapseShapeOp::create(
+        rewriter, loc, RankedTensorType::get(shape, elementType), table,
+        groups);
+  }
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices group;
+  for (int64_t loop = 0; loop < n; ++loop) {
+    group.push_back(loop);
+    if (llvm::is_contained(follows, loop)) {
+      groups.push_back(std::move(group));
+      group.clear();
+    }
+  }
+  return tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get(target, elementType), table, groups);
+}
+
+//===----------------------------------------------------------------------===//
 // Rotations
 //===----------------------------------------------------------------------===//
 
@@ -1356,6 +1467,15 @@ public:
     if (subtract)
       summands.pop_back();
     const PairLayout &pairs = getLayout();
+    // Every reading of the sum as x·cos + rot(x)·sin. One sum may have
+    // several (x·sin + rh·cos with rh = rot(x) is also rh·cos − rot(rh)·sin);
+    // a reading with a spec is preferred to any with opaque tables.
+    struct Reading {
+      Value input;
+      Term cos, sin;
+      bool inverse;
+    };
+    SmallVector<Reading> readings;
     for (auto [direct, rotated] : summands) {
       std::optional<Computation> directProduct = matchProduct(direct);
       std::optional<Computation> rotatedProduct = matchProduct(rotated);
@@ -1366,39 +1486,20 @@ public:
         if (!input)
           continue;
         for (auto [rot, sin] : bothOrders(*rotatedProduct)) {
-          std::optional<bool> inverse =
-              matchPartner(rot, x, pairs, headDim, subtract);
-          if (!inverse)
-            continue;
-          std::optional<Table> cosTable = matchTable(cos, Kind::Cos, headDim);
-          std::optional<Table> sinTable = matchTable(sin, Kind::Sin, headDim);
-          if (!cosTable || !sinTable ||
-              failed(resolveGathered(*cosTable, *sinTable)) ||
-              *cosTable != *sinTable)
-            continue;
-          FailureOr<RotarySpecAttr> spec =
-              specFor(op->getContext(), *cosTable, headDim, *inverse);
-          if (failed(spec))
-            continue;
-          // The innermost positions tensor that reads as [S] or [B, S]
-          // (e.g. the function argument rather than its sign extension).
-          std::optional<PositionsOperand> positions;
-          for (const Term &candidate : llvm::reverse(cosTable->positions))
-            if ((positions = analyzePositions(candidate, type)))
-              break;
-          if (!positions)
-            continue;
-          // The default seq_dim (−2) where it applies, for readable IR.
-          int64_t seqDim =
-              positions->seqDim == type.getRank() - 2 ? -2 : positions->seqDim;
-          rewriter.replaceOpWithNewOp<RotateOp>(
-              op, input,
-              materializePositions(rewriter, op->getLoc(), *positions), *spec,
-              seqDim);
-          return success();
+          if (std::optional<bool> inverse =
+                  matchPartner(rot, x, pairs, headDim, subtract))
+            readings.push_back({input, cos, sin, *inverse});
         }
       }
     }
+    for (const Reading &r : readings)
+      if (succeeded(raiseWithSpec(rewriter, op, r.input, r.cos, r.sin, type,
+                                  r.inverse)))
+        return success();
+    for (const Reading &r : readings)
+      if (succeeded(raiseWithTables(rewriter, op, r.input, r.cos, r.sin, type,
+                                    r.inverse)))
+        return success();
     return rewriter.notifyMatchFailure(op, "not a rotation of this layout");
   }
 
@@ -1406,6 +1507,74 @@ protected:
   virtual const PairLayout &getLayout() const = 0;
 
 private:
+  /// The rotation as rope.rotate, when the tables are computed (or gathered
+  /// from constant caches) so that their spec and positions can be
+  /// recovered.
+  LogicalResult raiseWithSpec(PatternRewriter &rewriter, Operation *op,
+                              Value input, Term cos, Term sin,
+                              RankedTensorType type, bool inverse) const {
+    int64_t headDim = type.getShape().back();
+    std::optional<Table> cosTable = matchTable(cos, Kind::Cos, headDim);
+    std::optional<Table> sinTable = matchTable(sin, Kind::Sin, headDim);
+    if (!cosTable || !sinTable ||
+        failed(resolveGathered(*cosTable, *sinTable)) || *cosTable != *sinTable)
+      return failure();
+    FailureOr<RotarySpecAttr> spec =
+        specFor(op->getContext(), *cosTable, headDim, inverse);
+    if (failed(spec))
+      return failure();
+    // The innermost positions tensor that reads as [S] or [B, S] (e.g. the
+    // function argument rather than its sign extension).
+    std::optional<PositionsOperand> positions;
+    for (const Term &candidate : llvm::reverse(cosTable->positions))
+      if ((positions = analyzePositions(candidate, type)))
+        break;
+    if (!positions)
+      return failure();
+    // The default seq_dim (−2) where it applies, for readable IR.
+    int64_t seqDim =
+        positions->seqDim == type.getRank() - 2 ? -2 : positions->seqDim;
+    rewriter.replaceOpWithNewOp<RotateOp>(
+        op, input, materializePositions(rewriter, op->getLoc(), *positions),
+        *spec, seqDim);
+    return success();
+  }
+
+  /// The rotation as rope.rotate_with_tables, whatever produced cos and
+  /// sin, when each is read element for element along the head.
+  /// rope.rotate_with_tables applies x·cos + rot(x)·sin element for element,
+  /// so the tables need not be a rotation. The inverse direction (rot(x)
+  /// with the opposite signs) is not raised: the op would need −sin.
+  LogicalResult raiseWithTables(PatternRewriter &rewriter, Operation *op,
+                                Value input, Term cos, Term sin,
+                                RankedTensorType type, bool inverse) const {
+    if (inverse)
+      return failure();
+    std::optional<Term> cosRead = findElementTable(cos, type);
+    std::optional<Term> sinRead = findElementTable(sin, type);
+    if (!cosRead || !sinRead)
+      return failure();
+    Location loc = op->getLoc();
+    // Build nothing unless the two tables end up of one type.
+    auto shapeOf = [&](Term t) {
+      SmallVector<int64_t> shape(type.getRank(), 1);
+      auto tableType = cast<RankedTensorType>(t.value.getType());
+      for (auto [dim, index] : llvm::enumerate(t.map.getResults()))
+        if (tableType.getDimSize(dim) != 1)
+          shape[cast<AffineDimExpr>(index).getPosition()] =
+              tableType.getDimSize(dim);
+      return std::make_pair(shape, tableType.getElementType());
+    };
+    if (shapeOf(*cosRead) != shapeOf(*sinRead))
+      return failure();
+    Value cosTable = materializeElementTable(rewriter, loc, *cosRead, type);
+    Value sinTable = materializeElementTable(rewriter, loc, *sinRead, type);
+    rewriter.replaceOpWithNewOp<RotateWithTablesOp>(op, input, cosTable,
+                                                    sinTable,
+                                                    getLayout().getKind());
+    return success();
+  }
+
   /// The spec of the table, whose frequencies must be constant across the
   /// members of each pair.
   FailureOr<RotarySpecAttr> specFor(MLIRContext *ctx, const Table &table,
@@ -1452,14 +1621,15 @@ private:
 bool joinsRotation(Operation *op, unsigned depth) {
   return llvm::any_of(op->getOperands(), [&](Value v) {
     Operation *def = v.getDefiningOp();
-    return isa_and_nonnull<RotateOp>(def) ||
+    return isa_and_nonnull<RotateOp, RotateWithTablesOp>(def) ||
            (depth > 0 && isa_and_nonnull<tensor::InsertSliceOp>(def) &&
             joinsRotation(def, depth - 1));
   });
 }
 
 /// cat(rotate(x[.., o : o + r]), pass-through elements of x) -> one
-/// rotation of x with `dims = r, offset = o` (partial rotary).
+/// rotation of x with `dims = r, offset = o` (partial rotary); the rotation
+/// is a rope.rotate or a rope.rotate_with_tables.
 class RaisePartialRotation final : public RewritePattern {
 public:
   RaisePartialRotation(StringRef rootName, MLIRContext *ctx)
@@ -1483,12 +1653,12 @@ public:
     Term root = identityTerm(op->getResult(0));
 
     // The rotation and where its elements land in the head.
-    RotateOp rotation;
+    Operation *rotation = nullptr;
     int64_t offset = 0;
     for (int64_t j = 0; j < headDim && !rotation; ++j) {
       Term element = peelViews(atHeadIndex(root, j));
-      auto candidate = element.value.getDefiningOp<RotateOp>();
-      if (!candidate)
+      Operation *candidate = element.value.getDefiningOp();
+      if (!isa_and_nonnull<RotateOp, RotateWithTablesOp>(candidate))
         continue;
       auto last = dyn_cast<AffineConstantExpr>(element.map.getResults().back());
       if (!last)
@@ -1498,7 +1668,8 @@ public:
     }
     if (!rotation)
       return rewriter.notifyMatchFailure(op, "no rotation inside");
-    RankedTensorType rotatedType = rotation.getInput().getType();
+    Value rotationInput = rotation->getOperand(0);
+    auto rotatedType = cast<RankedTensorType>(rotationInput.getType());
     int64_t rotatedDim = rotatedType.getShape().back();
     if (rotatedType.getRank() != type.getRank() || offset < 0 ||
         offset + rotatedDim > headDim || rotatedDim == headDim)
@@ -1506,7 +1677,7 @@ public:
 
     // The full tensor the rotated elements were taken from.
     Value input;
-    for (Term t = identityTerm(rotation.getInput());;) {
+    for (Term t = identityTerm(rotationInput);;) {
       if (t.value.getType() == type) {
         input = t.value;
         break;
@@ -1520,8 +1691,8 @@ public:
     // Element by element: rotated elements come from the rotation of the
     // input's elements at the same place, the others from the input.
     Term inputTerm = identityTerm(input);
-    Term rotatedTerm = identityTerm(rotation.getResult());
-    Term rotationInput = identityTerm(rotation.getInput());
+    Term rotatedTerm = identityTerm(rotation->getResult(0));
+    Term rotationInputTerm = identityTerm(rotationInput);
     for (int64_t j = 0; j < headDim; ++j) {
       Term element = peelViews(atHeadIndex(root, j));
       Term source = peelViews(atHeadIndex(inputTerm, j));
@@ -1532,17 +1703,27 @@ public:
         continue;
       }
       if (element != atHeadIndex(rotatedTerm, j - offset) ||
-          peelViews(atHeadIndex(rotationInput, j - offset)) != source)
+          peelViews(atHeadIndex(rotationInputTerm, j - offset)) != source)
         return rewriter.notifyMatchFailure(op, "not the rotated element");
     }
 
-    RotarySpecAttr spec = rotation.getSpec();
+    if (auto withTables = dyn_cast<RotateWithTablesOp>(rotation)) {
+      // The tables follow the rotation's leading dims, which are the
+      // input's: they stay as they are.
+      rewriter.replaceOpWithNewOp<RotateWithTablesOp>(
+          op, input, withTables.getCos(), withTables.getSin(),
+          withTables.getLayout(), withTables.getRotaryDims(),
+          offset + withTables.getRotaryOffset(), withTables.getSeqDim());
+      return success();
+    }
+    auto rotate = cast<RotateOp>(rotation);
+    RotarySpecAttr spec = rotate.getSpec();
     auto partial = RotarySpecAttr::get(
         op->getContext(), spec.getBase(), spec.getRotaryDims(rotatedDim),
         offset + spec.getOffset(), spec.getLayout(), spec.getScaling(),
         spec.getAttentionFactor(), spec.getInverse());
-    rewriter.replaceOpWithNewOp<RotateOp>(op, input, rotation.getPositions(),
-                                          partial, rotation.getSeqDim());
+    rewriter.replaceOpWithNewOp<RotateOp>(op, input, rotate.getPositions(),
+                                          partial, rotate.getSeqDim());
     return success();
   }
 };

@@ -190,14 +190,15 @@ def RopeDecomposeAttentionRows : Pass<"rope-decompose-attention-rows"> {
 }
 
 def RopeRaise : Pass<"rope-raise"> {
-  let summary = "Raise rotary embeddings as frontends emit them to rope.rotate";
+  let summary = "Raise rotary embeddings as frontends emit them to rope.rotate or rope.rotate_with_tables";
   let description = [{
     Frontends do not emit `rope` ops. torch-mlir, TOSA-based frontends and
     hand-written lowerings spell a rotary embedding as `x·cos + rot(x)·sin`,
     where `rot` moves the partner of each rotation pair into place and
     negates one member, and `cos`/`sin` are tables of `positions ⊗ inv_freq`.
     This pass recognises that computation and replaces it with
-    `rope.rotate %x, %positions rotary(#rope.spec<...>)`, so that
+    `rope.rotate %x, %positions rotary(#rope.spec<...>)` when the tables say
+    their spec, else with `rope.rotate_with_tables %x, %cos, %sin`, so that
     `--rope-fold-rotation-into-qk` and the rest of the rope pipeline apply.
 
     Recognised shapes, one pattern each (the operands of every product and
@@ -237,7 +238,7 @@ def RopeRaise : Pass<"rope-raise"> {
     every operand through the index-only ops to the arithmetic behind it,
     one head element at a time.
 
-    The spec is recovered from the tables, which must be either
+    A spec is recovered from the tables when they are either
 
     * computed in the IR: `cos`/`sin` (optionally times a constant, the
       attention factor, and cast between float types) of
@@ -267,6 +268,20 @@ def RopeRaise : Pass<"rope-raise"> {
       that keeps its frequency within 2^-21;
     * a constant factor on both tables (or `m` of the caches) is the
       `attention_factor`.
+
+    Otherwise (tables passed in as arguments or weights, slices and gathers
+    of caches that are not constants, float positions, tables that are no
+    rotation at all) the rotation becomes `rope.rotate_with_tables` with the
+    tables themselves as operands: that op applies `x·cos + rot(x)·sin`
+    element for element, so nothing about the tables needs proving. A table
+    qualifies when it is read element for element along the head (its last
+    dim at the head index) and each other dim is a static 1 or follows a
+    leading dim of `x` in order; the innermost such tensor along its views
+    is taken (the table before any broadcast to the shape of `x`) and
+    reshaped to the rank of `x` with unit dims where it broadcasts. When a
+    sum reads as a rotation in several ways, one with a spec wins. The
+    inverse direction with opaque tables is not raised (the op would need
+    `−sin`).
 
     The raised rotation forms the phase in f64 (see `rope.rotate`), so it
     differs from the original f32 program by the original's own rounding of
