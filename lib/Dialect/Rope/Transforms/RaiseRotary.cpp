@@ -630,6 +630,17 @@ std::optional<double> readConstant(Attribute attr, AffineMap map) {
     return toDouble(*std::next(*it, flat));
   if (auto it = elements.try_value_begin<APInt>())
     return static_cast<double>((*std::next(*it, flat)).getSExtValue());
+  // Blobs, as torch-mlir exports a model's constants (`dense_resource`).
+  auto fromBlob = [&](auto resource) -> std::optional<double> {
+    auto values = resource.tryGetAsArrayRef();
+    if (!values || flat >= values->size())
+      return std::nullopt;
+    return static_cast<double>((*values)[flat]);
+  };
+  if (auto f32 = dyn_cast<DenseF32ResourceElementsAttr>(attr))
+    return fromBlob(f32);
+  if (auto f64 = dyn_cast<DenseF64ResourceElementsAttr>(attr))
+    return fromBlob(f64);
   return std::nullopt;
 }
 

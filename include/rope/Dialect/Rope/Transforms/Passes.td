@@ -242,7 +242,8 @@ def RopeRaise : Pass<"rope-raise"> {
 
     * computed in the IR: `cos`/`sin` (optionally times a constant, the
       attention factor, and cast between float types) of
-      `sitofp(positions) · inv_freq`, with `inv_freq` a constant or computed
+      `sitofp(positions) · inv_freq`, with `inv_freq` a constant (`dense`,
+      or a `dense_resource` blob as torch-mlir exports buffers) or computed
       from constants (evaluated at compile time in the program's float
       types); or
     * gathered by position from constant caches `[L, W]` holding
