@@ -85,18 +85,37 @@ mixedSizes(OpBuilder &b, Location loc, RankedTensorType type,
 // RotateOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult RotateOp::verify() {
-  RankedTensorType inputType = getInput().getType();
+/// The rules every rotation's input follows: rank >= 2, a static head dim
+/// (the last), and a sequence dim that is not the head.
+static LogicalResult verifyRotationInput(Operation *op,
+                                         RankedTensorType inputType,
+                                         int64_t seqDim) {
   int64_t rank = inputType.getRank();
   if (rank < 2)
-    return emitOpError() << "expects an input of rank >= 2 (a sequence dim and "
-                            "a head dim), got rank "
-                         << rank;
-  int64_t headDim = inputType.getShape().back();
-  if (ShapedType::isDynamic(headDim))
-    return emitOpError() << "expects a static head dim (the last dim)";
-  if (failed(verifySeqDim(*this, getSeqDim(), rank)))
+    return op->emitOpError()
+           << "expects an input of rank >= 2 (a sequence dim and a head dim), "
+              "got rank "
+           << rank;
+  if (ShapedType::isDynamic(inputType.getShape().back()))
+    return op->emitOpError() << "expects a static head dim (the last dim)";
+  return verifySeqDim(op, seqDim, rank);
+}
+
+/// The result shape of a rotation: its input's.
+static void reifyInputShape(OpBuilder &b, Location loc, Value input,
+                            ReifiedRankedShapedTypeDims &reifiedReturnShapes) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<std::pair<Value, int64_t>> sources;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    sources.push_back({input, i});
+  reifiedReturnShapes.push_back(mixedSizes(b, loc, type, sources));
+}
+
+LogicalResult RotateOp::verify() {
+  RankedTensorType inputType = getInput().getType();
+  if (failed(verifyRotationInput(*this, inputType, getSeqDim())))
     return failure();
+  int64_t headDim = inputType.getShape().back();
   int64_t seqDim = getNormalizedSeqDim();
   RankedTensorType posType = getPositions().getType();
   if (posType.getRank() == 2 && seqDim == 0)
@@ -111,11 +130,7 @@ LogicalResult RotateOp::verify() {
 LogicalResult
 RotateOp::reifyResultShapes(OpBuilder &b,
                             ReifiedRankedShapedTypeDims &reifiedReturnShapes) {
-  RankedTensorType type = getInput().getType();
-  SmallVector<std::pair<Value, int64_t>> sources;
-  for (int64_t i = 0; i < type.getRank(); ++i)
-    sources.push_back({getInput(), i});
-  reifiedReturnShapes.push_back(mixedSizes(b, getLoc(), type, sources));
+  reifyInputShape(b, getLoc(), getInput(), reifiedReturnShapes);
   return success();
 }
 
@@ -216,16 +231,9 @@ SmallVector<int64_t> mlir::rope::getTableRowDims(int64_t inputRank,
 
 LogicalResult RotateWithTablesOp::verify() {
   RankedTensorType inputType = getInput().getType();
-  int64_t rank = inputType.getRank();
-  if (rank < 2)
-    return emitOpError() << "expects an input of rank >= 2 (a sequence dim and "
-                            "a head dim), got rank "
-                         << rank;
-  int64_t headDim = inputType.getShape().back();
-  if (ShapedType::isDynamic(headDim))
-    return emitOpError() << "expects a static head dim (the last dim)";
-  if (failed(verifySeqDim(*this, getSeqDim(), rank)))
+  if (failed(verifyRotationInput(*this, inputType, getSeqDim())))
     return failure();
+  int64_t rank = inputType.getRank(), headDim = inputType.getShape().back();
   int64_t r = getRotaryDims(), offset = getRotaryOffset();
   if (r <= 0 || r % 2 != 0)
     return emitOpError() << "expects even, positive rotary dims, got " << r;
@@ -265,11 +273,7 @@ LogicalResult RotateWithTablesOp::verify() {
 
 LogicalResult RotateWithTablesOp::reifyResultShapes(
     OpBuilder &b, ReifiedRankedShapedTypeDims &reifiedReturnShapes) {
-  RankedTensorType type = getInput().getType();
-  SmallVector<std::pair<Value, int64_t>> sources;
-  for (int64_t i = 0; i < type.getRank(); ++i)
-    sources.push_back({getInput(), i});
-  reifiedReturnShapes.push_back(mixedSizes(b, getLoc(), type, sources));
+  reifyInputShape(b, getLoc(), getInput(), reifiedReturnShapes);
   return success();
 }
 

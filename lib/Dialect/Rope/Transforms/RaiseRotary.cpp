@@ -1051,18 +1051,18 @@ std::optional<PositionsOperand> analyzePositions(Term positions,
   return std::nullopt;
 }
 
-/// The positions tensor `operand` describes: its source without the unit
-/// dims (each folded into the next kept dim, trailing ones into the last; a
-/// single position stays [1]), then with a unit sequence dim if asked.
-Value materializePositions(PatternRewriter &rewriter, Location loc,
-                           const PositionsOperand &operand) {
-  auto sourceType = cast<RankedTensorType>(operand.source.getType());
+/// `source` with only its dims `kept` (ascending), the others being unit
+/// dims: each is folded into the next kept dim, trailing ones into the last;
+/// with none kept, a single [1]. `source` itself when nothing is dropped.
+Value keepDims(PatternRewriter &rewriter, Location loc, Value source,
+               ArrayRef<int64_t> kept) {
+  auto sourceType = cast<RankedTensorType>(source.getType());
   SmallVector<ReassociationIndices> groups;
   SmallVector<int64_t> shape;
   ReassociationIndices group;
   for (int64_t dim = 0; dim < sourceType.getRank(); ++dim) {
     group.push_back(dim);
-    if (llvm::is_contained(operand.keptDims, dim)) {
+    if (llvm::is_contained(kept, dim)) {
       groups.push_back(std::move(group));
       shape.push_back(sourceType.getDimSize(dim));
       group.clear();
@@ -1074,23 +1074,35 @@ Value materializePositions(PatternRewriter &rewriter, Location loc,
   } else {
     llvm::append_range(groups.back(), group);
   }
-  SmallVector<int64_t> target(shape);
+  if (static_cast<int64_t>(shape.size()) == sourceType.getRank())
+    return source;
+  return tensor::CollapseShapeOp::create(
+      rewriter, loc, RankedTensorType::get(shape, sourceType.getElementType()),
+      source, groups);
+}
+
+/// The positions tensor `operand` describes: its source without the unit
+/// dims (keepDims), then with a unit sequence dim if asked.
+Value materializePositions(PatternRewriter &rewriter, Location loc,
+                           const PositionsOperand &operand) {
+  // Nothing to build when the source already has that shape (e.g. [B, 1]
+  // for decode).
+  auto sourceType = cast<RankedTensorType>(operand.source.getType());
+  SmallVector<int64_t> target;
+  for (int64_t dim : operand.keptDims)
+    target.push_back(sourceType.getDimSize(dim));
+  if (target.empty())
+    target.push_back(1);
   if (operand.appendUnit)
     target.push_back(1);
   if (sourceType.getShape() == ArrayRef<int64_t>(target))
     return operand.source;
-
-  Type elementType = sourceType.getElementType();
-  Value positions = operand.source;
-  if (static_cast<int64_t>(shape.size()) != sourceType.getRank())
-    positions = tensor::CollapseShapeOp::create(
-        rewriter, loc, RankedTensorType::get(shape, elementType), positions,
-        groups);
-  if (operand.appendUnit)
-    positions = tensor::ExpandShapeOp::create(
-        rewriter, loc, RankedTensorType::get(target, elementType), positions,
-        ArrayRef<ReassociationIndices>{{0, 1}});
-  return positions;
+  Value positions = keepDims(rewriter, loc, operand.source, operand.keptDims);
+  if (!operand.appendUnit)
+    return positions;
+  return tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get(target, sourceType.getElementType()),
+      positions, ArrayRef<ReassociationIndices>{{0, 1}});
 }
 
 //===----------------------------------------------------------------------===//
@@ -1273,62 +1285,53 @@ std::optional<Term> findElementTable(Term t, RankedTensorType type) {
   return table;
 }
 
+/// Where the table `t` reads (an element table) lies in an iteration space
+/// of rank `rank`: its dims that vary (`kept`, the head dim last), the
+/// space's dims they follow, and its shape in the broadcast form of
+/// rope.rotate_with_tables (the space's rank, unit dims elsewhere).
+struct ElementTableLayout {
+  SmallVector<int64_t> kept, follows, shape;
+};
+
+ElementTableLayout getElementTableLayout(Term t, unsigned rank) {
+  auto tableType = cast<RankedTensorType>(t.value.getType());
+  ElementTableLayout layout;
+  layout.shape.assign(rank, 1);
+  for (auto [dim, index] : llvm::enumerate(t.map.getResults())) {
+    bool head = dim + 1 == t.map.getNumResults();
+    if (!head && tableType.getDimSize(dim) == 1)
+      continue;
+    unsigned loop = head ? rank - 1 : cast<AffineDimExpr>(index).getPosition();
+    layout.kept.push_back(dim);
+    layout.follows.push_back(loop);
+    layout.shape[loop] = tableType.getDimSize(dim);
+  }
+  return layout;
+}
+
 /// The table `t` reads (an element table) reshaped to the rank of the
-/// iteration space: each of its dims where the space's dim it follows is,
-/// unit dims elsewhere (the broadcast form of rope.rotate_with_tables).
+/// iteration space: its unit dims dropped (keepDims), then the space's unit
+/// dims inserted, each into the next kept dim.
 Value materializeElementTable(PatternRewriter &rewriter, Location loc, Term t,
                               RankedTensorType type) {
   auto tableType = cast<RankedTensorType>(t.value.getType());
-  unsigned n = type.getRank();
-  // The table's dims that vary, and the space's dims they follow.
-  SmallVector<int64_t> kept, follows;
-  for (auto [dim, index] : llvm::enumerate(t.map.getResults())) {
-    if (dim + 1 == t.map.getNumResults()) {
-      kept.push_back(dim);
-      follows.push_back(n - 1);
-    } else if (tableType.getDimSize(dim) != 1) {
-      kept.push_back(dim);
-      follows.push_back(cast<AffineDimExpr>(index).getPosition());
-    }
-  }
-  SmallVector<int64_t> target(n, 1);
-  for (auto [dim, loop] : llvm::zip_equal(kept, follows))
-    target[loop] = tableType.getDimSize(dim);
-  Type elementType = tableType.getElementType();
-  if (tableType.getShape() == ArrayRef<int64_t>(target))
+  ElementTableLayout layout = getElementTableLayout(t, type.getRank());
+  if (tableType.getShape() == ArrayRef<int64_t>(layout.shape))
     return t.value;
-
-  // Drop the unit dims (each into the next kept dim), then insert the
-  // space's unit dims (each into the next kept dim, trailing ones into the
-  // last).
-  Value table = t.value;
-  if (static_cast<int64_t>(kept.size()) != tableType.getRank()) {
-    SmallVector<ReassociationIndices> groups;
-    ReassociationIndices group;
-    SmallVector<int64_t> shape;
-    for (int64_t dim = 0; dim < tableType.getRank(); ++dim) {
-      group.push_back(dim);
-      if (llvm::is_contained(kept, dim)) {
-        groups.push_back(std::move(group));
-        shape.push_back(tableType.getDimSize(dim));
-        group.clear();
-      }
-    }
-    table = tensor::CollapseShapeOp::create(
-        rewriter, loc, RankedTensorType::get(shape, elementType), table,
-        groups);
-  }
+  Value table = keepDims(rewriter, loc, t.value, layout.kept);
   SmallVector<ReassociationIndices> groups;
   ReassociationIndices group;
-  for (int64_t loop = 0; loop < n; ++loop) {
+  for (int64_t loop = 0; loop < type.getRank(); ++loop) {
     group.push_back(loop);
-    if (llvm::is_contained(follows, loop)) {
+    if (llvm::is_contained(layout.follows, loop)) {
       groups.push_back(std::move(group));
       group.clear();
     }
   }
   return tensor::ExpandShapeOp::create(
-      rewriter, loc, RankedTensorType::get(target, elementType), table, groups);
+      rewriter, loc,
+      RankedTensorType::get(layout.shape, tableType.getElementType()), table,
+      groups);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1567,16 +1570,10 @@ private:
       return failure();
     Location loc = op->getLoc();
     // Build nothing unless the two tables end up of one type.
-    auto shapeOf = [&](Term t) {
-      SmallVector<int64_t> shape(type.getRank(), 1);
-      auto tableType = cast<RankedTensorType>(t.value.getType());
-      for (auto [dim, index] : llvm::enumerate(t.map.getResults()))
-        if (tableType.getDimSize(dim) != 1)
-          shape[cast<AffineDimExpr>(index).getPosition()] =
-              tableType.getDimSize(dim);
-      return std::make_pair(shape, tableType.getElementType());
-    };
-    if (shapeOf(*cosRead) != shapeOf(*sinRead))
+    if (getElementTableLayout(*cosRead, type.getRank()).shape !=
+            getElementTableLayout(*sinRead, type.getRank()).shape ||
+        getElementTypeOrSelf(cosRead->value) !=
+            getElementTypeOrSelf(sinRead->value))
       return failure();
     Value cosTable = materializeElementTable(rewriter, loc, *cosRead, type);
     Value sinTable = materializeElementTable(rewriter, loc, *sinRead, type);
