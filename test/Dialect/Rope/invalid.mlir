@@ -828,7 +828,7 @@ func.func @attention_mask_dim(%q: tensor<1x4x8x16xf32>, %k: tensor<1x4x8x16xf32>
 // The custom form always has both; the generic form can give one.
 func.func @attention_one_position_operand(%q: tensor<1x4x8x16xf32>, %k: tensor<1x4x8x16xf32>, %v: tensor<1x4x8x16xf32>, %qp: tensor<8xi64>) {
   // expected-error @+1 {{'rope.attention' op expects both query and key positions or neither}}
-  %0 = "rope.attention"(%q, %k, %v, %qp) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 0, 0, 0>}> : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<8xi64>) -> tensor<1x4x8x16xf32>
+  %0 = "rope.attention"(%q, %k, %v, %qp) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0>}> : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<8xi64>) -> tensor<1x4x8x16xf32>
   return
 }
 
@@ -1082,6 +1082,86 @@ func.func @buckets_max_distance() attributes {
 
 // -----
 
+func.func @attention_tables_and_spec(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %c: tensor<8x16xf32>) {
+  // expected-error @+1 {{'rope.attention' op expects either a rotary spec or rotary tables, not both}}
+  %0 = rope.attention %q, %k, %k rotary(#rope.spec<>) rotary_tables(%c, %c, %c, %c : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_table_attrs_without_tables(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %c: tensor<8x16xf32>) {
+  // expected-error @+1 {{'rope.attention' op expects rotary_layout, rotary_dims and rotary_offset only with rotary_tables}}
+  %0 = rope.attention %q, %k, %k rotary_dims = 8 : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_tables_odd_dims(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %c: tensor<8x16xf32>) {
+  // expected-error @+1 {{'rope.attention' op expects even, positive rotary dims, got 7}}
+  %0 = rope.attention %q, %k, %k rotary_tables(%c, %c, %c, %c : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) rotary_dims = 7 : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_tables_range(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %c: tensor<8x8xf32>) {
+  // expected-error @+1 {{'rope.attention' op expects rotary dims [12, 20) within the head dim 16}}
+  %0 = rope.attention %q, %k, %k rotary_tables(%c, %c, %c, %c : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) rotary_dims = 8 rotary_offset = 12 : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_tables_cos_sin_types(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %c: tensor<8x16xf32>, %s: tensor<8x16xf16>) {
+  // expected-error @+1 {{'rope.attention' op expects query cos and sin of one type, got 'tensor<8x16xf32>' and 'tensor<8x16xf16>'}}
+  %0 = rope.attention %q, %k, %k rotary_tables(%c, %s, %c, %c : tensor<8x16xf32>, tensor<8x16xf16>, tensor<8x16xf32>, tensor<8x16xf32>) : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_tables_width(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %c: tensor<8x12xf32>) {
+  // expected-error @+1 {{'rope.attention' op expects query tables of width 16 (one coefficient per rotated element) or 8 (one per pair), got 12}}
+  %0 = rope.attention %q, %k, %k rotary_tables(%c, %c, %c, %c : tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf32>, tensor<8x12xf32>) : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_tables_rank(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %c: tensor<8xf32>) {
+  // expected-error @+1 {{'rope.attention' op expects query tables of rank 4 (broadcasting like the input), 2 ([S, w]) or 3 ([B, S, w], with the sequence not at dim 0), got rank 1}}
+  %0 = rope.attention %q, %k, %k rotary_tables(%c, %c, %c, %c : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) rotary_dims = 16 : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_tables_batch(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %c: tensor<8x16xf32>, %kt: tensor<3x8x16xf32>) {
+  // expected-error @+1 {{'rope.attention' op expects key table dim 0 to be 1 or the extent of input dim 0 (1), got 3}}
+  %0 = rope.attention %q, %k, %k rotary_tables(%c, %c, %kt, %kt : tensor<8x16xf32>, tensor<8x16xf32>, tensor<3x8x16xf32>, tensor<3x8x16xf32>) : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_tables_broadcast_rows(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %c: tensor<1x16xf32>) {
+  // expected-error @+1 {{'rope.attention' op expects query tables with one row per token (8), got 1}}
+  %0 = rope.attention %q, %k, %k rotary_tables(%c, %c, %c, %c : tensor<1x16xf32>, tensor<1x16xf32>, tensor<1x16xf32>, tensor<1x16xf32>) : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_tables_per_head(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %c: tensor<1x4x8x16xf32>, %kt: tensor<1x1x8x16xf32>) {
+  // expected-error @+1 {{'rope.attention' op expects query tables of rank 4 to broadcast over the heads (dim 1 a static 1), got 4}}
+  %0 = rope.attention %q, %k, %k rotary_tables(%c, %c, %kt, %kt : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>) : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
 func.func @online_query_rank(%q: tensor<1x2x8x16xf32>, %m: tensor<1x2x8xf32>) {
   // expected-error @+1 {{'rope.online_attention' op expects a query of rank 5 ([B, Hkv, G, Sq, D]), got rank 4}}
   %r:3 = rope.online_attention %q, %q, %q scale = 0.25 outs(%q, %m, %m : tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>)
@@ -1137,7 +1217,7 @@ func.func @online_mask_rank(%q: tensor<1x1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>
 // -----
 
 func.func @online_causal_without_positions(%q: tensor<1x1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, %m: tensor<1x1x1x8xf32>) {
-  // expected-error @+1 {{'rope.online_attention' op expects positions for causal, rotary, ALiBi or relative-bias attention}}
+  // expected-error @+1 {{'rope.online_attention' op expects positions for causal, ALiBi or relative-bias attention}}
   %r:3 = rope.online_attention %q, %k, %k causal scale = 0.25 outs(%q, %m, %m : tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>)
       : tensor<1x1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>
   return
@@ -1155,8 +1235,17 @@ func.func @online_rotary_without_key_tables(%q: tensor<1x1x1x8x16xf32>, %k: tens
 // -----
 
 func.func @online_table_shape(%q: tensor<1x1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, %m: tensor<1x1x1x8xf32>, %p: tensor<8xi64>, %t: tensor<8x4xf32>) {
-  // expected-error @+1 {{'rope.online_attention' op expects key cos of shape positions × [r/2] = [8, 8], got 'tensor<8x4xf32>'}}
+  // expected-error @+1 {{'rope.online_attention' op expects key cos of width 16 or 8, got 4}}
   %r:3 = rope.online_attention %q, %k, %k positions(%p, %p : tensor<8xi64>, tensor<8xi64>) rotary(#rope.spec<>) key_tables(%t, %t : tensor<8x4xf32>, tensor<8x4xf32>) scale = 0.25 outs(%q, %m, %m : tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>)
+      : tensor<1x1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>
+  return
+}
+
+// -----
+
+func.func @online_table_rows(%q: tensor<1x1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, %m: tensor<1x1x1x8xf32>, %t: tensor<6x16xf32>) {
+  // expected-error @+1 {{'rope.online_attention' op expects key cos of shape [S, w] = [8, 16], got 'tensor<6x16xf32>'}}
+  %r:3 = rope.online_attention %q, %k, %k rotary(#rope.spec<>) key_tables(%t, %t : tensor<6x16xf32>, tensor<6x16xf32>) scale = 0.25 outs(%q, %m, %m : tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>)
       : tensor<1x1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>
   return
 }

@@ -436,6 +436,18 @@ func.func @attention_mask_f32_rank4(%q: tensor<2x4x8x16xbf16>, %k: tensor<2x4x8x
 
 // -----
 
+// Q and K rotated inside by given tables: HF's per-element [1, 1, S, r]
+// for Q, a per-pair [B, S, r/2] for K, partial and interleaved.
+// CHECK-LABEL: func.func @attention_rotary_tables
+// CHECK-SAME: %[[QC:[^:]+]]: tensor<1x1x8x8xf16>, %[[QS:[^:]+]]: tensor<1x1x8x8xf16>, %[[KC:[^:]+]]: tensor<2x8x4xf32>, %[[KS:[^:]+]]: tensor<2x8x4xf32>
+// CHECK: rope.attention %{{.+}}, %{{.+}}, %{{.+}} rotary_tables(%[[QC]], %[[QS]], %[[KC]], %[[KS]] : tensor<1x1x8x8xf16>, tensor<1x1x8x8xf16>, tensor<2x8x4xf32>, tensor<2x8x4xf32>) rotary_layout<interleaved> rotary_dims = 8 rotary_offset = 4 causal : tensor<2x4x8x16xf16>
+func.func @attention_rotary_tables(%q: tensor<2x4x8x16xf16>, %k: tensor<2x2x8x16xf16>, %v: tensor<2x2x8x16xf16>, %qc: tensor<1x1x8x8xf16>, %qs: tensor<1x1x8x8xf16>, %kc: tensor<2x8x4xf32>, %ks: tensor<2x8x4xf32>) -> tensor<2x4x8x16xf16> {
+  %0 = rope.attention %q, %k, %v rotary_tables(%qc, %qs, %kc, %ks : tensor<1x1x8x8xf16>, tensor<1x1x8x8xf16>, tensor<2x8x4xf32>, tensor<2x8x4xf32>) rotary_layout<interleaved> rotary_dims = 8 rotary_offset = 4 causal : tensor<2x4x8x16xf16>, tensor<2x2x8x16xf16>, tensor<2x2x8x16xf16>
+  return %0 : tensor<2x4x8x16xf16>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @attention_positions
 // CHECK-SAME: %[[QP:[^:]+]]: tensor<1xi64>, %[[KP:[^:]+]]: tensor<8xi64>
 // CHECK: rope.attention %{{.+}}, %{{.+}}, %{{.+}} positions(%[[QP]], %[[KP]] : tensor<1xi64>, tensor<8xi64>) : tensor<1x4x1x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>

@@ -229,33 +229,44 @@ SmallVector<int64_t> mlir::rope::getTableRowDims(int64_t inputRank,
   return {};
 }
 
-LogicalResult RotateWithTablesOp::verify() {
-  RankedTensorType inputType = getInput().getType();
-  if (failed(verifyRotationInput(*this, inputType, getSeqDim())))
-    return failure();
-  int64_t rank = inputType.getRank(), headDim = inputType.getShape().back();
-  int64_t r = getRotaryDims(), offset = getRotaryOffset();
+/// Checks the rotated dims [offset, offset + r) of a head of `headDim`
+/// elements rotated by tables.
+static LogicalResult verifyRotaryRange(Operation *op, int64_t r, int64_t offset,
+                                       int64_t headDim) {
   if (r <= 0 || r % 2 != 0)
-    return emitOpError() << "expects even, positive rotary dims, got " << r;
+    return op->emitOpError() << "expects even, positive rotary dims, got " << r;
   if (offset < 0)
-    return emitOpError() << "expects a non-negative offset, got " << offset;
+    return op->emitOpError() << "expects a non-negative offset, got " << offset;
   // As uint64_t, offset + r cannot overflow.
   if (r > headDim || offset > headDim - r)
-    return emitOpError() << "expects rotary dims [" << offset << ", "
-                         << static_cast<uint64_t>(offset) +
-                                static_cast<uint64_t>(r)
-                         << ") within the head dim " << headDim;
+    return op->emitOpError()
+           << "expects rotary dims [" << offset << ", "
+           << static_cast<uint64_t>(offset) + static_cast<uint64_t>(r)
+           << ") within the head dim " << headDim;
+  return success();
+}
 
-  RankedTensorType tableType = getCos().getType();
+/// Checks cos/sin tables (of type `tableType`) that rotate dims of width `r`
+/// of `inputType` with its sequence at `seqDim` (non-negative), as
+/// rope.rotate_with_tables and rope.attention's `rotary_tables` take them;
+/// `which` ("query ", "key " or empty) names them in diagnostics.
+static LogicalResult verifyRotaryTables(Operation *op,
+                                        RankedTensorType inputType,
+                                        int64_t seqDim,
+                                        RankedTensorType tableType, int64_t r,
+                                        StringRef which) {
+  int64_t rank = inputType.getRank();
   int64_t width = tableType.getShape().back();
   if (width != r && width != r / 2)
-    return emitOpError() << "expects tables of width " << r
-                         << " (one coefficient per rotated element) or "
-                         << r / 2 << " (one per pair), got " << extentStr(width);
-  SmallVector<int64_t> rowDims = getTableRowDims();
+    return op->emitOpError()
+           << "expects " << which << "tables of width " << r
+           << " (one coefficient per rotated element) or " << r / 2
+           << " (one per pair), got " << extentStr(width);
+  SmallVector<int64_t> rowDims =
+      getTableRowDims(rank, tableType.getRank(), seqDim);
   if (rowDims.empty())
-    return emitOpError()
-           << "expects tables of rank " << rank
+    return op->emitOpError()
+           << "expects " << which << "tables of rank " << rank
            << " (broadcasting like the input), 2 ([S, w]) or 3 ([B, S, w], "
               "with the sequence not at dim 0), got rank "
            << tableType.getRank();
@@ -263,12 +274,24 @@ LogicalResult RotateWithTablesOp::verify() {
     int64_t extent = tableType.getDimSize(tableDim);
     int64_t expected = inputType.getDimSize(inputDim);
     if (extent != 1 && !extentsAgree(extent, expected))
-      return emitOpError() << "expects table dim " << tableDim
-                           << " to be 1 or the extent of input dim " << inputDim
-                           << " (" << extentStr(expected) << "), got "
-                           << extentStr(extent);
+      return op->emitOpError()
+             << "expects " << which << "table dim " << tableDim
+             << " to be 1 or the extent of input dim " << inputDim << " ("
+             << extentStr(expected) << "), got " << extentStr(extent);
   }
   return success();
+}
+
+LogicalResult RotateWithTablesOp::verify() {
+  RankedTensorType inputType = getInput().getType();
+  if (failed(verifyRotationInput(*this, inputType, getSeqDim())))
+    return failure();
+  int64_t r = getRotaryDims();
+  if (failed(verifyRotaryRange(*this, r, getRotaryOffset(),
+                               inputType.getShape().back())))
+    return failure();
+  return verifyRotaryTables(*this, inputType, getNormalizedSeqDim(),
+                            getCos().getType(), r, "");
 }
 
 LogicalResult RotateWithTablesOp::reifyResultShapes(
@@ -479,6 +502,59 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+/// The rules of attention's `rotary_tables`: all four or none, not with a
+/// spec, the range attributes only with them, and each pair of tables of one
+/// type in a form that rotates its operand along the sequence (dim 2) with
+/// one row per token: a rank-4 table broadcasts over the heads.
+static LogicalResult verifyAttentionTables(AttentionOp op) {
+  bool anyRangeAttr = op.getRotaryLayoutAttr() || op.getRotaryDimsAttr() ||
+                      op.getRotaryOffsetAttr();
+  Value tables[] = {op.getQueryCos(), op.getQuerySin(), op.getKeyCos(),
+                    op.getKeySin()};
+  if (!op.getKeyCos()) {
+    if (anyRangeAttr)
+      return op.emitOpError() << "expects rotary_layout, rotary_dims and "
+                                 "rotary_offset only with rotary_tables";
+    return success();
+  }
+  if (llvm::any_of(tables, [](Value t) { return !t; }))
+    return op.emitOpError() << "expects four rotary tables (query cos, query "
+                               "sin, key cos, key sin)";
+  if (op.getRotary())
+    return op.emitOpError()
+           << "expects either a rotary spec or rotary tables, not both";
+  int64_t d = op.getHeadDim(), r = op.getTableRotaryDims();
+  if (failed(verifyRotaryRange(op, r, op.getTableRotaryOffset(), d)))
+    return failure();
+  for (auto [input, cos, sin, which] :
+       {std::tuple{op.getQuery(), op.getQueryCos(), op.getQuerySin(), "query "},
+        std::tuple{op.getKey(), op.getKeyCos(), op.getKeySin(), "key "}}) {
+    auto inputType = cast<RankedTensorType>(input.getType());
+    auto cosType = cast<RankedTensorType>(cos.getType());
+    if (cosType != sin.getType())
+      return op.emitOpError() << "expects " << which << "cos and sin of one "
+                              << "type, got " << cosType << " and "
+                              << sin.getType();
+    if (failed(verifyRotaryTables(op, inputType, 2, cosType, r, which)))
+      return failure();
+    int64_t rank = cosType.getRank();
+    // One row per token: the sequence does not broadcast, and a rank-4
+    // table does not vary by head (the kernels index tables by row).
+    int64_t seqExtent = cosType.getDimSize(rank - 2);
+    if (!extentsAgree(seqExtent, inputType.getDimSize(2)))
+      return op.emitOpError()
+             << "expects " << which << "tables with one row per token ("
+             << extentStr(inputType.getDimSize(2)) << "), got "
+             << extentStr(seqExtent);
+    if (rank == 4 && cosType.getDimSize(1) != 1)
+      return op.emitOpError() << "expects " << which
+                              << "tables of rank 4 to broadcast over the heads "
+                                 "(dim 1 a static 1), got "
+                              << extentStr(cosType.getDimSize(1));
+  }
+  return success();
+}
+
 double AttentionOp::getEffectiveScale() {
   if (auto scale = getScale())
     return scale->convertToDouble();
@@ -578,6 +654,8 @@ LogicalResult AttentionOp::verify() {
   if (auto spec = getRotary())
     if (failed(verifySpecForHeadDim(*this, *spec, d)))
       return failure();
+  if (failed(verifyAttentionTables(*this)))
+    return failure();
   return verifyAttentionExtras(*this, optionalInt(getWindowAttr()), getCausal(),
                                getSoftcap(),
                                getAlibiSlopes(), getRelativeBias(),
@@ -677,10 +755,11 @@ LogicalResult OnlineAttentionOp::verify() {
   if (static_cast<bool>(getQueryPositions()) !=
       static_cast<bool>(getKeyPositions()))
     return emitOpError() << "expects both query and key positions or neither";
-  bool needsPositions = getCausal() || getRotary() || getAlibiSlopes() ||
-                        getRelativeBias();
+  // The rotation reads its tables by row; positions serve the masks and
+  // biases only.
+  bool needsPositions = getCausal() || getAlibiSlopes() || getRelativeBias();
   if (needsPositions && !getQueryPositions())
-    return emitOpError() << "expects positions for causal, rotary, ALiBi or "
+    return emitOpError() << "expects positions for causal, ALiBi or "
                             "relative-bias attention";
   if (Value qp = getQueryPositions())
     if (failed(verifyPositionsShape(*this, cast<RankedTensorType>(qp.getType()),
@@ -698,19 +777,24 @@ LogicalResult OnlineAttentionOp::verify() {
   if (auto spec = getRotary()) {
     if (failed(verifySpecForHeadDim(*this, *spec, d)))
       return failure();
-    int64_t h = spec->getRotaryDims(d) / 2;
-    auto checkTable = [&](Value table, Value positions, StringRef what) {
-      auto posType = cast<RankedTensorType>(positions.getType());
-      SmallVector<int64_t> expected(posType.getShape());
-      expected.push_back(h);
-      return verifyShape(*this, table.getType(), expected, what,
-                         "positions × [r/2]");
+    // One row per token ([S, w] or [B, S, w]), one coefficient per pair or
+    // per rotated element.
+    int64_t r = spec->getRotaryDims(d);
+    auto checkTable = [&](Value table, int64_t seq,
+                          StringRef what) -> LogicalResult {
+      auto type = cast<RankedTensorType>(table.getType());
+      int64_t width = type.getShape().back();
+      if (width != r && width != r / 2)
+        return emitOpError() << "expects " << what << " of width " << r
+                             << " or " << r / 2 << ", got " << extentStr(width);
+      if (type.getRank() == 2)
+        return verifyShape(*this, type, {seq, width}, what, "[S, w]");
+      return verifyShape(*this, type, {batch, seq, width}, what, "[B, S, w]");
     };
-    if ((getQueryCos() &&
-         (failed(checkTable(getQueryCos(), getQueryPositions(), "query cos")) ||
-          failed(checkTable(getQuerySin(), getQueryPositions(), "query sin")))) ||
-        failed(checkTable(getKeyCos(), getKeyPositions(), "key cos")) ||
-        failed(checkTable(getKeySin(), getKeyPositions(), "key sin")))
+    if ((getQueryCos() && (failed(checkTable(getQueryCos(), sq, "query cos")) ||
+                           failed(checkTable(getQuerySin(), sq, "query sin")))) ||
+        failed(checkTable(getKeyCos(), sk, "key cos")) ||
+        failed(checkTable(getKeySin(), sk, "key sin")))
       return failure();
   }
   return verifyAttentionExtras(*this, optionalInt(getWindowAttr()), getCausal(),

@@ -160,6 +160,34 @@ RotaryTables buildTables(OpBuilder &b, Location loc, RotarySpecAttr spec,
   return {split(b.getIndexAttr(0), sq), split(sq, sk), qPos, kPos};
 }
 
+/// An attention table (`[S, w]`, `[B, S, w]` or `[B, 1, S, w]`, any float
+/// type) as the online op reads it: `[S, w]`, or `[B, S, w]` when it varies
+/// by batch, in f32. Dropping a static-1 batch keeps tiles from slicing a
+/// broadcast dim.
+Value rowsOfTable(OpBuilder &b, Location loc, Value table) {
+  auto type = cast<RankedTensorType>(table.getType());
+  int64_t rank = type.getRank();
+  if (rank > 2) {
+    // [b, (1,) S, w]: the unit head dim joins the sequence, a unit batch
+    // joins it too.
+    SmallVector<ReassociationIndices> reassoc;
+    if (type.getDimSize(0) == 1)
+      reassoc = {llvm::to_vector(llvm::seq<int64_t>(0, rank - 1)), {rank - 1}};
+    else if (rank == 4)
+      reassoc = {{0}, {1, 2}, {3}};
+    if (!reassoc.empty())
+      table = tensor::CollapseShapeOp::create(b, loc, table, reassoc);
+  }
+  if (type.getElementType().isF32())
+    return table;
+  int64_t n = cast<RankedTensorType>(table.getType()).getRank();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(n, b.getContext());
+  return buildElementwise(b, loc, {table}, {id}, table,
+                          [](OpBuilder &b, Location loc, ValueRange a) {
+                            return toF32(b, loc, a[0]);
+                          });
+}
+
 } // namespace
 
 FailureOr<OnlineAttentionOp>
@@ -202,6 +230,17 @@ mlir::rope::convertToOnlineAttention(RewriterBase &rewriter, AttentionOp op) {
     tables = {t.q.cos, t.q.sin, t.k.cos, t.k.sin};
     qPos = t.qPos;
     kPos = t.kPos;
+  } else if (op.getKeyCos()) {
+    for (Value t : {op.getQueryCos(), op.getQuerySin(), op.getKeyCos(),
+                    op.getKeySin()})
+      tables.push_back(rowsOfTable(b, loc, t));
+    // The online op's spec only says which dims the tables rotate.
+    spec = RotarySpecAttr::get(b.getContext(), /*base=*/10000.0,
+                               op.getRotaryDims().value_or(0),
+                               op.getTableRotaryOffset(),
+                               op.getTableRotaryLayout(), /*scaling=*/{},
+                               /*attention_factor=*/std::nullopt,
+                               /*inverse=*/false);
   }
 
   Value q5 = splitHeads(b, loc, op.getQuery(), hkv, g);

@@ -15,9 +15,38 @@ using namespace mlir::rope;
 
 namespace {
 
+/// What attention rotates inside: un-rotated Q and K, and either a spec
+/// with the positions it reads or the four tables with the dims they rotate.
+struct InsideRotation {
+  Value query, key;
+  RotarySpecAttr spec;
+  Value queryPositions, keyPositions;
+  SmallVector<Value, 4> tables;
+  RotaryLayoutAttr layout;
+  IntegerAttr dims, offset;
+};
+
+/// `op` with Q and K replaced by `rotation`'s, which it then rotates inside.
+void replaceWithRotatingAttention(PatternRewriter &rewriter, AttentionOp op,
+                                  const InsideRotation &rotation) {
+  Value positions[2] = {op.getQueryPositions(), op.getKeyPositions()};
+  if (rotation.queryPositions)
+    positions[0] = rotation.queryPositions, positions[1] = rotation.keyPositions;
+  Value tables[4] = {};
+  llvm::copy(rotation.tables, tables);
+  rewriter.replaceOpWithNewOp<AttentionOp>(
+      op, op.getResult().getType(), rotation.query, rotation.key, op.getValue(),
+      op.getMask(), positions[0], positions[1], op.getSinks(),
+      op.getAlibiSlopes(), op.getRelativeBias(), tables[0], tables[1],
+      tables[2], tables[3], op.getScaleAttr(), op.getCausalAttr(),
+      rotation.spec, rotation.layout, rotation.dims, rotation.offset,
+      op.getWindowAttr(), op.getSoftcapAttr(), op.getRelativeBucketsAttr());
+}
+
 /// The rotation feeding an attention operand along its sequence dim (2).
-RotateOp rotationAlongSequence(Value v) {
-  auto rotate = v.getDefiningOp<RotateOp>();
+template <typename RotationOp>
+RotationOp rotationAlongSequence(Value v) {
+  auto rotate = v.getDefiningOp<RotationOp>();
   if (!rotate || rotate.getNormalizedSeqDim() != 2)
     return {};
   return rotate;
@@ -28,10 +57,10 @@ struct FoldRotationsIntoAttention : public OpRewritePattern<AttentionOp> {
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
-    if (op.getRotary())
+    if (op.rotatesInside())
       return rewriter.notifyMatchFailure(op, "already rotates inside");
-    RotateOp q = rotationAlongSequence(op.getQuery());
-    RotateOp k = rotationAlongSequence(op.getKey());
+    auto q = rotationAlongSequence<RotateOp>(op.getQuery());
+    auto k = rotationAlongSequence<RotateOp>(op.getKey());
     if (!q || !k)
       return rewriter.notifyMatchFailure(op, "Q or K is not a rotation");
     if (q.getSpec() != k.getSpec())
@@ -53,12 +82,59 @@ struct FoldRotationsIntoAttention : public OpRewritePattern<AttentionOp> {
           op, "causal, window or position bias with default positions that "
               "the rotation may not share");
     }
-    rewriter.replaceOpWithNewOp<AttentionOp>(
-        op, op.getResult().getType(), q.getInput(), k.getInput(), op.getValue(),
-        op.getMask(), q.getPositions(), k.getPositions(), op.getSinks(),
-        op.getAlibiSlopes(), op.getRelativeBias(), op.getScaleAttr(),
-        op.getCausalAttr(), q.getSpec(), op.getWindowAttr(), op.getSoftcapAttr(),
-        op.getRelativeBucketsAttr());
+    InsideRotation rotation;
+    rotation.query = q.getInput();
+    rotation.key = k.getInput();
+    rotation.spec = q.getSpec();
+    rotation.queryPositions = q.getPositions();
+    rotation.keyPositions = k.getPositions();
+    replaceWithRotatingAttention(rewriter, op, rotation);
+    return success();
+  }
+};
+
+/// Whether attention can read `rotation`'s tables as its own: one row per
+/// token along the sequence, the same for every head.
+bool tablesFitAttention(RotateWithTablesOp rotation) {
+  RankedTensorType input = rotation.getInput().getType();
+  RankedTensorType table = rotation.getCos().getType();
+  int64_t rank = table.getRank();
+  if (table.getDimSize(rank - 2) != input.getDimSize(2))
+    return false;
+  return rank != 4 || table.getDimSize(1) == 1;
+}
+
+/// Rotations by tables (a frontend's cos/sin) fold the same way; the tables
+/// are indexed by row, so no positions need agree.
+struct FoldTableRotationsIntoAttention : public OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.rotatesInside())
+      return rewriter.notifyMatchFailure(op, "already rotates inside");
+    auto q = rotationAlongSequence<RotateWithTablesOp>(op.getQuery());
+    auto k = rotationAlongSequence<RotateWithTablesOp>(op.getKey());
+    if (!q || !k)
+      return rewriter.notifyMatchFailure(op, "Q or K is not a table rotation");
+    if (q.getLayout() != k.getLayout() ||
+        q.getRotaryDims() != k.getRotaryDims() ||
+        q.getRotaryOffset() != k.getRotaryOffset())
+      return rewriter.notifyMatchFailure(op, "Q and K rotate different dims");
+    if (!tablesFitAttention(q) || !tablesFitAttention(k))
+      return rewriter.notifyMatchFailure(
+          op, "tables vary by head or broadcast along the sequence");
+    InsideRotation rotation;
+    rotation.query = q.getInput();
+    rotation.key = k.getInput();
+    rotation.tables = {q.getCos(), q.getSin(), k.getCos(), k.getSin()};
+    if (q.getLayout() != RotaryLayout::half)
+      rotation.layout = q.getLayoutAttr();
+    if (q.getDims() != 0)
+      rotation.dims = q.getDimsAttr();
+    if (q.getOffset() != 0)
+      rotation.offset = q.getOffsetAttr();
+    replaceWithRotatingAttention(rewriter, op, rotation);
     return success();
   }
 };
@@ -76,5 +152,6 @@ struct RopeFoldRotationIntoQKPass
 } // namespace
 
 void mlir::rope::populateFoldRotationIntoQKPatterns(RewritePatternSet &patterns) {
-  patterns.add<FoldRotationsIntoAttention>(patterns.getContext());
+  patterns.add<FoldRotationsIntoAttention, FoldTableRotationsIntoAttention>(
+      patterns.getContext());
 }

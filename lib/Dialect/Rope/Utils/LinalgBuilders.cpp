@@ -503,6 +503,28 @@ Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
                                        range.sizes, range.strides);
 }
 
+/// The coefficients of pair member `member` alone, one per pair: per-pair
+/// tables as they are, per-element tables sliced to that member's elements
+/// (a table read at `t` alone must have one column per pair for the
+/// generic's loop bounds to agree with it).
+static CosSin memberCoefficients(OpBuilder &b, Location loc, CosSin table,
+                                 const RotaryRange &range, int64_t member) {
+  auto type = cast<RankedTensorType>(table.cos.getType());
+  if (type.getShape().back() == range.h)
+    return table;
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, table.cos);
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  offsets.back() = b.getIndexAttr(range.interleaved ? member : member * range.h);
+  sizes.back() = b.getIndexAttr(range.h);
+  strides.back() = b.getIndexAttr(range.interleaved ? 2 : 1);
+  auto slice = [&](Value t) -> Value {
+    return tensor::ExtractSliceOp::create(b, loc, t, offsets, sizes, strides);
+  };
+  return {slice(table.cos), slice(table.sin)};
+}
+
 Value buildMaterializedRotation(OpBuilder &b, Location loc, Value x,
                                 CosSin table, RotaryDims dims, int64_t seqDim) {
   MLIRContext *ctx = b.getContext();
@@ -542,11 +564,13 @@ Value buildMaterializedRotation(OpBuilder &b, Location loc, Value x,
   // computation of what it inserts).
   for (int64_t member : {0, 1}) {
     Value init = emptyTensor(b, loc, halfSizes, f32);
-    AffineMap tables = tableMap(ctx, table.cos, n, n, seqDim, range, t,
+    CosSin memberTable = memberCoefficients(b, loc, table, range, member);
+    AffineMap tables = tableMap(ctx, memberTable.cos, n, n, seqDim, range, t,
                                 getAffineConstantExpr(member, ctx));
     Value half =
         linalg::GenericOp::create(
-            b, loc, init.getType(), ValueRange{pairs, pairs, table.cos, table.sin},
+            b, loc, init.getType(),
+            ValueRange{pairs, pairs, memberTable.cos, memberTable.sin},
             ValueRange{init},
             ArrayRef<AffineMap>{memberMap(0), memberMap(1), tables, tables, id},
             SmallVector<IteratorType>(n, kPar),
@@ -604,49 +628,6 @@ Value splitHeads(OpBuilder &b, Location loc, Value t, int64_t hkv, int64_t g) {
 //===----------------------------------------------------------------------===//
 // Attention pieces
 //===----------------------------------------------------------------------===//
-
-AttentionPlan planAttention(OpBuilder &b, Location loc, AttentionOp op) {
-  AttentionPlan plan;
-  Value q = op.getQuery();
-  auto qType = cast<RankedTensorType>(q.getType());
-  auto kType = cast<RankedTensorType>(op.getKey().getType());
-  plan.k = op.getKey();
-  plan.v = op.getValue();
-  plan.mask = op.getMask();
-  plan.causal = op.getCausal();
-  plan.scale = op.getEffectiveScale();
-  plan.elementType = qType.getElementType();
-  plan.hkv = kType.getDimSize(1);
-  plan.g = qType.getDimSize(1) / plan.hkv;
-  plan.batch = tensor::getMixedSizes(b, loc, q)[0];
-  plan.sq = tensor::getMixedSizes(b, loc, q)[2];
-  plan.sk = tensor::getMixedSizes(b, loc, plan.k)[2];
-  plan.dv = tensor::getMixedSizes(b, loc, plan.v)[3];
-
-  plan.qPos = op.getQueryPositions();
-  plan.kPos = op.getKeyPositions();
-  if ((plan.causal || op.getRotary()) && !plan.qPos) {
-    // Default positions: keys at 0..Sk-1, queries right-aligned to them.
-    Value sqV = getValueOrCreateConstantIndexOp(b, loc, plan.sq);
-    Value skV = getValueOrCreateConstantIndexOp(b, loc, plan.sk);
-    Value offset = arith::IndexCastOp::create(
-        b, loc, b.getI64Type(), arith::SubIOp::create(b, loc, skV, sqV));
-    Value zero = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
-    plan.qPos = buildIota(b, loc, plan.sq, offset);
-    plan.kPos = buildIota(b, loc, plan.sk, zero);
-  }
-  if (auto spec = op.getRotary()) {
-    plan.rotary = *spec;
-    // Length-dependent frequencies see the largest position of Q and K.
-    plan.invFreq = buildInverseFrequencies(
-        b, loc, *spec, qType.getDimSize(3), [&]() -> Value {
-          return arith::MaxSIOp::create(b, loc, buildMaxPosition(b, loc, plan.qPos),
-                                        buildMaxPosition(b, loc, plan.kPos));
-        });
-  }
-  plan.q5 = splitHeads(b, loc, q, plan.hkv, plan.g);
-  return plan;
-}
 
 static Value buildRowReduction(OpBuilder &b, Location loc, Value x, bool max) {
   MLIRContext *ctx = b.getContext();

@@ -66,3 +66,20 @@ func.func @decode_t5(%q: tensor<1x4x1x8xf32>, %k: tensor<1x1x9x8xf32>, %v: tenso
   %o = rope.attention %q, %k, %v causal relative_bias(%t : tensor<32x4xf32>) buckets(#rope.buckets<num_buckets = 32, max_distance = 128, bidirectional = false>) : tensor<1x4x1x8xf32>, tensor<1x1x9x8xf32>, tensor<1x1x9x8xf32>
   return %o : tensor<1x4x1x8xf32>
 }
+
+// -----
+
+// Table rotation: the online op reads the tables by row as [S, w] in f32
+// (HF's [1, 1, S, D] f16 tables collapsed and widened), and its spec only
+// says which dims they rotate. No positions are needed.
+// CHECK-LABEL: func.func @rotary_tables
+// CHECK-SAME: %[[C:[^:]+]]: tensor<1x1x8x8xf16>, %[[S:[^:]+]]: tensor<1x1x8x8xf16>, %[[KC:[^:]+]]: tensor<2x8x4xf32>
+// CHECK-DAG: %[[C2:.+]] = tensor.collapse_shape %[[C]] {{\[\[}}0, 1, 2], [3]] : tensor<1x1x8x8xf16> into tensor<8x8xf16>
+// CHECK-DAG: %[[S2:.+]] = tensor.collapse_shape %[[S]] {{\[\[}}0, 1, 2], [3]]
+// CHECK-DAG: %[[C32:.+]] = linalg.generic {{.*}} ins(%[[C2]] : tensor<8x8xf16>) outs(%{{.+}} : tensor<8x8xf32>)
+// CHECK-DAG: %[[S32:.+]] = linalg.generic {{.*}} ins(%[[S2]] : tensor<8x8xf16>) outs(%{{.+}} : tensor<8x8xf32>)
+// CHECK: rope.online_attention {{.*}} rotary(#rope.spec<layout = interleaved>) query_tables(%[[C32]], %[[S32]] : tensor<8x8xf32>, tensor<8x8xf32>) key_tables(%[[KC]], %[[KC]] : tensor<2x8x4xf32>, tensor<2x8x4xf32>) scale =
+func.func @rotary_tables(%q: tensor<2x2x8x8xf16>, %k: tensor<2x2x8x8xf16>, %v: tensor<2x2x8x8xf16>, %c: tensor<1x1x8x8xf16>, %s: tensor<1x1x8x8xf16>, %kc: tensor<2x8x4xf32>) -> tensor<2x2x8x8xf16> {
+  %0 = rope.attention %q, %k, %v rotary_tables(%c, %s, %kc, %kc : tensor<1x1x8x8xf16>, tensor<1x1x8x8xf16>, tensor<2x8x4xf32>, tensor<2x8x4xf32>) rotary_layout<interleaved> : tensor<2x2x8x8xf16>, tensor<2x2x8x8xf16>, tensor<2x2x8x8xf16>
+  return %0 : tensor<2x2x8x8xf16>
+}

@@ -109,3 +109,74 @@ func.func @no_fold_other_sequence_dim(%q: tensor<1x8x8x16xf32>, %k: tensor<1x8x8
   %o = rope.attention %qr, %kr, %v : tensor<1x8x8x16xf32>, tensor<1x8x8x16xf32>, tensor<1x8x8x16xf32>
   return %o : tensor<1x8x8x16xf32>
 }
+
+// -----
+
+// A frontend's rotation by tables (HF: [1, 1, S, D] per element, shared by
+// Q and K) folds too: attention takes the tables and rotates on load. The
+// causal mask keeps its default positions; the tables are read by row.
+// CHECK-LABEL: func.func @fold_table_rotations
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<1x4x8x16xf32>, %[[K:[^:]+]]: tensor<1x2x8x16xf32>, %[[V:[^:]+]]: tensor<1x2x8x16xf32>, %[[C:[^:]+]]: tensor<1x1x8x16xf32>, %[[S:[^:]+]]: tensor<1x1x8x16xf32>)
+// CHECK-NOT: rope.rotate_with_tables
+// CHECK: %[[O:.+]] = rope.attention %[[Q]], %[[K]], %[[V]] rotary_tables(%[[C]], %[[S]], %[[C]], %[[S]] : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>) causal scale = 2.500000e-01 :
+// CHECK-NEXT: return %[[O]]
+func.func @fold_table_rotations(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %c: tensor<1x1x8x16xf32>, %s: tensor<1x1x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  %qr = rope.rotate_with_tables %q, %c, %s : tensor<1x4x8x16xf32>, tensor<1x1x8x16xf32>
+  %kr = rope.rotate_with_tables %k, %c, %s : tensor<1x2x8x16xf32>, tensor<1x1x8x16xf32>
+  %o = rope.attention %qr, %kr, %v causal scale = 0.25 : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return %o : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+// Partial interleaved rotation by per-pair tables (GPT-J's cache gathered
+// as [B, S, r/2]), with different tables for a decode query and its keys.
+// CHECK-LABEL: func.func @fold_table_rotations_partial_interleaved
+// CHECK-NOT: rope.rotate_with_tables
+// CHECK: rope.attention %{{.+}}, %{{.+}}, %{{.+}} rotary_tables(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x1x4xf32>, tensor<2x1x4xf32>, tensor<2x9x4xf32>, tensor<2x9x4xf32>) rotary_layout<interleaved> rotary_dims = 8 rotary_offset = 2 :
+func.func @fold_table_rotations_partial_interleaved(%q: tensor<2x4x1x16xf32>, %k: tensor<2x4x9x16xf32>, %v: tensor<2x4x9x16xf32>, %qc: tensor<2x1x4xf32>, %qs: tensor<2x1x4xf32>, %kc: tensor<2x9x4xf32>, %ks: tensor<2x9x4xf32>) -> tensor<2x4x1x16xf32> {
+  %qr = rope.rotate_with_tables %q, %qc, %qs layout<interleaved> dims = 8 offset = 2 : tensor<2x4x1x16xf32>, tensor<2x1x4xf32>
+  %kr = rope.rotate_with_tables %k, %kc, %ks layout<interleaved> dims = 8 offset = 2 : tensor<2x4x9x16xf32>, tensor<2x9x4xf32>
+  %o = rope.attention %qr, %kr, %v : tensor<2x4x1x16xf32>, tensor<2x4x9x16xf32>, tensor<2x4x9x16xf32>
+  return %o : tensor<2x4x1x16xf32>
+}
+
+// -----
+
+// Q and K rotate different dims: left alone.
+// CHECK-LABEL: func.func @no_fold_table_rotations_different_dims
+// CHECK-COUNT-2: rope.rotate_with_tables
+// CHECK: rope.attention
+// CHECK-NOT: rotary_tables
+func.func @no_fold_table_rotations_different_dims(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %c: tensor<8x8xf32>, %s: tensor<8x8xf32>) -> tensor<1x2x8x16xf32> {
+  %qr = rope.rotate_with_tables %q, %c, %s dims = 8 : tensor<1x2x8x16xf32>, tensor<8x8xf32>
+  %kr = rope.rotate_with_tables %k, %c, %s dims = 8 offset = 8 : tensor<1x2x8x16xf32>, tensor<8x8xf32>
+  %o = rope.attention %qr, %kr, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// Tables that differ by head, or one row for every token: attention reads
+// one table row per token for all heads, so these stay outside.
+// CHECK-LABEL: func.func @no_fold_table_rotations_per_head
+// CHECK-COUNT-2: rope.rotate_with_tables
+// CHECK: rope.attention
+// CHECK-NOT: rotary_tables
+func.func @no_fold_table_rotations_per_head(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %c: tensor<1x2x8x16xf32>, %s: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %qr = rope.rotate_with_tables %q, %c, %s : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  %kr = rope.rotate_with_tables %k, %c, %s : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  %o = rope.attention %qr, %kr, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// CHECK-LABEL: func.func @no_fold_table_rotations_broadcast_rows
+// CHECK-COUNT-2: rope.rotate_with_tables
+// CHECK: rope.attention
+// CHECK-NOT: rotary_tables
+func.func @no_fold_table_rotations_broadcast_rows(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %c: tensor<1x16xf32>, %s: tensor<1x16xf32>) -> tensor<1x2x8x16xf32> {
+  %qr = rope.rotate_with_tables %q, %c, %s : tensor<1x2x8x16xf32>, tensor<1x16xf32>
+  %kr = rope.rotate_with_tables %k, %c, %s : tensor<1x2x8x16xf32>, tensor<1x16xf32>
+  %o = rope.attention %qr, %kr, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}

@@ -202,6 +202,15 @@ def Rope_AttentionOp : Rope_Op<"attention", [
     * `causal`: query i sees key j iff `p_k(j) <= p_q(i)`.
     * `rotary(#rope.spec<...>)`: Q and K are rotated at their positions inside
       the op, so no rotated tensor need exist.
+    * `rotary_tables(%q_cos, %q_sin, %k_cos, %k_sin)`: Q and K are rotated
+      inside the op by given cos/sin tables, as `rope.rotate_with_tables`
+      rotates them (along the sequence dim 2), with `rotary_layout`,
+      `rotary_dims` and `rotary_offset` in the roles of its `layout`, `dims`
+      and `offset`. Tables are `[S, w]`, `[B, S, w]` or `[B, 1, S, w]` (a
+      static 1 batch broadcasts; the sequence extent is the operand's), `w`
+      is `r` (per element) or `r/2` (per pair). This is what
+      `--rope-fold-rotation-into-qk` makes of a frontend's rotations.
+      Exclusive with `rotary`; the positions then only serve the masks.
     * `window = W` (with `causal`): sliding window, query at p sees keys with
       `p − W < p_k <= p` (Mistral, Gemma 2/3).
     * `softcap = c`: logits ← `c·tanh(logits / c)` after the scale and before
@@ -229,9 +238,16 @@ def Rope_AttentionOp : Rope_Op<"attention", [
                        Optional<Rope_HeadTensor>:$sinks,
                        Optional<Rope_HeadTensor>:$alibi_slopes,
                        Optional<Rope_HeadTensor>:$relative_bias,
+                       Optional<Rope_DataTensor>:$query_cos,
+                       Optional<Rope_DataTensor>:$query_sin,
+                       Optional<Rope_DataTensor>:$key_cos,
+                       Optional<Rope_DataTensor>:$key_sin,
                        OptionalAttr<F64Attr>:$scale,
                        UnitAttr:$causal,
                        OptionalAttr<Rope_RotarySpecAttr>:$rotary,
+                       OptionalAttr<Rope_RotaryLayoutAttr>:$rotary_layout,
+                       OptionalAttr<I64Attr>:$rotary_dims,
+                       OptionalAttr<I64Attr>:$rotary_offset,
                        OptionalAttr<I64Attr>:$window,
                        OptionalAttr<F64Attr>:$softcap,
                        OptionalAttr<Rope_RelativeBucketsAttr>:$relative_buckets);
@@ -242,6 +258,12 @@ def Rope_AttentionOp : Rope_Op<"attention", [
     (`positions` `(` $query_positions^ `,` $key_positions `:`
        type($query_positions) `,` type($key_positions) `)`)?
     (`rotary` `(` qualified($rotary)^ `)`)?
+    (`rotary_tables` `(` $query_cos^ `,` $query_sin `,` $key_cos `,` $key_sin
+       `:` type($query_cos) `,` type($query_sin) `,` type($key_cos) `,`
+       type($key_sin) `)`)?
+    (`rotary_layout` `` $rotary_layout^)?
+    (`rotary_dims` `=` $rotary_dims^)?
+    (`rotary_offset` `=` $rotary_offset^)?
     (`causal` $causal^)?
     (`window` `=` $window^)?
     (`softcap` `=` $softcap^)?
@@ -260,6 +282,17 @@ def Rope_AttentionOp : Rope_Op<"attention", [
     bool needsPositions() {
       return getCausal() || getRotary() || getWindow() || getAlibiSlopes() ||
              getRelativeBias();
+    }
+    /// True when Q and K are rotated inside, by a spec or by tables.
+    bool rotatesInside() { return getRotary() || getKeyCos(); }
+    /// The dims that `rotary_tables` rotate (`r`, and the first one).
+    int64_t getTableRotaryDims() {
+      int64_t dims = getRotaryDims().value_or(0);
+      return dims == 0 ? getHeadDim() : dims;
+    }
+    int64_t getTableRotaryOffset() { return getRotaryOffset().value_or(0); }
+    ::mlir::rope::RotaryLayout getTableRotaryLayout() {
+      return getRotaryLayout().value_or(::mlir::rope::RotaryLayout::half);
     }
   }];
   let hasVerifier = 1;
@@ -295,9 +328,11 @@ def Rope_OnlineAttentionOp : Rope_Op<"online_attention", [
     `query [B, Hkv, G, Sq, D]`, `key [B, Hkv, Sk, D]`, `value [B, Hkv, Sk, Dv]`,
     `acc [B, Hkv, G, Sq, Dv]`, `m`, `l` `[B, Hkv, G, Sq]` (f32). The mask is
     rank 5 over `[B, Hkv, G, Sq, Sk]`, a static 1 broadcasting. Positions are
-    `[S]` or `[B, S]`; `tables` are the cos/sin of Q and K at their positions
-    (`[S, r/2]` or `[B, S, r/2]`, from `rope.table`), and `rotary` says which
-    dims they rotate (`key_tables` alone: the query is already rotated, and
+    `[S]` or `[B, S]`; `tables` are the cos/sin of Q and K, one row per token
+    (`[S, w]` or `[B, S, w]`, f32, `w` = `r/2` per pair as `rope.table` makes
+    them or `r` per element as `rope.rotate_with_tables` takes them), and
+    `rotary` says which dims they rotate and how they pair (the tables carry
+    the frequencies) (`key_tables` alone: the query is already rotated, and
     may then be f32 whatever K and V hold); `alibi` is `[Hkv, G]`, `relative_bias` `[NB, Hkv, G]`.
     The logit rules are those of `rope.attention`; `scale` is explicit.
 

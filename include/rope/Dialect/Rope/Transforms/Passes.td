@@ -25,6 +25,12 @@ def RopeFoldRotationIntoQK : Pass<"rope-fold-rotation-into-qk"> {
     `longrope` scaling the frequencies depend on the largest position a
     rotation sees, so Q and K must share their positions tensor for the fold
     to preserve meaning.
+
+    Rotations by tables (`rope.rotate_with_tables`, a frontend's cos/sin)
+    fold the same way into `rotary_tables(...)`, when Q and K rotate the same
+    dims with the same layout and their tables hold one row per token for
+    all heads (`[S, w]`, `[B, S, w]`, `[B, 1, S, w]`); tables are read by
+    row, so the attention's positions need not agree with anything.
   }];
   let dependentDialects = ["::mlir::rope::RopeDialect"];
 }

@@ -152,22 +152,6 @@ AffineMap positionsMap(MLIRContext *ctx, Value positions, unsigned numDims,
                        unsigned batchDim, unsigned seqDim);
 /// [B, Hq, ...] -> [B, Hkv, G, ...].
 Value splitHeads(OpBuilder &b, Location loc, Value t, int64_t hkv, int64_t g);
-/// The operands of an attention op made ready for the streamed rows of
-/// --rope-decompose-attention-rows: positions materialised where causality
-/// or rotation needs them, frequencies computed once, queries split into
-/// [B, Hkv, G, Sq, D].
-struct AttentionPlan {
-  Value q5, k, v, mask;
-  Value qPos, kPos; // Null unless causal or rotary.
-  Value invFreq;    // Null unless rotary.
-  RotarySpecAttr rotary;
-  bool causal;
-  double scale;
-  int64_t hkv, g;
-  Type elementType;
-  OpFoldResult batch, sq, sk, dv;
-};
-AttentionPlan planAttention(OpBuilder &b, Location loc, AttentionOp op);
 
 /// Row-wise reduction over the last dim of a rank-5 f32 tensor:
 /// max (init -inf) or sum (init 0).
