@@ -52,6 +52,19 @@ RotationOp rotationAlongSequence(Value v) {
   return rotate;
 }
 
+/// Whether the tables of `rotation` (positions × [r/2], from rope.table)
+/// would hold one row per token of its input, as attention reads them: its
+/// positions are `[S]` or `[B, S]` of the input's sequence.
+bool rotationTablesFitAttention(RotateOp rotation) {
+  auto positions = cast<RankedTensorType>(rotation.getPositions().getType());
+  RankedTensorType input = rotation.getInput().getType();
+  int64_t seq = positions.getShape().back();
+  if (seq != input.getDimSize(2))
+    return false;
+  return positions.getRank() == 1 || positions.getDimSize(0) == 1 ||
+         positions.getDimSize(0) == input.getDimSize(0);
+}
+
 struct FoldRotationsIntoAttention : public OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -65,22 +78,45 @@ struct FoldRotationsIntoAttention : public OpRewritePattern<AttentionOp> {
       return rewriter.notifyMatchFailure(op, "Q or K is not a rotation");
     if (q.getSpec() != k.getSpec())
       return rewriter.notifyMatchFailure(op, "Q and K rotate differently");
-    // A lone rotation with length-dependent frequencies (dynamic, longrope)
-    // sees the largest of its own positions; inside attention both see the
-    // largest of Q's and K's. Those agree only when the positions are shared.
-    if (q.getSpec().dependsOnMaxPosition() && q.getPositions() != k.getPositions())
-      return rewriter.notifyMatchFailure(
-          op, "length-dependent frequencies over different positions");
-    // The attention's positions decide causality; they must be the rotation
-    // positions, or absent when nothing depends on them.
-    if (op.getQueryPositions()) {
-      if (op.getQueryPositions() != q.getPositions() ||
-          op.getKeyPositions() != k.getPositions())
-        return rewriter.notifyMatchFailure(op, "positions differ from rotation");
-    } else if (op.needsPositions()) {
-      return rewriter.notifyMatchFailure(
-          op, "causal, window or position bias with default positions that "
-              "the rotation may not share");
+    // Attention reads one set of positions for its rotation and its masks.
+    // When they cannot be the rotations' (the attention has positions of its
+    // own, or masks by default positions), or when length-dependent
+    // frequencies (dynamic, longrope) would see the largest of Q's and K's
+    // positions instead of each its own, the rotations go in as their
+    // tables: exactly what each computes, read by row.
+    bool samePositions =
+        op.getQueryPositions()
+            ? op.getQueryPositions() == q.getPositions() &&
+                  op.getKeyPositions() == k.getPositions()
+            : !op.needsPositions();
+    if (!samePositions ||
+        (q.getSpec().dependsOnMaxPosition() &&
+         q.getPositions() != k.getPositions())) {
+      if (!rotationTablesFitAttention(q) || !rotationTablesFitAttention(k))
+        return rewriter.notifyMatchFailure(
+            op, "positions differ and a table would not have one row per token");
+      InsideRotation rotation;
+      rotation.query = q.getInput();
+      rotation.key = k.getInput();
+      int64_t headDim = q.getHeadDim();
+      auto qTable = TableOp::create(rewriter, op.getLoc(), q.getPositions(),
+                                    q.getSpec(), headDim);
+      TableOp kTable =
+          k.getPositions() == q.getPositions()
+              ? qTable
+              : TableOp::create(rewriter, op.getLoc(), k.getPositions(),
+                                k.getSpec(), headDim);
+      rotation.tables = {qTable.getCos(), qTable.getSin(), kTable.getCos(),
+                         kTable.getSin()};
+      RotarySpecAttr spec = q.getSpec();
+      if (spec.getLayout() != RotaryLayout::half)
+        rotation.layout = RotaryLayoutAttr::get(getContext(), spec.getLayout());
+      if (spec.getRotaryDims(headDim) != headDim)
+        rotation.dims = rewriter.getI64IntegerAttr(spec.getRotaryDims(headDim));
+      if (spec.getOffset() != 0)
+        rotation.offset = rewriter.getI64IntegerAttr(spec.getOffset());
+      replaceWithRotatingAttention(rewriter, op, rotation);
+      return success();
     }
     InsideRotation rotation;
     rotation.query = q.getInput();

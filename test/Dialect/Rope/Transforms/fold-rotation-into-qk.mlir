@@ -47,12 +47,16 @@ func.func @fold_dynamic_shared_positions(%q: tensor<1x2x8x16xf32>, %k: tensor<1x
 // -----
 
 // Length-dependent frequencies over different positions: each rotation sees
-// its own largest position, attention would see the joint one. Left alone.
-// CHECK-LABEL: func.func @no_fold_dynamic_different_positions
-// CHECK-COUNT-2: rope.rotate
-// CHECK: rope.attention
-// CHECK-NOT: rotary
-func.func @no_fold_dynamic_different_positions(%q: tensor<1x2x1x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %qp: tensor<1xi64>, %kp: tensor<8xi64>) -> tensor<1x2x1x16xf32> {
+// its own largest position, attention would see the joint one. The
+// rotations go in as their own tables (one rope.table each).
+// CHECK-LABEL: func.func @fold_dynamic_different_positions_as_tables
+// CHECK-SAME: %[[QP:[^:]+]]: tensor<1xi64>, %[[KP:[^:]+]]: tensor<8xi64>
+// CHECK-NOT: rope.rotate
+// CHECK-DAG: %[[QC:[^ ,]+]], %[[QS:[^ ]+]] = rope.table %[[QP]] rotary(#rope.spec<scaling = #rope.longrope<
+// CHECK-DAG: %[[KC:[^ ,]+]], %[[KS:[^ ]+]] = rope.table %[[KP]] rotary(#rope.spec<scaling = #rope.longrope<
+// CHECK: rope.attention %{{.+}} rotary_tables(%[[QC]], %[[QS]], %[[KC]], %[[KS]] : tensor<1x8xf32>, tensor<1x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) :
+// CHECK-NOT: rope.rotate
+func.func @fold_dynamic_different_positions_as_tables(%q: tensor<1x2x1x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %qp: tensor<1xi64>, %kp: tensor<8xi64>) -> tensor<1x2x1x16xf32> {
   %qr = rope.rotate %q, %qp rotary(#rope.spec<scaling = #rope.longrope<short_factor = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0], long_factor = [2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0], original_max_position_embeddings = 4>>) : tensor<1x2x1x16xf32>, tensor<1xi64>
   %kr = rope.rotate %k, %kp rotary(#rope.spec<scaling = #rope.longrope<short_factor = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0], long_factor = [2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0], original_max_position_embeddings = 4>>) : tensor<1x2x8x16xf32>, tensor<8xi64>
   %o = rope.attention %qr, %kr, %v : tensor<1x2x1x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
@@ -74,12 +78,14 @@ func.func @no_fold_different_specs(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16
 
 // -----
 
-// Causal with default positions, which the rotation's need not match: left
-// alone.
-// CHECK-LABEL: func.func @no_fold_causal_default_positions
-// CHECK-COUNT-2: rope.rotate
-// CHECK: rope.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} causal
-func.func @no_fold_causal_default_positions(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %p: tensor<8xi64>) -> tensor<1x2x8x16xf32> {
+// Causal with default positions, which the rotation's need not match (a
+// frontend's mask built from an iota, its rotation from position ids): the
+// rotation goes in as its table (one, shared), the mask keeps its positions.
+// CHECK-LABEL: func.func @fold_causal_default_positions_as_tables
+// CHECK-NOT: rope.rotate
+// CHECK: %[[C:[^ ,]+]], %[[S:[^ ]+]] = rope.table
+// CHECK: rope.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} rotary_tables(%[[C]], %[[S]], %[[C]], %[[S]] : {{.*}}) causal :
+func.func @fold_causal_default_positions_as_tables(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %p: tensor<8xi64>) -> tensor<1x2x8x16xf32> {
   %qr = rope.rotate %q, %p rotary(#rope.spec<>) : tensor<1x2x8x16xf32>, tensor<8xi64>
   %kr = rope.rotate %k, %p rotary(#rope.spec<>) : tensor<1x2x8x16xf32>, tensor<8xi64>
   %o = rope.attention %qr, %kr, %v causal : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
@@ -88,10 +94,14 @@ func.func @no_fold_causal_default_positions(%q: tensor<1x2x8x16xf32>, %k: tensor
 
 // -----
 
-// Attention positions that differ from the rotation positions: left alone.
-// CHECK-LABEL: func.func @no_fold_other_positions
-// CHECK-COUNT-2: rope.rotate
-func.func @no_fold_other_positions(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %p: tensor<8xi64>, %r: tensor<8xi64>) -> tensor<1x2x8x16xf32> {
+// Attention positions that differ from the rotation positions: the
+// rotation goes in as its table, the attention keeps its positions.
+// CHECK-LABEL: func.func @fold_other_positions_as_tables
+// CHECK-SAME: %[[P:[^:]+]]: tensor<8xi64>, %[[R:[^:]+]]: tensor<8xi64>
+// CHECK-NOT: rope.rotate
+// CHECK: %[[C:[^ ,]+]], %[[S:[^ ]+]] = rope.table %[[P]]
+// CHECK: rope.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} positions(%[[R]], %[[R]] : {{.*}}) rotary_tables(%[[C]], %[[S]], %[[C]], %[[S]] : {{.*}}) causal :
+func.func @fold_other_positions_as_tables(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %p: tensor<8xi64>, %r: tensor<8xi64>) -> tensor<1x2x8x16xf32> {
   %qr = rope.rotate %q, %p rotary(#rope.spec<>) : tensor<1x2x8x16xf32>, tensor<8xi64>
   %kr = rope.rotate %k, %p rotary(#rope.spec<>) : tensor<1x2x8x16xf32>, tensor<8xi64>
   %o = rope.attention %qr, %kr, %v positions(%r, %r : tensor<8xi64>, tensor<8xi64>) causal : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>

@@ -18,13 +18,15 @@ def RopeFoldRotationIntoQK : Pass<"rope-fold-rotation-into-qk"> {
     rotated on load at its own positions).
 
     The fold applies when both rotations use the same spec along the sequence
-    dim of `[B, H, S, D]` and the attention's own positions (which decide
-    causality) are absent or are the rotation positions. Without explicit
-    positions, a causal attention uses its default positions, which may
-    differ from the rotation's, so it is left alone. With `dynamic` or
-    `longrope` scaling the frequencies depend on the largest position a
-    rotation sees, so Q and K must share their positions tensor for the fold
-    to preserve meaning.
+    dim of `[B, H, S, D]`. Attention reads one set of positions for its
+    rotation and its masks, so the spec moves in with the rotations'
+    positions when those can be the attention's (it has none and nothing
+    else needs them, or the same ones). Otherwise (a causal mask at default
+    positions while the rotation reads position ids, as frontends export
+    it; other positions; `dynamic` or `longrope` frequencies over different
+    positions, which would see the largest of both), each rotation goes in
+    as its own `rope.table` (`rotary_tables`), which is exactly what it
+    computed, read by row.
 
     Rotations by tables (`rope.rotate_with_tables`, a frontend's cos/sin)
     fold the same way into `rotary_tables(...)`, when Q and K rotate the same
