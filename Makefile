@@ -1,7 +1,9 @@
 # The two commands of the README:
 #   make demo   set up, build, compile and run the bundled Llama-3.1-8B block
 #   make check  set up, build, run the whole lit suite (with a bounded fuzz
-#               run and the random differential test)
+#               run and the random differential test); also sets up the
+#               frontend tests' venv (torch, torch-mlir, transformers; without
+#               network those tests are UNSUPPORTED)
 # and, for reliability work (docs/reliability.md):
 #   make check-sanitize  the whole lit suite on an ASan+UBSan build (build-asan/)
 #   make fuzz            a longer libFuzzer run (FUZZ_SECONDS, default 600)
@@ -32,7 +34,7 @@ SANITIZER_ENV = ASAN_OPTIONS=allow_user_poisoning=0:halt_on_error=1:print_stackt
 FUZZ_SECONDS ?= 600
 FUZZ_DIR     ?= $(BUILD)/fuzz
 
-.PHONY: setup configure build demo check check-sanitize fuzz bench gpu-bundle clean
+.PHONY: setup frontends configure build demo check check-sanitize fuzz bench gpu-bundle clean
 
 setup:
 	@bash utils/setup.sh
@@ -42,6 +44,12 @@ $(BUILD)/build.ninja: | setup
 
 configure: setup $(BUILD)/build.ninja
 
+# The frontend test tier's venv (utils/setup_frontends.sh), outside the checkout;
+# a no-op once installed. Never fails `check`: without it the lit suite reports
+# the tests that need torch as UNSUPPORTED.
+frontends:
+	@bash utils/setup.sh --frontends || echo "make: continuing without the frontend environment"
+
 build: configure
 	cmake --build $(BUILD)
 
@@ -49,7 +57,7 @@ demo: build
 	PYTHONPATH=python ROPE_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) examples/demo.py
 
 # lit prints its own report; the last line is the plain `N passed, N failed`.
-check: build
+check: build frontends
 	@set -o pipefail; cmake --build $(BUILD) --target check-rope 2>&1 | tee $(BUILD)/check.log; \
 	  status=$$?; $(PYTHON) utils/lit_summary.py $(BUILD)/check.log; exit $$status
 

@@ -43,6 +43,45 @@ config.substitutions.append(
 # op, buffers on the device) with its kernels run on the CPU (docs/gpu.md).
 config.substitutions.append(
     ("%gpu_mapping", 'env ROPE_PIPELINE="--rope-test-gpu-mapping-on-cpu"'))
+
+
+# Frontend tests (test/Frontends, docs/frontends.md) need torch, torch-mlir and
+# transformers, which live in their own venv outside the checkout
+# (utils/setup_frontends.sh; `make check` installs it). `torch`: that venv holds
+# exactly utils/requirements-frontends.txt (its recorded hash matches) and
+# imports; then %torch_python is its interpreter. Every other test keeps
+# %python. Without it the tests that REQUIRE torch are UNSUPPORTED.
+def _frontends_python():
+    import hashlib
+    import subprocess
+    venv = os.environ.get("ROPE_FRONTENDS_VENV") or os.path.expanduser(
+        "~/.cache/rope-mlir/venv-frontends")
+    py = os.path.join(venv, "bin", "python")
+    req = os.path.join(config.rope_src_root, "utils", "requirements-frontends.txt")
+    try:
+        with open(req, "rb") as f:
+            want = hashlib.sha256(f.read()).hexdigest()
+        with open(os.path.join(venv, ".rope-requirements.sha256")) as f:
+            have = f.read().strip()
+    except OSError:
+        return None, f"no frontend environment at {venv} (run: bash utils/setup.sh --frontends)"
+    if have != want:
+        return None, (f"the frontend environment at {venv} was installed from another "
+                      "utils/requirements-frontends.txt (run: bash utils/setup.sh --frontends)")
+    probe = subprocess.run([py, "-c", "import torch, torch_mlir.fx, transformers"],
+                           capture_output=True, text=True, timeout=600)
+    if probe.returncode != 0:
+        return None, f"{py} cannot import torch, torch_mlir, transformers: {probe.stderr[-300:]}"
+    return py, None
+
+
+torch_python, why_not = _frontends_python()
+if torch_python:
+    config.available_features.add("torch")
+    config.substitutions.append(("%torch_python", torch_python))
+else:
+    lit_config.note(f"frontend tests (REQUIRES: torch) are UNSUPPORTED: {why_not}")
+    config.substitutions.append(("%torch_python", "false"))
 config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
 config.substitutions.append(("%rope_src_root", config.rope_src_root))
 config.substitutions.append(("%rope_obj_root", config.rope_obj_root))

@@ -17,5 +17,5 @@ skipped = counts.get("Unsupported", 0) + counts.get("Skipped", 0)
 # CI reads the last line, which must be exactly `N passed, N failed`;
 # tests skipped for a missing feature (a GPU) are reported on the line before.
 if skipped:
-    print(f"{skipped} skipped (they need what this machine lacks, e.g. a GPU)")
+    print(f"{skipped} skipped (they need what this machine lacks, e.g. a GPU or the frontend venv)")
 print(f"{passed} passed, {failed} failed")

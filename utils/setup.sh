@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
 # Installs what rope-mlir needs from Debian's package registry. Idempotent: when
 # every package is already present it does nothing (and needs no network).
+#
+#   setup.sh              the build and the lit suite
+#   setup.sh --bench      also the benchmark baselines
+#   setup.sh --frontends  also the frontend test tier's Python environment
+#                         (utils/setup_frontends.sh: torch, torch-mlir and
+#                         transformers from PyPI in a venv outside the checkout)
 set -euo pipefail
 
 PACKAGES=(
@@ -14,6 +20,17 @@ PACKAGES=(
 if [ "${1:-}" = "--bench" ]; then
   PACKAGES+=(libopenblas0-pthread python3-torch python3-matplotlib)
 fi
+# `setup.sh --frontends` needs Debian's venv module (ensurepip) for the venv.
+if [ "${1:-}" = "--frontends" ]; then
+  PACKAGES+=(python3-venv)
+fi
+
+finish() {
+  if [ "${1:-}" = "--frontends" ]; then
+    exec bash "$(dirname "$0")/setup_frontends.sh"
+  fi
+  exit 0
+}
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -21,7 +38,7 @@ for p in "${PACKAGES[@]}"; do
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+  finish "${1:-}"
 fi
 
 echo "setup: installing ${missing[*]}"
@@ -41,3 +58,4 @@ if ! $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/
   exit 1
 fi
 echo "setup: done"
+finish "${1:-}"

@@ -1,0 +1,224 @@
+"""Runs one committed export (models/<NAME>.mlir) through rope-mlir and compares
+it with PyTorch running the same Hugging Face model.
+
+    <venv>/bin/python test/Frontends/compare.py NAME      (lit: compare-NAME.test)
+    python3 test/Frontends/compare.py --structure NAME    (lit: structure-NAME.test)
+
+For model NAME of zoo.py:
+  weights    zoo.build(NAME) (same config, same seed) has the weights the
+             committed file was exported from (the digest in its header).
+  (a)        the file as it is, compiled with --rope-lower-to-cpu and run on
+             every position set of the model, against PyTorch.
+  (b)        the file after `rope-opt --rope-raise --rope-fold-rotation-into-qk
+             --canonicalize`, then compiled the same way, against PyTorch.
+  structure  (--structure; needs no torch) (b)'s raised module is checked by
+             `check_raised`: the rotation and the attention were raised and
+             fused (rope.attention with the rotation inside, no S×S
+             batch_matmul left, no rotation left outside the attention).
+  sensitive  PyTorch on the model without the feature it exercises (zoo's
+             `without`: the scaling, the window, the soft-cap, ...) differs
+             from the model by more than 100 tolerances, so a compiled module
+             that dropped that feature would fail (a) or (b).
+
+Tolerance: max|out − torch| <= RTOL · max|torch| over the whole [1, S, hidden]
+output, RTOL = 1e-5 (about 170 f32 ulps of the largest output). Both sides
+compute in f32 but round differently: other summation orders in the
+projections (64 terms), Q·Kᵀ (16) and P·V (12), other sin/cos/exp/tanh
+implementations (a few ulps each; logits and values are O(1), so each moves
+an output by ~1e-7 of max|out|), and, for (b), the phase p·inv_freq formed in
+f64 from the frequencies the raise recovers instead of PyTorch's f32 product:
+|Δφ| <= ½ ulp_f32(p·inv_freq) + p·|Δinv_freq| <= ~4e-6 rad for the positions
+< 64 used here (the recovered frequencies are within a few f32 ulps of
+PyTorch's), which moves a logit, and through the softmax an output, by at most
+~4e-6 of its scale. Measured: 2e-7..4e-7 (printed), for (a) and (b) alike.
+The features under test move the output by ~1e-1 (the `sensitive` check asks
+for more than 100 tolerances).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import zoo  # noqa: E402
+from rope_mlir import compiler, testing as T  # noqa: E402
+
+RTOL = 1e-5
+SENSITIVITY = 100.0
+LOWER = "--rope-lower-to-cpu"
+RAISE = ["--rope-raise", "--rope-fold-rotation-into-qk", "--canonicalize"]
+
+# What each model is exported to exercise, and its config without it; the
+# "sensitive" check proves the tolerance would notice the difference.
+def _rope(config, **change):
+    return {**config, "rope_parameters": {**config["rope_parameters"], **change}}
+
+
+def _plain_rope(config):
+    return {**config, "rope_parameters": {"rope_type": "default",
+                                          "rope_theta": config["rope_parameters"]["rope_theta"]}}
+
+
+WITHOUT = {
+    "llama": ("llama3 scaling", _plain_rope),
+    "qwen2": ("yarn scaling", _plain_rope),
+    "phi3": ("the right longrope factor list (short and long swapped)",
+             lambda c: _rope(c, short_factor=c["rope_parameters"]["long_factor"],
+                             long_factor=c["rope_parameters"]["short_factor"])),
+    "gpt_neox": ("partial rotary (all 16 dims rotated instead of 8)",
+                 lambda c: _rope(c, partial_rotary_factor=1.0)),
+    "gptj": ("partial rotary (all 16 dims rotated instead of 8)", lambda c: {**c, "rotary_dim": 16}),
+    "mistral": ("sliding window", lambda c: {**c, "sliding_window": None}),
+    "gemma2": ("logit soft-capping", lambda c: {**c, "attn_logit_softcapping": None}),
+}
+
+
+def torch_outputs(module, name):
+    """PyTorch's output [1, S, hidden] (float64 numpy) for each position set of `name`."""
+    import torch
+    model = zoo.get(name)
+    hs = zoo.hidden_states(name)
+    outs = {}
+    with torch.no_grad():
+        for label, pos in model.positions.items():
+            outs[label] = (
+                hs.numpy(), zoo.position_ids(pos).numpy(),
+                module(hs, zoo.position_ids(pos)).double().numpy())
+    return outs
+
+
+def compare(actual, expected, what: str) -> float:
+    """max|actual − expected| / max|expected|; raises AssertionError beyond RTOL."""
+    actual = np.asarray(actual, np.float64)
+    if actual.shape != expected.shape:
+        raise AssertionError(f"{what}: shape {actual.shape}, PyTorch {expected.shape}")
+    scale = float(np.max(np.abs(expected)))
+    err = float(np.max(np.abs(actual - expected))) if np.all(np.isfinite(actual)) else float("inf")
+    rel = err / scale
+    if not rel <= RTOL:
+        idx = np.unravel_index(np.argmax(np.abs(actual - expected)), expected.shape)
+        raise AssertionError(f"{what}: max|err| / max|torch| = {rel:.3e} > {RTOL:.0e}; worst at "
+                             f"{idx}: ours {actual[idx]!r}, torch {expected[idx]!r}")
+    return rel
+
+
+def check_raised(module_text: str, seq: int) -> list[str]:
+    """What the raise+fold step left undone in `module_text`, one line each
+    (empty: the rotation and the attention were raised and fused).
+
+    Required: a rope.attention that rotates Q and K itself (`rotary(` with a
+    spec, or `tables(` with cos/sin operands); no linalg.batch_matmul with an
+    S×S operand or result left (the Q·Kᵀ scores and the P·V product of the
+    exported attention); no rope.rotate / rope.rotate_with_tables left outside
+    the attention (each model has one attention, so any rotation left is one
+    that was not folded into it)."""
+    problems = []
+    attentions = [ln.strip() for ln in module_text.splitlines()
+                  if re.search(r"=\s*rope\.attention\b", ln)]
+    if not attentions:
+        problems.append("no rope.attention: the exported attention (batch_matmul, scale, mask, "
+                        "softmax, batch_matmul) was not raised")
+    elif not any("rotary(" in a or "tables(" in a for a in attentions):
+        problems.append("rope.attention has no rotation inside (no rotary(...) or table operands): "
+                        "the rotation was not folded into it: " + attentions[0][:160])
+    for ln in module_text.splitlines():
+        if "linalg.batch_matmul" in ln and re.search(rf"x{seq}x{seq}x|<\d+x{seq}x{seq}x", ln):
+            problems.append(f"an S×S linalg.batch_matmul is left: {ln.strip()[:160]}")
+            break
+    rotations = [m.group(1) for m in re.finditer(r"=\s*(rope\.rotate(?:_with_tables)?)\b", module_text)]
+    if rotations:
+        problems.append(f"{len(rotations)} rotation(s) left outside the attention "
+                        f"({', '.join(sorted(set(rotations)))}): not folded into rope.attention")
+    return problems
+
+
+def structure(name: str) -> None:
+    """(b)'s structural check alone (no torch: it reads the committed file)."""
+    model = zoo.get(name)
+    raised = compiler.lower(model.path.read_text(), RAISE[0], RAISE[1:])
+    with T.guard(f"{name} (b) structure"):
+        problems = check_raised(raised, model.seq)
+        if problems:
+            raise AssertionError("after " + " ".join(RAISE) + ":\n" + "\n".join(problems))
+        print(f"PASS {name} (b) structure: rope.attention with the rotation inside, "
+              "no S×S batch_matmul, no rotation outside")
+    T.finish()
+
+
+def numerics(name: str) -> None:
+    """Weights, sensitivity, (a) and (b) against PyTorch."""
+    model = zoo.get(name)
+    text = model.path.read_text()
+
+    module = zoo.build(name)
+    digest = zoo.weights_digest(module)
+    recorded = zoo.recorded_digest(text)
+    if recorded != digest:
+        # Nothing below would mean anything.
+        print(f"FAIL {name} weights: {model.path.name} was exported from other weights (digest "
+              f"{recorded}) than zoo.build({name!r}) makes now ({digest}): zoo.py or torch changed; "
+              f"regenerate with test/Frontends/export_models.py {name}")
+        sys.exit(1)
+    print(f"PASS {name} weights: sha256 {digest[:16]}")
+
+    expected = torch_outputs(module, name)
+    with T.guard(f"{name} sensitive"):
+        import torch
+        feature, change = WITHOUT[model.family]
+        other = zoo.build_model(dataclasses.replace(model, config=change(model.config)))
+        moved = []
+        for label, (hs, ids, ref) in expected.items():
+            with torch.no_grad():
+                alt = other(torch.from_numpy(hs), torch.from_numpy(ids)).double().numpy()
+            moved.append(float(np.max(np.abs(alt - ref)) / np.max(np.abs(ref))))
+            print(f"  without {feature}, positions={label}: the output moves by {moved[-1]:.2e} of max|out|")
+        # One position set that tells the feature apart is enough (Phi-3's long
+        # factors only act on the `spread` set).
+        if not max(moved) > SENSITIVITY * RTOL:
+            raise AssertionError(f"without {feature} the output moves by at most {max(moved):.2e} of "
+                                 f"max|out| (<= {SENSITIVITY:.0f} x {RTOL:.0e}): the test could not tell")
+        print(f"PASS {name} sensitive: without {feature} the output moves by up to {max(moved):.2e} "
+              f"= {max(moved) / RTOL:.0f} tolerances")
+
+    with T.guard(f"{name} (a)"):
+        lib = compiler.compile_module(text, pipeline=LOWER)
+        for label, (hs, ids, ref) in expected.items():
+            rel = compare(T.call(lib, "main", hs, ids), ref, f"(a) positions={label}")
+            print(f"PASS {name} (a) positions={label}: max|err|/max|torch| = {rel:.2e} (tol {RTOL:.0e})")
+
+    raised = None
+    with T.guard(f"{name} (b) raise"):
+        raised = compiler.lower(text, RAISE[0], RAISE[1:])
+        print(f"PASS {name} (b) raise: rope-opt {' '.join(RAISE)}")
+    if raised is not None:
+        with T.guard(f"{name} (b)"):
+            lib = compiler.compile_module(raised, pipeline=LOWER)
+            for label, (hs, ids, ref) in expected.items():
+                rel = compare(T.call(lib, "main", hs, ids), ref, f"(b) positions={label}")
+                print(f"PASS {name} (b) positions={label}: max|err|/max|torch| = {rel:.2e} "
+                      f"(tol {RTOL:.0e})")
+    T.finish()
+
+
+def main(argv=None) -> int:
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("name", help=f"one of: {', '.join(zoo.MODELS)}")
+    ap.add_argument("--structure", action="store_true",
+                    help="only (b)'s structural check (needs no torch)")
+    a = ap.parse_args(argv)
+    zoo.get(a.name)
+    if a.structure:
+        structure(a.name)
+    else:
+        numerics(a.name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
