@@ -3,6 +3,7 @@
 // The rotary spec, its scaling kinds and the frequency math they imply. The
 // formulas are those of Hugging Face modeling_rope_utils (docs/Dialects);
 // they run at compile time in f64, so the lowering emits exact constants.
+// The inverse, a spec from its frequencies, is in SpecRecovery.cpp.
 //
 //===----------------------------------------------------------------------===//
 
