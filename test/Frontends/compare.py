@@ -112,7 +112,7 @@ def check_raised(module_text: str, seq: int) -> list[str]:
     (empty: the rotation and the attention were raised and fused).
 
     Required: a rope.attention that rotates Q and K itself (`rotary(` with a
-    spec, or `tables(` with cos/sin operands); no linalg.batch_matmul with an
+    spec, or `rotary_tables(` with cos/sin operands); no linalg.batch_matmul with an
     S×S operand or result left (the Q·Kᵀ scores and the P·V product of the
     exported attention); no rope.rotate / rope.rotate_with_tables left outside
     the attention (each model has one attention, so any rotation left is one
@@ -123,8 +123,8 @@ def check_raised(module_text: str, seq: int) -> list[str]:
     if not attentions:
         problems.append("no rope.attention: the exported attention (batch_matmul, scale, mask, "
                         "softmax, batch_matmul) was not raised")
-    elif not any("rotary(" in a or "tables(" in a for a in attentions):
-        problems.append("rope.attention has no rotation inside (no rotary(...) or table operands): "
+    elif not any("rotary(" in a or "rotary_tables(" in a for a in attentions):
+        problems.append("rope.attention has no rotation inside (no rotary(...) or rotary_tables(...)): "
                         "the rotation was not folded into it: " + attentions[0][:160])
     for ln in module_text.splitlines():
         if "linalg.batch_matmul" in ln and re.search(rf"x{seq}x{seq}x|<\d+x{seq}x{seq}x", ln):

@@ -8,4 +8,6 @@
 // CHECK:         rope.rotate %{{.+}}, %{{.+}} rotary(#rope.spec<>) seq_dim = 2 : tensor<1x4x12x16xf32>, tensor<12xi64>
 // CHECK:         rope.rotate %{{.+}}, %{{.+}} rotary(#rope.spec<>) seq_dim = 2 : tensor<1x2x12x16xf32>, tensor<12xi64>
 // CHECK-NOT:     rope.rotate
-// CHECK:         math.tanh
+// The soft-capped, causal attention is raised whole (the tanh goes into it).
+// CHECK:         rope.attention %{{.+}}, %{{.+}}, %{{.+}} causal softcap = 2.000000e+00 scale = 0.20412415266036987 : tensor<1x4x12x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>
+// CHECK-NOT:     math.tanh

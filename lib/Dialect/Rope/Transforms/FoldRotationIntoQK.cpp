@@ -2,6 +2,8 @@
 
 #include "rope/Dialect/Rope/Transforms/Passes.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -175,6 +177,75 @@ struct FoldTableRotationsIntoAttention : public OpRewritePattern<AttentionOp> {
   }
 };
 
+/// A frontend may rotate Q or K in another layout and transpose it into
+/// attention's (GPT-J rotates [B, S, H, D]). The rotation commutes with a
+/// transpose that keeps the head dim last: rotate the transposed input, with
+/// the tables transposed alike (or, in the [S, w] / [B, S, w] forms, read
+/// along the moved sequence dim), so the rotation then meets the attention.
+struct RotateBeforeTransposeIntoAttention
+    : public OpRewritePattern<linalg::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::TransposeOp transpose,
+                                PatternRewriter &rewriter) const override {
+    Value result = transpose.getResult()[0];
+    if (!llvm::any_of(result.getUsers(), [&](Operation *user) {
+          auto attention = dyn_cast<AttentionOp>(user);
+          return attention && !attention.rotatesInside() &&
+                 (attention.getQuery() == result ||
+                  attention.getKey() == result);
+        }))
+      return rewriter.notifyMatchFailure(transpose, "does not feed attention");
+    auto rotation = transpose.getInput().getDefiningOp<RotateWithTablesOp>();
+    if (!rotation || !rotation->hasOneUse())
+      return rewriter.notifyMatchFailure(transpose, "not a lone table rotation");
+    ArrayRef<int64_t> permutation = transpose.getPermutation();
+    int64_t rank = permutation.size();
+    if (permutation.back() != rank - 1)
+      return rewriter.notifyMatchFailure(transpose, "moves the head dim");
+    int64_t seqDim =
+        llvm::find(permutation, rotation.getNormalizedSeqDim()) -
+        permutation.begin();
+    Location loc = transpose.getLoc();
+    auto transposed = [&](Value v) -> Value {
+      auto type = cast<RankedTensorType>(v.getType());
+      SmallVector<int64_t> shape;
+      for (int64_t dim : permutation)
+        shape.push_back(type.getDimSize(dim));
+      if (!type.hasStaticShape())
+        return {};
+      Value init =
+          tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
+      return linalg::TransposeOp::create(rewriter, loc, v, init, permutation)
+          .getResult()[0];
+    };
+    Value cos = rotation.getCos(), sin = rotation.getSin();
+    int64_t tableRank = cast<RankedTensorType>(cos.getType()).getRank();
+    if (tableRank == rank) {
+      if (!cast<RankedTensorType>(cos.getType()).hasStaticShape())
+        return rewriter.notifyMatchFailure(transpose, "dynamic table shape");
+    } else if (tableRank == 3 && permutation.front() != 0) {
+      return rewriter.notifyMatchFailure(transpose, "moves the batch dim");
+    }
+    Value input = transposed(rotation.getInput());
+    if (!input)
+      return rewriter.notifyMatchFailure(transpose, "dynamic input shape");
+    if (tableRank == rank) {
+      cos = transposed(cos);
+      sin = transposed(sin);
+    }
+    // Tables of the input's rank say by their own dims where they apply;
+    // the sequence dim then keeps its default.
+    if (tableRank == rank)
+      seqDim = -2;
+    rewriter.replaceOpWithNewOp<RotateWithTablesOp>(
+        transpose, input, cos, sin, rotation.getLayoutAttr(),
+        rotation.getDimsAttr(), rotation.getOffsetAttr(),
+        rewriter.getI64IntegerAttr(seqDim));
+    return success();
+  }
+};
+
 struct RopeFoldRotationIntoQKPass
     : public rope::impl::RopeFoldRotationIntoQKBase<RopeFoldRotationIntoQKPass> {
   void runOnOperation() override {
@@ -188,6 +259,6 @@ struct RopeFoldRotationIntoQKPass
 } // namespace
 
 void mlir::rope::populateFoldRotationIntoQKPatterns(RewritePatternSet &patterns) {
-  patterns.add<FoldRotationsIntoAttention, FoldTableRotationsIntoAttention>(
-      patterns.getContext());
+  patterns.add<FoldRotationsIntoAttention, FoldTableRotationsIntoAttention,
+               RotateBeforeTransposeIntoAttention>(patterns.getContext());
 }

@@ -462,6 +462,7 @@ struct RopeRaisePass : public rope::impl::RopeRaiseBase<RopeRaisePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateRaiseRotaryPatterns(patterns);
+    populateRaiseAttentionPatterns(patterns);
     // Only raise: leave unrelated IR as it is (no folding or constant CSE);
     // the ops a raised rotation replaced die with it.
     GreedyRewriteConfig config;

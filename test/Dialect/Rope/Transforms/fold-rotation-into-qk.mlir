@@ -190,3 +190,24 @@ func.func @no_fold_table_rotations_broadcast_rows(%q: tensor<1x2x8x16xf32>, %k: 
   %o = rope.attention %qr, %kr, %v : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
   return %o : tensor<1x2x8x16xf32>
 }
+
+// -----
+
+// GPT-J rotates Q and K as [B, S, H, D] and transposes them into attention's
+// layout: the rotation moves after the transpose (its rank-4 tables
+// transposed alike) and then folds.
+// CHECK-LABEL: func.func @fold_table_rotations_through_transpose
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<1x8x2x16xf32>, %[[K:[^:]+]]: tensor<1x8x2x16xf32>, %{{[^:]+}}: tensor<1x2x8x16xf32>, %[[C:[^:]+]]: tensor<1x8x1x8xf32>, %[[S:[^:]+]]: tensor<1x8x1x8xf32>)
+// CHECK-NOT: rope.rotate_with_tables
+// CHECK-DAG: %[[QT:.+]] = linalg.transpose ins(%[[Q]] : tensor<1x8x2x16xf32>) {{.*}} permutation = [0, 2, 1, 3]
+// CHECK-DAG: %[[CT:.+]] = linalg.transpose ins(%[[C]] : tensor<1x8x1x8xf32>) {{.*}} permutation = [0, 2, 1, 3]
+// CHECK: rope.attention %[[QT]], %{{.+}}, %{{.+}} rotary_tables(%[[CT]], %{{.+}}, %{{.+}}, %{{.+}} : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) rotary_layout<interleaved> rotary_dims = 8 causal :
+func.func @fold_table_rotations_through_transpose(%q: tensor<1x8x2x16xf32>, %k: tensor<1x8x2x16xf32>, %v: tensor<1x2x8x16xf32>, %c: tensor<1x8x1x8xf32>, %s: tensor<1x8x1x8xf32>) -> tensor<1x2x8x16xf32> {
+  %qr = rope.rotate_with_tables %q, %c, %s layout<interleaved> dims = 8 : tensor<1x8x2x16xf32>, tensor<1x8x1x8xf32>
+  %kr = rope.rotate_with_tables %k, %c, %s layout<interleaved> dims = 8 : tensor<1x8x2x16xf32>, tensor<1x8x1x8xf32>
+  %e = tensor.empty() : tensor<1x2x8x16xf32>
+  %qt = linalg.transpose ins(%qr : tensor<1x8x2x16xf32>) outs(%e : tensor<1x2x8x16xf32>) permutation = [0, 2, 1, 3]
+  %kt = linalg.transpose ins(%kr : tensor<1x8x2x16xf32>) outs(%e : tensor<1x2x8x16xf32>) permutation = [0, 2, 1, 3]
+  %o = rope.attention %qt, %kt, %v causal : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}

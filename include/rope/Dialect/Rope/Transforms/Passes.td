@@ -198,7 +198,7 @@ def RopeDecomposeAttentionRows : Pass<"rope-decompose-attention-rows"> {
 }
 
 def RopeRaise : Pass<"rope-raise"> {
-  let summary = "Raise rotary embeddings as frontends emit them to rope.rotate or rope.rotate_with_tables";
+  let summary = "Raise rotary embeddings and attention as frontends emit them to rope ops";
   let description = [{
     Frontends do not emit `rope` ops. torch-mlir, TOSA-based frontends and
     hand-written lowerings spell a rotary embedding as `x·cos + rot(x)·sin`,
@@ -297,12 +297,32 @@ def RopeRaise : Pass<"rope-raise"> {
     `f32(p)·inv_freq` (and, for half-precision tables, by their rounding),
     and by at most 2^-21 relative in the frequencies.
 
+    Attention (RaiseAttention.cpp): `softmax(scale·Q·Kᵀ + mask)·V` as
+    frontends export it becomes `rope.attention`, read element by element
+    from the output back (so any arrangement of transposes, reshapes and
+    broadcasts between the ops is only a map on the way):
+    * Q·Kᵀ and P·V as batched contractions (`linalg.batch_matmul`, or any
+      linalg op with one reduction whose body adds a product to a zero init),
+      over the collapsed batch·head dim, expanded back to `[B, H, S, D]`;
+    * the scale as products or quotients by constants, on the scores or on Q
+      and Kᵀ (SDPA's √scale each);
+    * soft-capping `c·tanh(x/c)` (Gemma 2);
+    * one additive mask: when every element evaluates at compile time
+      (iota comparisons, selects, constants) and it only hides keys as
+      causal attention does, optionally with a sliding window, it becomes
+      `causal` (and `window`); otherwise the tensor itself is the mask
+      operand;
+    * softmax spelled out: `exp(x − max_j x) / Σ_j exp(...)` (the max with
+      or without torch's argmax), and SDPA's guard that zeroes rows whose
+      keys are all hidden;
+    * GQA through HF's `repeat_kv` (a broadcast and a collapse): K and V are
+      taken before the repeat; Q, K or V read in another dim order get a
+      `linalg.transpose`.
+    Not raised yet: `linalg.softmax`, tosa's attention spellings, boolean
+    masks applied with a select, and unbatched 2-D matmuls.
+
     Left unchanged:
 
-    * tables that are neither computed in the IR from positions nor gathered
-      from constant caches (function arguments, loads, gathers from a cache
-      operand): no spec can be recovered, and `rope.rotate` has no table
-      operand;
     * float positions (`rope.rotate` takes integer positions), and positions
       generated inside a linalg body rather than held in a tensor;
     * tables built from different positions or frequencies for cos and sin

@@ -1,0 +1,804 @@
+//===- RaiseAttention.cpp - a frontend's attention to rope.attention ------===//
+//
+// Part of --rope-raise: scaled dot-product attention as frontends export it
+// (a batched Q·Kᵀ product, a scale, a mask, a softmax spelled out as
+// max–subtract–exp–sum–divide, a product with V, GQA through HF's
+// `repeat_kv`) becomes one rope.attention, so the rest of the rope pipeline
+// (the fold of the rotation into Q·Kᵀ, online-softmax tiles, causal tile
+// skipping) applies to it.
+//
+// The matcher reads elements, not ops (Terms.h): the attention output at a
+// point of the space (n, i, j, e, d) — n the collapsed batch·head index the
+// frontend's batched products run over, i a query, j a key, e a value dim,
+// d a head dim — is followed back through the P·V product, the softmax, the
+// logits and the Q·Kᵀ product, and each operand must read Q, K, V and the
+// mask at the indices attention semantics say. However a frontend arranged
+// the transposes, reshapes and broadcasts in between, they are only maps
+// on the way. Reductions are the one thing a term cannot step through, so
+// the two kinds attention has (the contractions, the row max and row sum)
+// are taken apart here, with the reduced loop bound to j or d.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rope/Dialect/Rope/IR/RopeOps.h"
+#include "rope/Dialect/Rope/Transforms/Passes.h"
+#include "rope/Dialect/Rope/Utils/ConstantEvaluation.h"
+#include "rope/Dialect/Rope/Utils/OpClassification.h"
+#include "rope/Dialect/Rope/Utils/Terms.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::rope;
+using namespace mlir::rope::raising;
+
+namespace {
+
+/// The attention space: n (batch·head, as the batched products run over
+/// them), i (query), j (key), e (value dim), d (head dim).
+enum AttentionDim : unsigned { kN, kI, kJ, kE, kD, kNumDims };
+
+/// Masks are recognised as causal (or a window) by evaluating every element;
+/// beyond this many the mask is kept as an operand instead.
+constexpr int64_t kMaxEvaluatedMaskElements = 1 << 16;
+/// An additive mask value at or below this hides its key (frontends use
+/// −inf or the most negative finite float).
+constexpr double kHiddenLogit = -1e30;
+
+AffineExpr dimExpr(MLIRContext *ctx, AttentionDim dim) {
+  return getAffineDimExpr(dim, ctx);
+}
+
+Term termAt(Value value, ArrayRef<AffineExpr> indices) {
+  return makeTerm(value, AffineMap::get(kNumDims, 0, indices,
+                                        value.getContext()));
+}
+
+/// The loops of `op` fixed by reading its result `result` at `t`, with its
+/// single reduction loop (if any) bound to `reduction`. Loops of extent 1
+/// that the result does not index read 0.
+std::optional<SmallVector<AffineExpr>>
+loopsOf(linalg::LinalgOp op, OpResult result, Term t, AffineExpr reduction) {
+  if (!op.hasPureTensorSemantics())
+    return std::nullopt;
+  AffineMap resultMap = op.getIndexingMapMatchingResult(result);
+  SmallVector<AffineExpr> loops(op.getNumLoops());
+  for (auto [pos, expr] : llvm::enumerate(resultMap.getResults())) {
+    if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+      loops[dim.getPosition()] = t.map.getResult(pos);
+      continue;
+    }
+    // A kept reduced dim ([.., 1]) reads 0.
+    auto constant = dyn_cast<AffineConstantExpr>(expr);
+    if (!constant || constant.getValue() != 0)
+      return std::nullopt;
+  }
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  bool reduced = false;
+  for (auto [loop, range, iterator] :
+       llvm::zip_equal(loops, ranges, iterators)) {
+    if (iterator == utils::IteratorType::reduction) {
+      if (reduced || loop)
+        return std::nullopt;
+      loop = reduction;
+      reduced = true;
+      continue;
+    }
+    if (loop)
+      continue;
+    if (range != 1)
+      return std::nullopt;
+    loop = getAffineConstantExpr(0, op.getContext());
+  }
+  if (!reduced)
+    return std::nullopt;
+  return loops;
+}
+
+/// The term of the operand of `op` that block argument `arg` stands for,
+/// read at `loops`.
+Term operandAt(linalg::LinalgOp op, BlockArgument arg,
+               ArrayRef<AffineExpr> loops) {
+  OpOperand *operand = op.getMatchingOpOperand(arg);
+  AffineMap loopsMap =
+      AffineMap::get(kNumDims, 0, loops, op.getContext());
+  return makeTerm(operand->get(),
+                  op.getMatchingIndexingMap(operand).compose(loopsMap));
+}
+
+/// `v` with float casts peeled (a named op's body widens its operands).
+Value peelCasts(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<arith::ExtFOp, arith::TruncFOp>(def))
+      break;
+    v = def->getOperand(0);
+  }
+  return v;
+}
+
+/// Whether the init `t` of a reduction holds `expected` everywhere (for a
+/// max, also any value at or below the most negative finite f32).
+bool initHolds(Term t, double expected) {
+  std::optional<double> value = evaluate(t);
+  if (!value)
+    return false;
+  if (std::isinf(expected) && expected < 0)
+    return *value <= -std::numeric_limits<float>::max();
+  return *value == expected;
+}
+
+/// A contraction `Σ_r a·b` that `t` reads (a linalg op with one reduction
+/// loop whose body adds the product of two inputs to the zero-initialised
+/// output), with the reduced loop bound to `reduction`: the terms of a and b.
+std::optional<std::pair<Term, Term>> throughContraction(Term t,
+                                                        AffineExpr reduction) {
+  auto result = dyn_cast<OpResult>(t.value);
+  auto op = result ? dyn_cast<linalg::LinalgOp>(result.getOwner())
+                   : linalg::LinalgOp();
+  if (!op || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+    return std::nullopt;
+  std::optional<SmallVector<AffineExpr>> loops =
+      loopsOf(op, result, t, reduction);
+  if (!loops)
+    return std::nullopt;
+  Block *body = op.getBlock();
+  auto add = dyn_cast_or_null<arith::AddFOp>(
+      body->getTerminator()->getOperand(0).getDefiningOp());
+  if (!add)
+    return std::nullopt;
+  Value acc = body->getArgument(2);
+  Value product = add.getLhs() == acc ? add.getRhs() : add.getLhs();
+  if ((add.getLhs() == acc) == (add.getRhs() == acc))
+    return std::nullopt;
+  auto mul = product.getDefiningOp<arith::MulFOp>();
+  if (!mul)
+    return std::nullopt;
+  auto lhs = dyn_cast<BlockArgument>(peelCasts(mul.getLhs()));
+  auto rhs = dyn_cast<BlockArgument>(peelCasts(mul.getRhs()));
+  if (!lhs || !rhs || lhs.getOwner() != body || rhs.getOwner() != body ||
+      lhs.getArgNumber() + rhs.getArgNumber() != 1)
+    return std::nullopt;
+  if (!initHolds(operandAt(op, cast<BlockArgument>(acc), *loops), 0.0))
+    return std::nullopt;
+  return std::pair{operandAt(op, lhs, *loops), operandAt(op, rhs, *loops)};
+}
+
+enum class Reduction { Sum, Max, All };
+
+/// A row reduction `t` reads (a linalg op with one reduction loop whose body
+/// for this result combines one input element with the running value), with
+/// the reduced loop bound to `reduction`: the term reduced. Other results
+/// (torch's max also yields the argmax) do not matter.
+std::optional<Term> throughReduction(Term t, Reduction kind,
+                                     AffineExpr reduction) {
+  auto result = dyn_cast<OpResult>(t.value);
+  auto op = result ? dyn_cast<linalg::LinalgOp>(result.getOwner())
+                   : linalg::LinalgOp();
+  if (!op || op.getNumDpsInputs() != 1)
+    return std::nullopt;
+  std::optional<SmallVector<AffineExpr>> loops =
+      loopsOf(op, result, t, reduction);
+  if (!loops)
+    return std::nullopt;
+  Block *body = op.getBlock();
+  Value yielded =
+      body->getTerminator()->getOperand(result.getResultNumber());
+  Operation *combine = yielded.getDefiningOp();
+  bool matches = combine && combine->getNumOperands() == 2;
+  switch (kind) {
+  case Reduction::Sum:
+    matches &= isa<arith::AddFOp>(combine);
+    break;
+  case Reduction::Max:
+    matches &= isa<arith::MaximumFOp, arith::MaxNumFOp>(combine);
+    break;
+  case Reduction::All:
+    matches &= isa<arith::AndIOp>(combine);
+    break;
+  }
+  if (!matches)
+    return std::nullopt;
+  Value running = body->getArgument(op.getNumDpsInputs() +
+                                    result.getResultNumber());
+  Value input = body->getArgument(0);
+  Value a = combine->getOperand(0), b = combine->getOperand(1);
+  if (!((a == running && b == input) || (a == input && b == running)))
+    return std::nullopt;
+  Term init = operandAt(op, cast<BlockArgument>(running), *loops);
+  if (kind == Reduction::All) {
+    std::optional<double> value = evaluate(init);
+    if (!value || *value == 0.0) // true (an i1 reads as −1 or 1)
+      return std::nullopt;
+  } else if (!initHolds(init, kind == Reduction::Sum
+                                  ? 0.0
+                                  : -std::numeric_limits<double>::infinity())) {
+    return std::nullopt;
+  }
+  return operandAt(op, cast<BlockArgument>(input), *loops);
+}
+
+/// A scalar constant that `t` reads, whatever the index (a scalar, or a
+/// splat tensor broadcast along the space).
+std::optional<double> constantFactor(Term t) { return evaluate(t); }
+
+/// `t` with products and quotients by constants peeled (through views and
+/// float casts), the constants multiplied into `factor`. The term returned
+/// is the one after the last peeled computation, its views kept: a caller
+/// may want a view on the way (a transpose that is Q's own layout).
+Term peelScale(Term t, double &factor) {
+  for (unsigned step = 0; step < kMaxViewSteps; ++step) {
+    std::optional<Computation> c = classify(peelViews(t));
+    if (!c)
+      return t;
+    if (c->kind == Kind::FloatCast) {
+      t = c->operands[0];
+      continue;
+    }
+    std::optional<Term> rest;
+    if (c->kind == Kind::Mul) {
+      for (auto [operand, other] : bothOrders(*c)) {
+        if (std::optional<double> f = constantFactor(other)) {
+          factor *= *f;
+          rest = operand;
+          break;
+        }
+      }
+    } else if (c->kind == Kind::Div) {
+      if (std::optional<double> f = constantFactor(c->operands[1])) {
+        factor /= *f;
+        rest = c->operands[0];
+      }
+    }
+    if (!rest)
+      return t;
+    t = *rest;
+  }
+  return t;
+}
+
+/// The tanh that `t` reads, if it is one (a scalar in a linalg body or an
+/// elementwise op on tensors).
+std::optional<Term> throughTanh(Term t) {
+  auto tanh = t.value.getDefiningOp<math::TanhOp>();
+  if (!tanh)
+    return std::nullopt;
+  return makeTerm(tanh.getOperand(), t.map);
+}
+
+/// Sums `t` is made of, addends in order.
+void collectAddends(Term t, SmallVectorImpl<Term> &addends, unsigned depth = 0) {
+  t = peelViews(t);
+  std::optional<Computation> c = classify(t);
+  if (c && c->kind == Kind::Add && depth < 8) {
+    collectAddends(c->operands[0], addends, depth + 1);
+    collectAddends(c->operands[1], addends, depth + 1);
+    return;
+  }
+  addends.push_back(t);
+}
+
+/// Q·Kᵀ, with the scale and soft-cap around it: `cap·tanh(scale·q·k / cap)`
+/// or `scale·q·k`; the scale may sit on either side of the product or on its
+/// operands (SDPA scales Q and Kᵀ by √scale each).
+struct Scores {
+  Term query, key;
+  double scale = 1.0;
+  std::optional<double> softcap;
+};
+
+std::optional<Scores> matchScores(Term t, MLIRContext *ctx) {
+  Scores scores;
+  double factor = 1.0;
+  t = peelScale(t, factor);
+  if (std::optional<Term> inside = throughTanh(peelViews(t))) {
+    // cap·tanh(x/cap): the outer factor is the cap, the inner one scale/cap.
+    double outer = factor;
+    factor = 1.0;
+    t = peelScale(*inside, factor);
+    if (!(outer > 0) || !std::isfinite(outer))
+      return std::nullopt;
+    scores.softcap = outer;
+    factor *= outer;
+  }
+  std::optional<std::pair<Term, Term>> operands =
+      throughContraction(peelViews(t), dimExpr(ctx, kD));
+  if (!operands)
+    return std::nullopt;
+  scores.query = peelScale(operands->first, factor);
+  scores.key = peelScale(operands->second, factor);
+  if (!(factor > 0) || !std::isfinite(factor))
+    return std::nullopt;
+  scores.scale = factor;
+  return scores;
+}
+
+/// softmax over j of the logits `t` reads, spelled out: e / Σ_j e with
+/// e = exp(x − max_j x) (or exp(x)). The logits' term.
+std::optional<Term> matchSoftmax(Term t, MLIRContext *ctx) {
+  AffineExpr j = dimExpr(ctx, kJ);
+  t = peelViews(t);
+  std::optional<Computation> quotient = classify(t);
+  if (!quotient)
+    return std::nullopt;
+  Term numerator, denominator;
+  if (quotient->kind == Kind::Div) {
+    numerator = quotient->operands[0];
+    denominator = quotient->operands[1];
+  } else if (quotient->kind == Kind::Mul) {
+    // e · (1 / Σ e).
+    bool found = false;
+    for (auto [operand, other] : bothOrders(*quotient)) {
+      std::optional<Computation> reciprocal = classify(peelViews(other));
+      if (reciprocal && reciprocal->kind == Kind::Reciprocal) {
+        numerator = operand;
+        denominator = reciprocal->operands[0];
+        found = true;
+        break;
+      }
+    }
+    if (!found)
+      return std::nullopt;
+  } else {
+    return std::nullopt;
+  }
+  numerator = peelViews(numerator);
+  std::optional<Term> summed =
+      throughReduction(peelViews(denominator), Reduction::Sum, j);
+  if (!summed || peelViews(*summed) != numerator)
+    return std::nullopt;
+  std::optional<Computation> exp = classify(numerator);
+  if (!exp || exp->kind != Kind::Exp)
+    return std::nullopt;
+  Term shifted = peelViews(exp->operands[0]);
+  std::optional<Computation> difference = classify(shifted);
+  if (!difference || difference->kind != Kind::Sub)
+    return shifted;
+  Term logits = peelViews(difference->operands[0]);
+  std::optional<Term> maxed = throughReduction(
+      peelViews(difference->operands[1]), Reduction::Max, j);
+  if (!maxed || peelViews(*maxed) != logits)
+    return std::nullopt;
+  return logits;
+}
+
+/// SDPA's guard for rows whose keys are all hidden: `select(all_j(x ==
+/// −inf), 0, p)`. Attention gives those rows zeros too, so the guard is the
+/// probabilities `p` when `x` is the logits; returns `p` and `x`.
+std::optional<std::pair<Term, Term>> throughHiddenRowGuard(Term t,
+                                                           MLIRContext *ctx) {
+  t = peelViews(t);
+  auto select = t.value.getDefiningOp<arith::SelectOp>();
+  if (!select)
+    return std::nullopt;
+  Term zeros = makeTerm(select.getTrueValue(), t.map);
+  if (evaluate(zeros) != 0.0)
+    return std::nullopt;
+  std::optional<Term> compared = throughReduction(
+      peelViews(makeTerm(select.getCondition(), t.map)), Reduction::All,
+      dimExpr(ctx, kJ));
+  if (!compared)
+    return std::nullopt;
+  Term test = peelViews(*compared);
+  auto cmp = test.value.getDefiningOp<arith::CmpFOp>();
+  if (!cmp || cmp.getPredicate() != arith::CmpFPredicate::OEQ)
+    return std::nullopt;
+  std::optional<double> bound = evaluate(makeTerm(cmp.getRhs(), test.map));
+  if (!bound || !std::isinf(*bound) || *bound > 0)
+    return std::nullopt;
+  double unused = 1.0;
+  Term logits = peelScale(makeTerm(cmp.getLhs(), test.map), unused);
+  if (unused != 1.0)
+    return std::nullopt;
+  return std::pair{makeTerm(select.getFalseValue(), t.map), logits};
+}
+
+//===----------------------------------------------------------------------===//
+// Masks
+//===----------------------------------------------------------------------===//
+
+/// The value of a mask element, when it follows from constants and loop
+/// indices: iota comparisons, selects, integer and float arithmetic.
+std::optional<double> evaluateMask(Term t, unsigned depth = 0) {
+  if (depth > 32)
+    return std::nullopt;
+  t = peelViews(t);
+  Operation *def = t.value.getDefiningOp();
+  auto operand = [&](unsigned i) {
+    return evaluateMask(makeTerm(def->getOperand(i), t.map), depth + 1);
+  };
+  if (!def)
+    return std::nullopt;
+  if (auto select = dyn_cast<arith::SelectOp>(def)) {
+    std::optional<double> condition = operand(0);
+    if (!condition)
+      return std::nullopt;
+    return operand(*condition != 0 ? 1 : 2);
+  }
+  if (isa<arith::CmpIOp, arith::CmpFOp, arith::AndIOp, arith::OrIOp,
+          arith::XOrIOp, arith::AddIOp, arith::SubIOp, arith::MulIOp,
+          arith::AddFOp, arith::SubFOp, arith::MulFOp>(def)) {
+    std::optional<double> a = operand(0), b = operand(1);
+    if (!a || !b)
+      return std::nullopt;
+    return llvm::TypeSwitch<Operation *, std::optional<double>>(def)
+        .Case([&](arith::CmpIOp op) -> std::optional<double> {
+          using P = arith::CmpIPredicate;
+          switch (op.getPredicate()) {
+          case P::eq: return *a == *b;
+          case P::ne: return *a != *b;
+          case P::slt: return *a < *b;
+          case P::sle: return *a <= *b;
+          case P::sgt: return *a > *b;
+          case P::sge: return *a >= *b;
+          default: return std::nullopt; // unsigned: not an index comparison
+          }
+        })
+        .Case([&](arith::CmpFOp op) -> std::optional<double> {
+          using P = arith::CmpFPredicate;
+          switch (op.getPredicate()) {
+          case P::OEQ: case P::UEQ: return *a == *b;
+          case P::ONE: case P::UNE: return *a != *b;
+          case P::OLT: case P::ULT: return *a < *b;
+          case P::OLE: case P::ULE: return *a <= *b;
+          case P::OGT: case P::UGT: return *a > *b;
+          case P::OGE: case P::UGE: return *a >= *b;
+          default: return std::nullopt;
+          }
+        })
+        .Case([&](arith::AndIOp) { return double((*a != 0) && (*b != 0)); })
+        .Case([&](arith::OrIOp) { return double((*a != 0) || (*b != 0)); })
+        .Case([&](arith::XOrIOp) { return double((*a != 0) != (*b != 0)); })
+        .Case<arith::AddIOp, arith::AddFOp>([&](auto) { return *a + *b; })
+        .Case<arith::SubIOp, arith::SubFOp>([&](auto) { return *a - *b; })
+        .Case<arith::MulIOp, arith::MulFOp>([&](auto) { return *a * *b; })
+        .Default([](Operation *) { return std::nullopt; });
+  }
+  if (isa<arith::ExtUIOp>(def) && def->getOperand(0).getType().isInteger(1))
+    return operand(0);
+  if (isa<arith::NegFOp>(def)) {
+    std::optional<double> a = operand(0);
+    return a ? std::optional<double>(-*a) : std::nullopt;
+  }
+  if (isa<arith::SIToFPOp, arith::ExtSIOp, arith::IndexCastOp, arith::ExtFOp,
+          arith::TruncFOp>(def))
+    return operand(0);
+  return evaluate(t);
+}
+
+/// What the additive mask of the logits amounts to.
+struct MaskRule {
+  bool causal = false;
+  std::optional<int64_t> window;
+  /// A mask that is neither nothing nor causal: the operand to keep, as a
+  /// tensor broadcasting to [B, Hq, Sq, Sk].
+  Value operand;
+};
+
+/// The rule of the mask read at every point (n, i, j): nothing (all zero),
+/// causal, or a causal window (keys at i + off − W < j ≤ i + off, off =
+/// Sk − Sq, the rows right-aligned to the keys as attention's default
+/// positions put them). None when it cannot be evaluated or is none of those
+/// (a bias, another visibility pattern).
+std::optional<MaskRule> evaluateMaskRule(Term mask, int64_t n, int64_t sq,
+                                         int64_t sk) {
+  if (n * sq * sk > kMaxEvaluatedMaskElements)
+    return std::nullopt;
+  MLIRContext *ctx = mask.map.getContext();
+  int64_t offset = sk - sq;
+  bool anyHidden = false, causal = true;
+  int64_t window = 0; // the widest visible distance + 1
+  int64_t narrowestHidden = std::numeric_limits<int64_t>::max();
+  for (int64_t a = 0; a < n; ++a) {
+    for (int64_t i = 0; i < sq; ++i) {
+      for (int64_t j = 0; j < sk; ++j) {
+        SmallVector<AffineExpr> point(kNumDims, getAffineConstantExpr(0, ctx));
+        point[kN] = getAffineConstantExpr(a, ctx);
+        point[kI] = getAffineConstantExpr(i, ctx);
+        point[kJ] = getAffineConstantExpr(j, ctx);
+        AffineMap at = mask.map.compose(AffineMap::get(0, 0, point, ctx));
+        std::optional<double> value = evaluateMask(makeTerm(mask.value, at));
+        if (!value)
+          return std::nullopt;
+        bool hidden = *value <= kHiddenLogit;
+        if (!hidden && *value != 0.0)
+          return std::nullopt; // a bias, not a visibility rule
+        anyHidden |= hidden;
+        int64_t distance = i + offset - j; // >= 0: at or before the query
+        if (distance < 0 && !hidden)
+          causal = false;
+        if (distance >= 0 && !hidden)
+          window = std::max(window, distance + 1);
+        if (distance >= 0 && hidden)
+          narrowestHidden = std::min(narrowestHidden, distance);
+      }
+    }
+  }
+  MaskRule rule;
+  if (!anyHidden)
+    return rule;
+  if (!causal)
+    return std::nullopt;
+  // Within the causal part, hidden keys must be exactly those at distance
+  // >= W.
+  rule.causal = true;
+  if (narrowestHidden != std::numeric_limits<int64_t>::max()) {
+    if (narrowestHidden != window)
+      return std::nullopt;
+    rule.window = window;
+  }
+  return rule;
+}
+
+/// The deepest tensor along the views `t` reads through (not into a linalg
+/// body's computation) that `accepts` the term it is read by: a frontend's
+/// Q, K, V or mask in the layout attention wants, however many transposes
+/// and reshapes the export put between it and its use. The deepest, so that
+/// a repeat of kv heads or a broadcast mask is read from before it.
+Value deepestTensorRead(Term t, function_ref<bool(Term)> accepts) {
+  Value found;
+  for (unsigned step = 0; step < kMaxViewSteps; ++step) {
+    if (isa<RankedTensorType>(t.value.getType()) && accepts(t))
+      found = t.value;
+    std::optional<Term> next = stepView(t);
+    if (!next)
+      break;
+    if (!isa<RankedTensorType>(next->value.getType())) {
+      // Into a body: on only when it yields an operand element (a copy,
+      // a broadcast, a transpose).
+      if (!isa<BlockArgument>(next->value) || !(next = stepView(*next)))
+        break;
+    }
+    t = *next;
+  }
+  return found;
+}
+
+/// The mask as an operand: a tensor the term reads at (b, h, i, j)
+/// trailing-aligned, rank 2 to 4 (a static 1 read at 0 broadcasts).
+Value maskOperand(Term mask, ArrayRef<AffineExpr> canonical) {
+  return deepestTensorRead(mask, [&](Term t) {
+    auto type = cast<RankedTensorType>(t.value.getType());
+    int64_t rank = type.getRank();
+    if (rank < 2 || rank > 4 || !type.hasStaticShape())
+      return false;
+    for (int64_t k = 0; k < rank; ++k) {
+      AffineExpr read = t.map.getResult(k);
+      bool broadcast =
+          type.getDimSize(k) == 1 && isa<AffineConstantExpr>(read);
+      if (read != canonical[4 - rank + k] && !broadcast)
+        return false;
+    }
+    return true;
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// The pattern
+//===----------------------------------------------------------------------===//
+
+/// Indices (b, h) of the batch and head that the collapsed index n of
+/// [B, H] designates, as a collapse of [B, H] into one dim reads them: a
+/// unit dim reads 0, the outer dim needs no `mod`.
+std::pair<AffineExpr, AffineExpr> splitBatchHead(AffineExpr n, int64_t batch,
+                                                 int64_t heads) {
+  AffineExpr zero = getAffineConstantExpr(0, n.getContext());
+  if (heads == 1)
+    return {batch == 1 ? zero : n, zero};
+  if (batch == 1)
+    return {zero, n};
+  return {n.floorDiv(heads), n % heads};
+}
+
+/// The kv head that query head `h` reads with `hkv` kv heads of `heads`.
+AffineExpr kvHeadOf(AffineExpr h, int64_t heads, int64_t hkv) {
+  if (hkv == 1)
+    return getAffineConstantExpr(0, h.getContext());
+  if (hkv == heads)
+    return h;
+  return h.floorDiv(heads / hkv);
+}
+
+/// Where an attention operand comes from: `source` read at attention's
+/// indices once its dims are permuted by `permutation` (result dim p is
+/// source dim permutation[p]; the identity when the source is laid out as
+/// attention wants).
+struct OperandRead {
+  Value source;
+  SmallVector<int64_t, 4> permutation;
+
+  explicit operator bool() const { return static_cast<bool>(source); }
+  int64_t getDimSize(int64_t p) const {
+    return cast<RankedTensorType>(source.getType())
+        .getDimSize(permutation[p]);
+  }
+  /// The operand itself, transposed into place if need be.
+  Value materialize(OpBuilder &b, Location loc) const {
+    if (llvm::equal(permutation, llvm::seq<int64_t>(0, 4)))
+      return source;
+    auto type = cast<RankedTensorType>(source.getType());
+    SmallVector<int64_t> shape;
+    for (int64_t p = 0; p < 4; ++p)
+      shape.push_back(getDimSize(p));
+    Value init = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
+    return linalg::TransposeOp::create(b, loc, source, init, permutation)
+        .getResult()[0];
+  }
+};
+
+/// The rank-4 tensor that `t` reads at `expected` (canonical form): as it
+/// is, else the deepest one it reads with its dims in another order (GPT-J
+/// rotates K as [B, S, H, D] and transposes it straight into Kᵀ).
+OperandRead findOperand(Term t, ArrayRef<AffineExpr> expected) {
+  MLIRContext *ctx = t.value.getContext();
+  auto rank4 = [](Term read) {
+    auto type = cast<RankedTensorType>(read.value.getType());
+    return type.getRank() == 4 && type.hasStaticShape();
+  };
+  Value exact = deepestTensorRead(t, [&](Term read) {
+    return rank4(read) &&
+           makeTerm(read.value, AffineMap::get(kNumDims, 0, expected, ctx)) ==
+               read;
+  });
+  if (exact)
+    return {exact, {0, 1, 2, 3}};
+  OperandRead found;
+  deepestTensorRead(t, [&](Term read) {
+    if (!rank4(read))
+      return false;
+    auto type = cast<RankedTensorType>(read.value.getType());
+    SmallVector<int64_t, 4> permutation;
+    SmallVector<bool, 4> used(4, false);
+    for (AffineExpr want : expected) {
+      bool unit = isa<AffineConstantExpr>(want);
+      int64_t match = -1;
+      for (int64_t k = 0; k < 4 && match < 0; ++k) {
+        if (used[k])
+          continue;
+        if (unit ? type.getDimSize(k) == 1 : read.map.getResult(k) == want)
+          match = k;
+      }
+      if (match < 0)
+        return false;
+      used[match] = true;
+      permutation.push_back(match);
+    }
+    found = {read.value, permutation};
+    return true;
+  });
+  return found;
+}
+
+/// `expand_shape` of a batched P·V product [B·H, Sq, Dv] into
+/// [B, H, Sq, Dv] (the frontend's attention output before its transpose
+/// back), whose whole chain is attention: becomes rope.attention.
+struct RaiseAttention : public OpRewritePattern<tensor::ExpandShapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(tensor::ExpandShapeOp expand,
+                                PatternRewriter &rewriter) const override {
+    MLIRContext *ctx = getContext();
+    RankedTensorType outType = expand.getResultType();
+    if (outType.getRank() != 4 || !outType.hasStaticShape() ||
+        expand.getSrcType().getRank() != 3 ||
+        expand.getReassociationIndices() !=
+            SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}})
+      return rewriter.notifyMatchFailure(expand, "not [B·H, S, D] -> [B, H, S, D]");
+    int64_t batch = outType.getDimSize(0), heads = outType.getDimSize(1);
+    int64_t sq = outType.getDimSize(2);
+    AffineExpr n = dimExpr(ctx, kN), i = dimExpr(ctx, kI), j = dimExpr(ctx, kJ),
+               e = dimExpr(ctx, kE), d = dimExpr(ctx, kD);
+    auto [b, h] = splitBatchHead(n, batch, heads);
+
+    // out[n, i, e] = Σ_j p[n, i, j] · v[n, j, e].
+    std::optional<std::pair<Term, Term>> pv =
+        throughContraction(termAt(expand.getSrc(), {n, i, e}), j);
+    if (!pv)
+      return rewriter.notifyMatchFailure(expand, "not a product with V");
+    Term probabilities = pv->first;
+    std::optional<std::pair<Term, Term>> guard =
+        throughHiddenRowGuard(probabilities, ctx);
+    if (guard)
+      probabilities = guard->first;
+    std::optional<Term> logits = matchSoftmax(probabilities, ctx);
+    if (!logits)
+      return rewriter.notifyMatchFailure(expand, "no softmax over the keys");
+    if (guard && peelViews(guard->second) != peelViews(*logits))
+      return rewriter.notifyMatchFailure(
+          expand, "the hidden-row guard tests other values than the logits");
+
+    // Logits: the scores plus at most one additive mask.
+    SmallVector<Term> addends;
+    collectAddends(*logits, addends);
+    std::optional<Scores> scores;
+    SmallVector<Term> masks;
+    for (Term addend : addends) {
+      if (!scores)
+        if ((scores = matchScores(addend, ctx)))
+          continue;
+      masks.push_back(addend);
+    }
+    if (!scores || masks.size() > 1)
+      return rewriter.notifyMatchFailure(expand, "logits are not Q·Kᵀ + mask");
+
+    // Q, K and V, with the kv heads that their reads reveal (GQA).
+    OperandRead query = findOperand(scores->query, {b, h, i, d});
+    if (!query)
+      return rewriter.notifyMatchFailure(expand, "Q is not read as [B, H, S, D]");
+    Type elementType = outType.getElementType();
+    auto typeOf = [](const OperandRead &read) {
+      return cast<RankedTensorType>(read.source.getType()).getElementType();
+    };
+    // The fewest kv heads K and V are read by: the GQA grouping itself, not
+    // a repeat of it.
+    OperandRead key, value;
+    for (int64_t hkv = 1; hkv <= heads && !key; ++hkv) {
+      if (heads % hkv != 0)
+        continue;
+      AffineExpr kvHead = kvHeadOf(h, heads, hkv);
+      key = findOperand(scores->key, {b, kvHead, j, d});
+      value = findOperand(pv->second, {b, kvHead, j, e});
+      if (!key || !value || key.getDimSize(1) != hkv ||
+          value.getDimSize(1) != hkv)
+        key = value = OperandRead();
+    }
+    if (!key)
+      return rewriter.notifyMatchFailure(
+          expand, "K and V are not read as [B, Hkv, S, D] by query head");
+    if (typeOf(query) != elementType || typeOf(key) != elementType ||
+        typeOf(value) != elementType || query.getDimSize(0) != batch ||
+        query.getDimSize(2) != sq ||
+        value.getDimSize(3) != outType.getDimSize(3))
+      return rewriter.notifyMatchFailure(expand, "types do not agree");
+    int64_t sk = key.getDimSize(2);
+
+    // A mask that only hides keys as causal attention (or a window) does is
+    // that rule, so causal tiles can be skipped; any other is an operand.
+    MaskRule rule;
+    if (!masks.empty()) {
+      if (std::optional<MaskRule> evaluated =
+              evaluateMaskRule(masks.front(), batch * heads, sq, sk)) {
+        rule = *evaluated;
+      } else {
+        rule.operand = maskOperand(masks.front(), {b, h, i, j});
+        if (!rule.operand)
+          return rewriter.notifyMatchFailure(
+              expand, "the mask is not read as [B, H, Sq, Sk]");
+      }
+    }
+
+    Location loc = expand.getLoc();
+    auto attention = AttentionOp::create(
+        rewriter, loc, outType, query.materialize(rewriter, loc),
+        key.materialize(rewriter, loc), value.materialize(rewriter, loc),
+        rule.operand,
+        /*query_positions=*/Value(), /*key_positions=*/Value(),
+        /*sinks=*/Value(), /*alibi_slopes=*/Value(), /*relative_bias=*/Value(),
+        /*query_cos=*/Value(), /*query_sin=*/Value(), /*key_cos=*/Value(),
+        /*key_sin=*/Value(), rewriter.getF64FloatAttr(scores->scale),
+        rule.causal ? rewriter.getUnitAttr() : UnitAttr(),
+        /*rotary=*/RotarySpecAttr(), /*rotary_layout=*/RotaryLayoutAttr(),
+        /*rotary_dims=*/IntegerAttr(), /*rotary_offset=*/IntegerAttr(),
+        rule.window ? rewriter.getI64IntegerAttr(*rule.window) : IntegerAttr(),
+        scores->softcap ? rewriter.getF64FloatAttr(*scores->softcap)
+                        : FloatAttr(),
+        /*relative_buckets=*/RelativeBucketsAttr());
+    rewriter.replaceOp(expand, attention.getResult());
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::rope::populateRaiseAttentionPatterns(RewritePatternSet &patterns) {
+  patterns.add<RaiseAttention>(patterns.getContext());
+}
