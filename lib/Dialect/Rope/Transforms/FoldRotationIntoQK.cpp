@@ -1,6 +1,10 @@
 //===- FoldRotationIntoQK.cpp - rotate Q and K inside attention -----------===//
 
 #include "rope/Dialect/Rope/Transforms/Passes.h"
+#include "rope/Dialect/Rope/Utils/LinalgBuilders.h"
+#include "rope/Dialect/Rope/Utils/OpClassification.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -246,6 +250,189 @@ struct RotateBeforeTransposeIntoAttention
   }
 };
 
+/// A rotation that an operand of a contraction reads, through views: the
+/// rotation, and the map from the contraction's loops to its input's indices.
+struct RotatedOperand {
+  RotateOp rotation;
+  AffineMap map;
+};
+
+std::optional<RotatedOperand> rotatedOperand(linalg::LinalgOp op,
+                                             OpOperand &operand) {
+  raising::Term t = raising::peelViews(raising::makeTerm(
+      operand.get(), op.getMatchingIndexingMap(&operand)));
+  auto rotation = t.value.getDefiningOp<RotateOp>();
+  if (!rotation)
+    return std::nullopt;
+  return RotatedOperand{rotation, t.map};
+}
+
+/// Whether `op` accumulates the product of its two inputs into its output
+/// over one reduction loop (a matmul, a batch matmul, or a generic that is
+/// one); that loop.
+std::optional<unsigned> multiplyAccumulateLoop(linalg::LinalgOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 1)
+    return std::nullopt;
+  Block *body = op.getBlock();
+  auto add = dyn_cast_or_null<arith::AddFOp>(
+      body->getTerminator()->getOperand(0).getDefiningOp());
+  if (!add)
+    return std::nullopt;
+  Value acc = body->getArgument(2);
+  Value product = add.getLhs() == acc ? add.getRhs() : add.getLhs();
+  auto mul = product.getDefiningOp<arith::MulFOp>();
+  if (!mul || (add.getLhs() == acc) == (add.getRhs() == acc))
+    return std::nullopt;
+  auto isInput = [&](Value v) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (!isa<arith::ExtFOp, arith::TruncFOp>(def))
+        return false;
+      v = def->getOperand(0);
+    }
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && arg.getOwner() == body && arg.getArgNumber() < 2;
+  };
+  if (!isInput(mul.getLhs()) || !isInput(mul.getRhs()))
+    return std::nullopt;
+  SmallVector<unsigned> reductions;
+  op.getReductionDims(reductions);
+  return reductions.front();
+}
+
+/// Rotated Q and K that meet in a plain product (a Q·Kᵀ that was not raised
+/// to attention: extra ops between, an unusual mask): the product reads
+/// the un-rotated tensors and rotates them as they enter the reduction, so
+/// no rotated tensor is needed. The reduction over the head dim becomes
+/// one over the pairs, each side's pair rotated in the product's body by
+/// its own table (`rope.table` of its positions), both members' products
+/// added.
+struct FoldRotationsIntoProduct
+    : public OpInterfaceRewritePattern<linalg::LinalgOp> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<unsigned> reduction = multiplyAccumulateLoop(op);
+    if (!reduction)
+      return rewriter.notifyMatchFailure(op, "not a product");
+    std::optional<RotatedOperand> sides[2] = {
+        rotatedOperand(op, *op.getDpsInputOperand(0)),
+        rotatedOperand(op, *op.getDpsInputOperand(1))};
+    if (!sides[0] || !sides[1])
+      return rewriter.notifyMatchFailure(op, "an operand is not rotated");
+    MLIRContext *ctx = getContext();
+    AffineExpr d = getAffineDimExpr(*reduction, ctx);
+    int64_t headDim = sides[0]->rotation.getHeadDim();
+    for (std::optional<RotatedOperand> &side : sides) {
+      // The reduction runs along the rotated head, and only there.
+      AffineMap map = side->map;
+      if (map.getResults().back() != d ||
+          llvm::any_of(map.getResults().drop_back(), [&](AffineExpr e) {
+            return e.isFunctionOfDim(*reduction);
+          }))
+        return rewriter.notifyMatchFailure(op, "the reduction is not the head");
+      RotarySpecAttr spec = side->rotation.getSpec();
+      if (spec.getRotaryDims(headDim) != headDim ||
+          side->rotation.getHeadDim() != headDim)
+        return rewriter.notifyMatchFailure(op, "partial rotary (not yet)");
+    }
+    if (sides[0]->rotation.getSpec().getLayout() !=
+        sides[1]->rotation.getSpec().getLayout())
+      return rewriter.notifyMatchFailure(op, "different pair layouts");
+    bool interleaved =
+        sides[0]->rotation.getSpec().getLayout() == RotaryLayout::interleaved;
+    int64_t h = headDim / 2;
+
+    // Loops: the product's, its reduction now over the pairs t (h of
+    // them); the body adds the products of both members of pair t.
+    unsigned numLoops = op.getNumLoops();
+    AffineExpr t = d;
+    Location loc = op.getLoc();
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    for (std::optional<RotatedOperand> &side : sides) {
+      RotateOp rotation = side->rotation;
+      AffineMap map = side->map;
+      // The input viewed as pairs, [.., 2, h] (half) or [.., h, 2]
+      // (interleaved), so that each member is read along t with extent h.
+      RankedTensorType inputType = rotation.getInput().getType();
+      int64_t rank = inputType.getRank();
+      SmallVector<int64_t> pairShape(inputType.getShape().drop_back());
+      if (interleaved)
+        pairShape.append({h, 2});
+      else
+        pairShape.append({2, h});
+      SmallVector<ReassociationIndices> groups;
+      for (int64_t i = 0; i + 1 < rank; ++i)
+        groups.push_back({i});
+      groups.push_back({rank - 1, rank});
+      SmallVector<OpFoldResult> pairSizes =
+          tensor::getMixedSizes(rewriter, loc, rotation.getInput());
+      pairSizes.pop_back();
+      pairSizes.push_back(rewriter.getIndexAttr(pairShape[rank - 1]));
+      pairSizes.push_back(rewriter.getIndexAttr(pairShape[rank]));
+      Value pairs = tensor::ExpandShapeOp::create(
+          rewriter, loc,
+          RankedTensorType::get(pairShape, inputType.getElementType()),
+          rotation.getInput(), groups, pairSizes);
+      auto member = [&](int64_t c) {
+        SmallVector<AffineExpr> results(map.getResults().drop_back());
+        AffineExpr cExpr = getAffineConstantExpr(c, ctx);
+        if (interleaved)
+          results.append({t, cExpr});
+        else
+          results.append({cExpr, t});
+        return AffineMap::get(numLoops, 0, results, ctx);
+      };
+      // Q and K at the same positions with the same spec share a table.
+      RotateOp other = sides[0]->rotation;
+      TableOp table =
+          !inputs.empty() && other.getPositions() == rotation.getPositions() &&
+                  other.getSpec() == rotation.getSpec()
+              ? inputs[2].getDefiningOp<TableOp>()
+              : TableOp::create(rewriter, loc, rotation.getPositions(),
+                                rotation.getSpec(), headDim);
+      // The table's rows follow the positions: [S] or [B, S] of the input's
+      // sequence (and batch) dims.
+      int64_t seqDim = rotation.getNormalizedSeqDim();
+      SmallVector<AffineExpr> rows;
+      if (rotation.getPositions().getType().getRank() == 2)
+        rows.push_back(map.getResult(0));
+      rows.push_back(map.getResult(seqDim));
+      rows.push_back(t);
+      AffineMap tableMap = AffineMap::get(numLoops, 0, rows, ctx);
+      inputs.append({pairs, pairs, table.getCos(), table.getSin()});
+      maps.append({member(0), member(1), tableMap, tableMap});
+    }
+    OpOperand *init = op.getDpsInitOperand(0);
+    maps.push_back(op.getMatchingIndexingMap(init));
+    Type outType = getElementTypeOrSelf(init->get().getType());
+
+    auto product = linalg::GenericOp::create(
+        rewriter, loc, op->getResultTypes(), inputs, ValueRange{init->get()},
+        maps, op.getIteratorTypesArray(),
+        [&](OpBuilder &b, Location nl, ValueRange args) {
+          auto rotated = [&](ValueRange a) {
+            return lowering::buildPairRotation(
+                b, nl, lowering::toF32(b, nl, a[0]),
+                lowering::toF32(b, nl, a[1]), a[2], a[3]);
+          };
+          auto [q0, q1] = rotated(args.take_front(4));
+          auto [k0, k1] = rotated(args.slice(4, 4));
+          Value pair = arith::AddFOp::create(
+              b, nl, arith::MulFOp::create(b, nl, q0, k0),
+              arith::MulFOp::create(b, nl, q1, k1));
+          Value sum = arith::AddFOp::create(
+              b, nl, lowering::toF32(b, nl, args[8]), pair);
+          linalg::YieldOp::create(
+              b, nl, ValueRange{lowering::fromF32(b, nl, sum, outType)});
+        });
+    rewriter.replaceOp(op, product.getResults());
+    return success();
+  }
+};
+
 struct RopeFoldRotationIntoQKPass
     : public rope::impl::RopeFoldRotationIntoQKBase<RopeFoldRotationIntoQKPass> {
   void runOnOperation() override {
@@ -261,4 +448,6 @@ struct RopeFoldRotationIntoQKPass
 void mlir::rope::populateFoldRotationIntoQKPatterns(RewritePatternSet &patterns) {
   patterns.add<FoldRotationsIntoAttention, FoldTableRotationsIntoAttention,
                RotateBeforeTransposeIntoAttention>(patterns.getContext());
+  // Products that attention did not take (lower benefit: attention first).
+  patterns.add<FoldRotationsIntoProduct>(patterns.getContext(), /*benefit=*/0);
 }

@@ -327,6 +327,12 @@ std::optional<Scores> matchScores(Term t, MLIRContext *ctx) {
 std::optional<Term> matchSoftmax(Term t, MLIRContext *ctx) {
   AffineExpr j = dimExpr(ctx, kJ);
   t = peelViews(t);
+  // linalg.softmax along the dim that the keys index.
+  if (auto softmax = t.value.getDefiningOp<linalg::SoftmaxOp>()) {
+    if (t.map.getResult(softmax.getDimension()) != j)
+      return std::nullopt;
+    return peelViews(makeTerm(softmax.getInput(), t.map));
+  }
   std::optional<Computation> quotient = classify(t);
   if (!quotient)
     return std::nullopt;
@@ -484,13 +490,49 @@ struct MaskRule {
   Value operand;
 };
 
+/// An additive mask element hides its key at −inf or the most negative
+/// floats, adds nothing at 0, and is a bias otherwise.
+std::optional<bool> additiveHides(double value) {
+  if (value <= kHiddenLogit)
+    return true;
+  if (value == 0.0)
+    return false;
+  return std::nullopt;
+}
+
+/// A mask applied by a select of the logits: `select(c, x, hidden)` (or
+/// `select(c, hidden, x)`), with `hidden` −inf or the most negative floats.
+struct SelectMask {
+  Term condition;
+  bool hidesWhenTrue;
+  Term logits;
+};
+
+std::optional<SelectMask> matchSelectMask(Term t) {
+  t = peelViews(t);
+  auto select = t.value.getDefiningOp<arith::SelectOp>();
+  if (!select)
+    return std::nullopt;
+  Term condition = makeTerm(select.getCondition(), t.map);
+  for (bool hidesWhenTrue : {false, true}) {
+    Value hidden = hidesWhenTrue ? select.getTrueValue() : select.getFalseValue();
+    Value kept = hidesWhenTrue ? select.getFalseValue() : select.getTrueValue();
+    std::optional<double> value = evaluate(makeTerm(hidden, t.map));
+    if (value && *value <= kHiddenLogit)
+      return SelectMask{condition, hidesWhenTrue, makeTerm(kept, t.map)};
+  }
+  return std::nullopt;
+}
+
 /// The rule of the mask read at every point (n, i, j): nothing (all zero),
 /// causal, or a causal window (keys at i + off − W < j ≤ i + off, off =
 /// Sk − Sq, the rows right-aligned to the keys as attention's default
-/// positions put them). None when it cannot be evaluated or is none of those
-/// (a bias, another visibility pattern).
-std::optional<MaskRule> evaluateMaskRule(Term mask, int64_t n, int64_t sq,
-                                         int64_t sk) {
+/// positions put them). `hides` says of an element's value whether it hides
+/// its key (none: it does something else, e.g. a bias). None when the mask
+/// cannot be evaluated or is none of those.
+std::optional<MaskRule>
+evaluateMaskRule(Term mask, int64_t n, int64_t sq, int64_t sk,
+                 function_ref<std::optional<bool>(double)> hides) {
   if (n * sq * sk > kMaxEvaluatedMaskElements)
     return std::nullopt;
   MLIRContext *ctx = mask.map.getContext();
@@ -509,9 +551,10 @@ std::optional<MaskRule> evaluateMaskRule(Term mask, int64_t n, int64_t sq,
         std::optional<double> value = evaluateMask(makeTerm(mask.value, at));
         if (!value)
           return std::nullopt;
-        bool hidden = *value <= kHiddenLogit;
-        if (!hidden && *value != 0.0)
+        std::optional<bool> hiddenOrNot = hides(*value);
+        if (!hiddenOrNot)
           return std::nullopt; // a bias, not a visibility rule
+        bool hidden = *hiddenOrNot;
         anyHidden |= hidden;
         int64_t distance = i + offset - j; // >= 0: at or before the query
         if (distance < 0 && !hidden)
@@ -716,9 +759,11 @@ struct RaiseAttention : public OpRewritePattern<tensor::ExpandShapeOp> {
       return rewriter.notifyMatchFailure(
           expand, "the hidden-row guard tests other values than the logits");
 
-    // Logits: the scores plus at most one additive mask.
+    // Logits: the scores plus at most one additive mask, or the scores
+    // hidden where a boolean mask says (torch.where, masked_fill).
+    std::optional<SelectMask> selectMask = matchSelectMask(*logits);
     SmallVector<Term> addends;
-    collectAddends(*logits, addends);
+    collectAddends(selectMask ? selectMask->logits : *logits, addends);
     std::optional<Scores> scores;
     SmallVector<Term> masks;
     for (Term addend : addends) {
@@ -727,7 +772,7 @@ struct RaiseAttention : public OpRewritePattern<tensor::ExpandShapeOp> {
           continue;
       masks.push_back(addend);
     }
-    if (!scores || masks.size() > 1)
+    if (!scores || masks.size() + (selectMask ? 1 : 0) > 1)
       return rewriter.notifyMatchFailure(expand, "logits are not Q·Kᵀ + mask");
 
     // Q, K and V, with the kv heads that their reads reveal (GQA).
@@ -765,14 +810,34 @@ struct RaiseAttention : public OpRewritePattern<tensor::ExpandShapeOp> {
     // that rule, so causal tiles can be skipped; any other is an operand.
     MaskRule rule;
     if (!masks.empty()) {
-      if (std::optional<MaskRule> evaluated =
-              evaluateMaskRule(masks.front(), batch * heads, sq, sk)) {
+      if (std::optional<MaskRule> evaluated = evaluateMaskRule(
+              masks.front(), batch * heads, sq, sk, additiveHides)) {
         rule = *evaluated;
       } else {
         rule.operand = maskOperand(masks.front(), {b, h, i, j});
         if (!rule.operand)
           return rewriter.notifyMatchFailure(
               expand, "the mask is not read as [B, H, Sq, Sk]");
+      }
+    } else if (selectMask) {
+      bool hidesWhenTrue = selectMask->hidesWhenTrue;
+      if (std::optional<MaskRule> evaluated = evaluateMaskRule(
+              selectMask->condition, batch * heads, sq, sk,
+              [&](double c) -> std::optional<bool> {
+                return (c != 0.0) == hidesWhenTrue;
+              })) {
+        rule = *evaluated;
+      } else if (!hidesWhenTrue) {
+        // True = may attend: attention's own i1 mask.
+        rule.operand = maskOperand(selectMask->condition, {b, h, i, j});
+        if (!rule.operand || !cast<RankedTensorType>(rule.operand.getType())
+                                  .getElementType()
+                                  .isInteger(1))
+          return rewriter.notifyMatchFailure(
+              expand, "the boolean mask is not read as [B, H, Sq, Sk] i1");
+      } else {
+        return rewriter.notifyMatchFailure(
+            expand, "a boolean mask that hides where true and is not causal");
       }
     }
 

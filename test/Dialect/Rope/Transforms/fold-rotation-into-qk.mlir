@@ -211,3 +211,68 @@ func.func @fold_table_rotations_through_transpose(%q: tensor<1x8x2x16xf32>, %k: 
   %o = rope.attention %qt, %kt, %v causal : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
   return %o : tensor<1x2x8x16xf32>
 }
+
+// -----
+
+// Rotated Q and K meeting in a plain batch matmul (no attention): the
+// product reads the un-rotated tensors as pairs ([.., 2, h]) and rotates
+// them in its body with each side's table; no rotated tensor is left.
+// CHECK-LABEL: func.func @fold_into_product
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<1x2x8x16xf32>, %[[K:[^:]+]]: tensor<1x2x8x16xf32>, %[[P:[^:]+]]: tensor<8xi64>)
+// CHECK-NOT: rope.rotate
+// CHECK-DAG: %[[QP:.+]] = tensor.expand_shape %[[Q]] {{\[\[}}0], [1], [2], [3, 4]] output_shape [1, 2, 8, 2, 8]
+// CHECK-DAG: %[[KP:.+]] = tensor.expand_shape %[[K]] {{\[\[}}0], [1], [2], [3, 4]] output_shape [1, 2, 8, 2, 8]
+// CHECK-DAG: %[[C:[^ ,]+]], %[[S:[^ ]+]] = rope.table %[[P]] rotary(#rope.spec<base = 5.000000e+05>) head_dim = 16
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[QP]], %[[QP]], %[[C]], %[[S]], %[[KP]], %[[KP]], %[[C]], %[[S]] :
+// CHECK-NOT: linalg.batch_matmul
+func.func @fold_into_product(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %p: tensor<8xi64>) -> tensor<2x8x8xf32> {
+  %qr = rope.rotate %q, %p rotary(#rope.spec<base = 500000.0>) : tensor<1x2x8x16xf32>, tensor<8xi64>
+  %kr = rope.rotate %k, %p rotary(#rope.spec<base = 500000.0>) : tensor<1x2x8x16xf32>, tensor<8xi64>
+  %e = tensor.empty() : tensor<1x2x16x8xf32>
+  %kt = linalg.transpose ins(%kr : tensor<1x2x8x16xf32>) outs(%e : tensor<1x2x16x8xf32>) permutation = [0, 1, 3, 2]
+  %q3 = tensor.collapse_shape %qr [[0, 1], [2], [3]] : tensor<1x2x8x16xf32> into tensor<2x8x16xf32>
+  %k3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<1x2x16x8xf32> into tensor<2x16x8xf32>
+  %z = arith.constant 0.0 : f32
+  %o = tensor.empty() : tensor<2x8x8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%o : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul ins(%q3, %k3 : tensor<2x8x16xf32>, tensor<2x16x8xf32>) outs(%f : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  return %s : tensor<2x8x8xf32>
+}
+
+// -----
+
+// Near misses for the product: partial rotary (not yet), and Q and K paired
+// differently. Left alone.
+// CHECK-LABEL: func.func @no_fold_into_product_partial
+// CHECK-COUNT-2: rope.rotate
+// CHECK: linalg.batch_matmul
+func.func @no_fold_into_product_partial(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %p: tensor<8xi64>) -> tensor<2x8x8xf32> {
+  %qr = rope.rotate %q, %p rotary(#rope.spec<dims = 8>) : tensor<1x2x8x16xf32>, tensor<8xi64>
+  %kr = rope.rotate %k, %p rotary(#rope.spec<dims = 8>) : tensor<1x2x8x16xf32>, tensor<8xi64>
+  %e = tensor.empty() : tensor<1x2x16x8xf32>
+  %kt = linalg.transpose ins(%kr : tensor<1x2x8x16xf32>) outs(%e : tensor<1x2x16x8xf32>) permutation = [0, 1, 3, 2]
+  %q3 = tensor.collapse_shape %qr [[0, 1], [2], [3]] : tensor<1x2x8x16xf32> into tensor<2x8x16xf32>
+  %k3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<1x2x16x8xf32> into tensor<2x16x8xf32>
+  %z = arith.constant 0.0 : f32
+  %o = tensor.empty() : tensor<2x8x8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%o : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul ins(%q3, %k3 : tensor<2x8x16xf32>, tensor<2x16x8xf32>) outs(%f : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  return %s : tensor<2x8x8xf32>
+}
+
+// CHECK-LABEL: func.func @no_fold_into_product_layouts
+// CHECK-COUNT-2: rope.rotate
+// CHECK: linalg.batch_matmul
+func.func @no_fold_into_product_layouts(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %p: tensor<8xi64>) -> tensor<2x8x8xf32> {
+  %qr = rope.rotate %q, %p rotary(#rope.spec<>) : tensor<1x2x8x16xf32>, tensor<8xi64>
+  %kr = rope.rotate %k, %p rotary(#rope.spec<layout = interleaved>) : tensor<1x2x8x16xf32>, tensor<8xi64>
+  %e = tensor.empty() : tensor<1x2x16x8xf32>
+  %kt = linalg.transpose ins(%kr : tensor<1x2x8x16xf32>) outs(%e : tensor<1x2x16x8xf32>) permutation = [0, 1, 3, 2]
+  %q3 = tensor.collapse_shape %qr [[0, 1], [2], [3]] : tensor<1x2x8x16xf32> into tensor<2x8x16xf32>
+  %k3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<1x2x16x8xf32> into tensor<2x16x8xf32>
+  %z = arith.constant 0.0 : f32
+  %o = tensor.empty() : tensor<2x8x8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%o : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul ins(%q3, %k3 : tensor<2x8x16xf32>, tensor<2x16x8xf32>) outs(%f : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  return %s : tensor<2x8x8xf32>
+}

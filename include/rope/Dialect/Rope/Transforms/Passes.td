@@ -32,7 +32,18 @@ def RopeFoldRotationIntoQK : Pass<"rope-fold-rotation-into-qk"> {
     fold the same way into `rotary_tables(...)`, when Q and K rotate the same
     dims with the same layout and their tables hold one row per token for
     all heads (`[S, w]`, `[B, S, w]`, `[B, 1, S, w]`); tables are read by
-    row, so the attention's positions need not agree with anything.
+    row, so the attention's positions need not agree with anything; a table
+    rotation in another layout that a transpose (keeping the head dim last)
+    brings into attention's is moved after the transpose first (GPT-J).
+
+    Rotated Q and K that meet in a plain product instead (a Q·Kᵀ that was
+    not raised to attention: extra ops between, an unusual mask) fold into
+    it: the product (any linalg op accumulating the product of its two
+    inputs over the head dim) becomes a generic that reads the un-rotated
+    tensors as pairs and rotates each pair in its body with its side's
+    `rope.table`, so no rotated tensor is left. Whole-head `rope.rotate` on
+    both sides with one layout; partial rotary and table rotations are left
+    alone for now.
   }];
   let dependentDialects = ["::mlir::rope::RopeDialect"];
 }
@@ -312,14 +323,17 @@ def RopeRaise : Pass<"rope-raise"> {
       causal attention does, optionally with a sliding window, it becomes
       `causal` (and `window`); otherwise the tensor itself is the mask
       operand;
-    * softmax spelled out: `exp(x − max_j x) / Σ_j exp(...)` (the max with
-      or without torch's argmax), and SDPA's guard that zeroes rows whose
-      keys are all hidden;
+    * a boolean mask applied by a select of the logits (`torch.where`,
+      `masked_fill` with −inf or the most negative float): causal/window as
+      above, else attention's i1 mask when true means visible;
+    * softmax as `linalg.softmax` or spelled out: `exp(x − max_j x) /
+      Σ_j exp(...)` (the max with or without torch's argmax), and SDPA's
+      guard that zeroes rows whose keys are all hidden;
     * GQA through HF's `repeat_kv` (a broadcast and a collapse): K and V are
       taken before the repeat; Q, K or V read in another dim order get a
       `linalg.transpose`.
-    Not raised yet: `linalg.softmax`, tosa's attention spellings, boolean
-    masks applied with a select, and unbatched 2-D matmuls.
+    Not raised yet: tosa's attention spellings, unbatched 2-D matmuls, and
+    a boolean mask that hides where true without being causal.
 
     Left unchanged:
 
