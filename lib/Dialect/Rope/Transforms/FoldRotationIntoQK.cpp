@@ -267,39 +267,6 @@ std::optional<RotatedOperand> rotatedOperand(linalg::LinalgOp op,
   return RotatedOperand{rotation, t.map};
 }
 
-/// Whether `op` accumulates the product of its two inputs into its output
-/// over one reduction loop (a matmul, a batch matmul, or a generic that is
-/// one); that loop.
-std::optional<unsigned> multiplyAccumulateLoop(linalg::LinalgOp op) {
-  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 1)
-    return std::nullopt;
-  Block *body = op.getBlock();
-  auto add = dyn_cast_or_null<arith::AddFOp>(
-      body->getTerminator()->getOperand(0).getDefiningOp());
-  if (!add)
-    return std::nullopt;
-  Value acc = body->getArgument(2);
-  Value product = add.getLhs() == acc ? add.getRhs() : add.getLhs();
-  auto mul = product.getDefiningOp<arith::MulFOp>();
-  if (!mul || (add.getLhs() == acc) == (add.getRhs() == acc))
-    return std::nullopt;
-  auto isInput = [&](Value v) {
-    while (Operation *def = v.getDefiningOp()) {
-      if (!isa<arith::ExtFOp, arith::TruncFOp>(def))
-        return false;
-      v = def->getOperand(0);
-    }
-    auto arg = dyn_cast<BlockArgument>(v);
-    return arg && arg.getOwner() == body && arg.getArgNumber() < 2;
-  };
-  if (!isInput(mul.getLhs()) || !isInput(mul.getRhs()))
-    return std::nullopt;
-  SmallVector<unsigned> reductions;
-  op.getReductionDims(reductions);
-  return reductions.front();
-}
-
 /// Rotated Q and K that meet in a plain product (a Q·Kᵀ that was not raised
 /// to attention: extra ops between, an unusual mask): the product reads
 /// the un-rotated tensors and rotates them as they enter the reduction, so
@@ -313,7 +280,7 @@ struct FoldRotationsIntoProduct
 
   LogicalResult matchAndRewrite(linalg::LinalgOp op,
                                 PatternRewriter &rewriter) const override {
-    std::optional<unsigned> reduction = multiplyAccumulateLoop(op);
+    std::optional<unsigned> reduction = raising::getMultiplyAccumulateLoop(op);
     if (!reduction)
       return rewriter.notifyMatchFailure(op, "not a product");
     std::optional<RotatedOperand> sides[2] = {

@@ -116,16 +116,6 @@ Term operandAt(linalg::LinalgOp op, BlockArgument arg,
                   op.getMatchingIndexingMap(operand).compose(loopsMap));
 }
 
-/// `v` with float casts peeled (a named op's body widens its operands).
-Value peelCasts(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (!isa<arith::ExtFOp, arith::TruncFOp>(def))
-      break;
-    v = def->getOperand(0);
-  }
-  return v;
-}
-
 /// Whether the init `t` of a reduction holds `expected` everywhere (for a
 /// max, also any value at or below the most negative finite f32).
 bool initHolds(Term t, double expected) {
@@ -145,32 +135,17 @@ std::optional<std::pair<Term, Term>> throughContraction(Term t,
   auto result = dyn_cast<OpResult>(t.value);
   auto op = result ? dyn_cast<linalg::LinalgOp>(result.getOwner())
                    : linalg::LinalgOp();
-  if (!op || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+  if (!op || !getMultiplyAccumulateLoop(op))
     return std::nullopt;
   std::optional<SmallVector<AffineExpr>> loops =
       loopsOf(op, result, t, reduction);
   if (!loops)
     return std::nullopt;
   Block *body = op.getBlock();
-  auto add = dyn_cast_or_null<arith::AddFOp>(
-      body->getTerminator()->getOperand(0).getDefiningOp());
-  if (!add)
+  if (!initHolds(operandAt(op, body->getArgument(2), *loops), 0.0))
     return std::nullopt;
-  Value acc = body->getArgument(2);
-  Value product = add.getLhs() == acc ? add.getRhs() : add.getLhs();
-  if ((add.getLhs() == acc) == (add.getRhs() == acc))
-    return std::nullopt;
-  auto mul = product.getDefiningOp<arith::MulFOp>();
-  if (!mul)
-    return std::nullopt;
-  auto lhs = dyn_cast<BlockArgument>(peelCasts(mul.getLhs()));
-  auto rhs = dyn_cast<BlockArgument>(peelCasts(mul.getRhs()));
-  if (!lhs || !rhs || lhs.getOwner() != body || rhs.getOwner() != body ||
-      lhs.getArgNumber() + rhs.getArgNumber() != 1)
-    return std::nullopt;
-  if (!initHolds(operandAt(op, cast<BlockArgument>(acc), *loops), 0.0))
-    return std::nullopt;
-  return std::pair{operandAt(op, lhs, *loops), operandAt(op, rhs, *loops)};
+  return std::pair{operandAt(op, body->getArgument(0), *loops),
+                   operandAt(op, body->getArgument(1), *loops)};
 }
 
 enum class Reduction { Sum, Max, All };

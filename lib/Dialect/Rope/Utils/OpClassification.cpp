@@ -414,3 +414,39 @@ SmallVector<std::pair<Term, Term>, 2> bothOrders(const Computation &c) {
 }
 
 } // namespace mlir::rope::raising
+
+std::optional<unsigned>
+mlir::rope::raising::getMultiplyAccumulateLoop(linalg::LinalgOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 1)
+    return std::nullopt;
+  Block *body = op.getBlock();
+  auto add = dyn_cast_or_null<arith::AddFOp>(
+      body->getTerminator()->getOperand(0).getDefiningOp());
+  if (!add)
+    return std::nullopt;
+  Value acc = body->getArgument(2);
+  if ((add.getLhs() == acc) == (add.getRhs() == acc))
+    return std::nullopt;
+  Value product = add.getLhs() == acc ? add.getRhs() : add.getLhs();
+  auto mul = product.getDefiningOp<arith::MulFOp>();
+  if (!mul)
+    return std::nullopt;
+  auto inputIndex = [&](Value v) -> int64_t {
+    while (Operation *def = v.getDefiningOp()) {
+      if (!isa<arith::ExtFOp, arith::TruncFOp>(def))
+        return -1;
+      v = def->getOperand(0);
+    }
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && arg.getOwner() == body && arg.getArgNumber() < 2
+               ? arg.getArgNumber()
+               : -1;
+  };
+  int64_t a = inputIndex(mul.getLhs()), b = inputIndex(mul.getRhs());
+  if (a < 0 || b < 0 || a == b)
+    return std::nullopt;
+  SmallVector<unsigned> reductions;
+  op.getReductionDims(reductions);
+  return reductions.front();
+}

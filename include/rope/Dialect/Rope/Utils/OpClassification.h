@@ -16,6 +16,7 @@
 #define ROPE_DIALECT_ROPE_UTILS_OPCLASSIFICATION_H
 
 #include "rope/Dialect/Rope/Utils/Terms.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include <optional>
@@ -71,6 +72,11 @@ std::optional<Computation> classify(Term t);
 
 /// A binary computation's operands in both orders (for commuted operands).
 SmallVector<std::pair<Term, Term>, 2> bothOrders(const Computation &c);
+
+/// Whether `op` accumulates the product of its two inputs (each possibly
+/// widened or narrowed) into its one output over exactly one reduction loop,
+/// as matmuls and batch matmuls do: that loop.
+std::optional<unsigned> getMultiplyAccumulateLoop(linalg::LinalgOp op);
 
 /// Bits of the element type of `type` (of `type` itself when it is a
 /// scalar); an index counts as 64.
