@@ -71,6 +71,20 @@ bool rotationTablesFitAttention(RotateOp rotation) {
          positions.getDimSize(0) == input.getDimSize(0);
 }
 
+/// The rope.table of Q's and of K's rotation: one, shared, when both read
+/// the same positions with the same spec.
+std::pair<TableOp, TableOp> buildRotationTables(PatternRewriter &rewriter,
+                                                Location loc, RotateOp q,
+                                                RotateOp k) {
+  int64_t headDim = q.getHeadDim();
+  auto qTable =
+      TableOp::create(rewriter, loc, q.getPositions(), q.getSpec(), headDim);
+  if (k.getPositions() == q.getPositions() && k.getSpec() == q.getSpec())
+    return {qTable, qTable};
+  return {qTable, TableOp::create(rewriter, loc, k.getPositions(), k.getSpec(),
+                                  headDim)};
+}
+
 struct FoldRotationsIntoAttention : public OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -105,13 +119,7 @@ struct FoldRotationsIntoAttention : public OpRewritePattern<AttentionOp> {
       rotation.query = q.getInput();
       rotation.key = k.getInput();
       int64_t headDim = q.getHeadDim();
-      auto qTable = TableOp::create(rewriter, op.getLoc(), q.getPositions(),
-                                    q.getSpec(), headDim);
-      TableOp kTable =
-          k.getPositions() == q.getPositions()
-              ? qTable
-              : TableOp::create(rewriter, op.getLoc(), k.getPositions(),
-                                k.getSpec(), headDim);
+      auto [qTable, kTable] = buildRotationTables(rewriter, op.getLoc(), q, k);
       rotation.tables = {qTable.getCos(), qTable.getSin(), kTable.getCos(),
                          kTable.getSin()};
       RotarySpecAttr spec = q.getSpec();
@@ -309,40 +317,25 @@ struct FoldRotationsIntoProduct
       return rewriter.notifyMatchFailure(op, "different pair layouts");
     bool interleaved =
         sides[0]->rotation.getSpec().getLayout() == RotaryLayout::interleaved;
-    int64_t h = headDim / 2;
 
     // Loops: the product's, its reduction now over the pairs t (h of
     // them); the body adds the products of both members of pair t.
     unsigned numLoops = op.getNumLoops();
     AffineExpr t = d;
     Location loc = op.getLoc();
+    auto [qTable, kTable] = buildRotationTables(
+        rewriter, loc, sides[0]->rotation, sides[1]->rotation);
+    TableOp tables[2] = {qTable, kTable};
     SmallVector<Value> inputs;
     SmallVector<AffineMap> maps;
-    for (std::optional<RotatedOperand> &side : sides) {
+    for (auto [side, table] : llvm::zip_equal(sides, tables)) {
       RotateOp rotation = side->rotation;
       AffineMap map = side->map;
-      // The input viewed as pairs, [.., 2, h] (half) or [.., h, 2]
-      // (interleaved), so that each member is read along t with extent h.
-      RankedTensorType inputType = rotation.getInput().getType();
-      int64_t rank = inputType.getRank();
-      SmallVector<int64_t> pairShape(inputType.getShape().drop_back());
-      if (interleaved)
-        pairShape.append({h, 2});
-      else
-        pairShape.append({2, h});
-      SmallVector<ReassociationIndices> groups;
-      for (int64_t i = 0; i + 1 < rank; ++i)
-        groups.push_back({i});
-      groups.push_back({rank - 1, rank});
-      SmallVector<OpFoldResult> pairSizes =
-          tensor::getMixedSizes(rewriter, loc, rotation.getInput());
-      pairSizes.pop_back();
-      pairSizes.push_back(rewriter.getIndexAttr(pairShape[rank - 1]));
-      pairSizes.push_back(rewriter.getIndexAttr(pairShape[rank]));
-      Value pairs = tensor::ExpandShapeOp::create(
-          rewriter, loc,
-          RankedTensorType::get(pairShape, inputType.getElementType()),
-          rotation.getInput(), groups, pairSizes);
+      // The input viewed as pairs, so that each member is read along t with
+      // extent h.
+      Value pairs = lowering::buildPairView(
+          rewriter, loc, rotation.getInput(),
+          lowering::RotaryDims::of(rotation.getSpec(), headDim));
       auto member = [&](int64_t c) {
         SmallVector<AffineExpr> results(map.getResults().drop_back());
         AffineExpr cExpr = getAffineConstantExpr(c, ctx);
@@ -352,14 +345,6 @@ struct FoldRotationsIntoProduct
           results.append({cExpr, t});
         return AffineMap::get(numLoops, 0, results, ctx);
       };
-      // Q and K at the same positions with the same spec share a table.
-      RotateOp other = sides[0]->rotation;
-      TableOp table =
-          !inputs.empty() && other.getPositions() == rotation.getPositions() &&
-                  other.getSpec() == rotation.getSpec()
-              ? inputs[2].getDefiningOp<TableOp>()
-              : TableOp::create(rewriter, loc, rotation.getPositions(),
-                                rotation.getSpec(), headDim);
       // The table's rows follow the positions: [S] or [B, S] of the input's
       // sequence (and batch) dims.
       int64_t seqDim = rotation.getNormalizedSeqDim();

@@ -63,12 +63,22 @@ Term termAt(Value value, ArrayRef<AffineExpr> indices) {
                                         value.getContext()));
 }
 
-/// The loops of `op` fixed by reading its result `result` at `t`, with its
-/// single reduction loop (if any) bound to `reduction`. Loops of extent 1
-/// that the result does not index read 0.
-std::optional<SmallVector<AffineExpr>>
-loopsOf(linalg::LinalgOp op, OpResult result, Term t, AffineExpr reduction) {
-  if (!op.hasPureTensorSemantics())
+/// A result of a linalg op with one reduction loop, read at a term: the op,
+/// the result, and the op's loops at that read.
+struct ReductionRead {
+  linalg::LinalgOp op;
+  OpResult result;
+  SmallVector<AffineExpr> loops;
+};
+
+/// The linalg op whose result `t` reads, with the loops that read fixes and
+/// its single reduction loop bound to `reduction`. Loops of extent 1 that the
+/// result does not index read 0.
+std::optional<ReductionRead> readReduction(Term t, AffineExpr reduction) {
+  auto result = dyn_cast<OpResult>(t.value);
+  auto op = result ? dyn_cast<linalg::LinalgOp>(result.getOwner())
+                   : linalg::LinalgOp();
+  if (!op || !op.hasPureTensorSemantics())
     return std::nullopt;
   AffineMap resultMap = op.getIndexingMapMatchingResult(result);
   SmallVector<AffineExpr> loops(op.getNumLoops());
@@ -102,7 +112,7 @@ loopsOf(linalg::LinalgOp op, OpResult result, Term t, AffineExpr reduction) {
   }
   if (!reduced)
     return std::nullopt;
-  return loops;
+  return ReductionRead{op, result, std::move(loops)};
 }
 
 /// The term of the operand of `op` that block argument `arg` stands for,
@@ -132,20 +142,16 @@ bool initHolds(Term t, double expected) {
 /// output), with the reduced loop bound to `reduction`: the terms of a and b.
 std::optional<std::pair<Term, Term>> throughContraction(Term t,
                                                         AffineExpr reduction) {
-  auto result = dyn_cast<OpResult>(t.value);
-  auto op = result ? dyn_cast<linalg::LinalgOp>(result.getOwner())
-                   : linalg::LinalgOp();
-  if (!op || !getMultiplyAccumulateLoop(op))
+  std::optional<ReductionRead> read = readReduction(t, reduction);
+  if (!read || !getMultiplyAccumulateLoop(read->op))
     return std::nullopt;
-  std::optional<SmallVector<AffineExpr>> loops =
-      loopsOf(op, result, t, reduction);
-  if (!loops)
+  Block *body = read->op.getBlock();
+  auto at = [&](unsigned arg) {
+    return operandAt(read->op, body->getArgument(arg), read->loops);
+  };
+  if (!initHolds(at(2), 0.0))
     return std::nullopt;
-  Block *body = op.getBlock();
-  if (!initHolds(operandAt(op, body->getArgument(2), *loops), 0.0))
-    return std::nullopt;
-  return std::pair{operandAt(op, body->getArgument(0), *loops),
-                   operandAt(op, body->getArgument(1), *loops)};
+  return std::pair{at(0), at(1)};
 }
 
 enum class Reduction { Sum, Max, All };
@@ -156,15 +162,12 @@ enum class Reduction { Sum, Max, All };
 /// (torch's max also yields the argmax) do not matter.
 std::optional<Term> throughReduction(Term t, Reduction kind,
                                      AffineExpr reduction) {
-  auto result = dyn_cast<OpResult>(t.value);
-  auto op = result ? dyn_cast<linalg::LinalgOp>(result.getOwner())
-                   : linalg::LinalgOp();
-  if (!op || op.getNumDpsInputs() != 1)
+  std::optional<ReductionRead> read = readReduction(t, reduction);
+  if (!read || read->op.getNumDpsInputs() != 1)
     return std::nullopt;
-  std::optional<SmallVector<AffineExpr>> loops =
-      loopsOf(op, result, t, reduction);
-  if (!loops)
-    return std::nullopt;
+  linalg::LinalgOp op = read->op;
+  OpResult result = read->result;
+  ArrayRef<AffineExpr> loops = read->loops;
   Block *body = op.getBlock();
   Value yielded =
       body->getTerminator()->getOperand(result.getResultNumber());
@@ -189,7 +192,7 @@ std::optional<Term> throughReduction(Term t, Reduction kind,
   Value a = combine->getOperand(0), b = combine->getOperand(1);
   if (!((a == running && b == input) || (a == input && b == running)))
     return std::nullopt;
-  Term init = operandAt(op, cast<BlockArgument>(running), *loops);
+  Term init = operandAt(op, cast<BlockArgument>(running), loops);
   if (kind == Reduction::All) {
     std::optional<double> value = evaluate(init);
     if (!value || *value == 0.0) // true (an i1 reads as −1 or 1)
@@ -199,12 +202,8 @@ std::optional<Term> throughReduction(Term t, Reduction kind,
                                   : -std::numeric_limits<double>::infinity())) {
     return std::nullopt;
   }
-  return operandAt(op, cast<BlockArgument>(input), *loops);
+  return operandAt(op, cast<BlockArgument>(input), loops);
 }
-
-/// A scalar constant that `t` reads, whatever the index (a scalar, or a
-/// splat tensor broadcast along the space).
-std::optional<double> constantFactor(Term t) { return evaluate(t); }
 
 /// `t` with products and quotients by constants peeled (through views and
 /// float casts), the constants multiplied into `factor`. The term returned
@@ -222,14 +221,14 @@ Term peelScale(Term t, double &factor) {
     std::optional<Term> rest;
     if (c->kind == Kind::Mul) {
       for (auto [operand, other] : bothOrders(*c)) {
-        if (std::optional<double> f = constantFactor(other)) {
+        if (std::optional<double> f = evaluate(other)) {
           factor *= *f;
           rest = operand;
           break;
         }
       }
     } else if (c->kind == Kind::Div) {
-      if (std::optional<double> f = constantFactor(c->operands[1])) {
+      if (std::optional<double> f = evaluate(c->operands[1])) {
         factor /= *f;
         rest = c->operands[0];
       }

@@ -424,6 +424,10 @@ AffineMap tableMap(MLIRContext *ctx, Value table, unsigned numLoops,
 }
 } // namespace
 
+Value buildPairView(OpBuilder &b, Location loc, Value x, RotaryDims dims) {
+  return pairView(b, loc, x, rotaryRange(b, loc, x, dims));
+}
+
 /// Applies cos/sin tables to `x` (rank n, head dim last, sequence at
 /// `seqDim`). One generic over the pair view (..., c, t) produces every
 /// element from both members of its pair, read through constant-indexed

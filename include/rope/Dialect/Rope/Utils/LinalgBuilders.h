@@ -125,6 +125,10 @@ CosSin buildTable(OpBuilder &b, Location loc, Value positions, Value invFreq,
 std::pair<Value, Value> buildPairRotation(OpBuilder &b, Location loc, Value a,
                                           Value second, Value cos, Value sin);
 
+/// The rotated range of `x` viewed as pairs: [.., 2, h] (half: member c of
+/// pair t at c·h + t) or [.., h, 2] (interleaved: at 2t + c).
+Value buildPairView(OpBuilder &b, Location loc, Value x, RotaryDims dims);
+
 /// Applies tables to `x` (head dim last, sequence at `seqDim`); dims outside
 /// the rotary range pass through. The result has element type `resultType`.
 Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
