@@ -8,6 +8,7 @@
 #include "rope/Dialect/Rope/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -114,8 +115,24 @@ void addGPUMappingPasses(OpPassManager &pm, const LowerToNVVMOptions &options) {
 }
 } // namespace
 
+/// What a frontend puts around the rope ops, to linalg: tosa (torch-mlir's
+/// and TensorFlow's exports) through upstream's pipeline, without its
+/// validation against the TOSA profiles (exports use types no profile has:
+/// torch-mlir casts i64 positions), and elementwise arith and math on
+/// tensors (also what canonicalization makes of positions, e.g. p − q when
+/// two rotations compose), which bufferization does not take.
+static void addFrontendToLinalgPasses(OpPassManager &pm) {
+  tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions{},
+                              TosaToLinalgNamedOptions{},
+                              /*validationOptions=*/std::nullopt);
+  pm.addPass(createTosaToTensorPass());
+  pm.addPass(createTosaToArithPass());
+  pm.addPass(createConvertElementwiseToLinalgPass());
+}
+
 void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
                                          const LowerToCPUOptions &options) {
+  addFrontendToLinalgPasses(pm);
   // rope level: rotations move into attention, attention into tiled loops.
   if (options.foldRotation)
     pm.addPass(createRopeFoldRotationIntoQK());

@@ -112,8 +112,8 @@ def check_raised(module_text: str, seq: int) -> list[str]:
     (empty: the rotation and the attention were raised and fused).
 
     Required: a rope.attention that rotates Q and K itself (`rotary(` with a
-    spec, or `rotary_tables(` with cos/sin operands); no linalg.batch_matmul with an
-    S×S operand or result left (the Q·Kᵀ scores and the P·V product of the
+    spec, or `rotary_tables(` with cos/sin operands); no linalg.batch_matmul or
+    tosa.matmul with an S×S operand or result left (the Q·Kᵀ scores and the P·V product of the
     exported attention); no rope.rotate / rope.rotate_with_tables left outside
     the attention (each model has one attention, so any rotation left is one
     that was not folded into it)."""
@@ -127,8 +127,9 @@ def check_raised(module_text: str, seq: int) -> list[str]:
         problems.append("rope.attention has no rotation inside (no rotary(...) or rotary_tables(...)): "
                         "the rotation was not folded into it: " + attentions[0][:160])
     for ln in module_text.splitlines():
-        if "linalg.batch_matmul" in ln and re.search(rf"x{seq}x{seq}x|<\d+x{seq}x{seq}x", ln):
-            problems.append(f"an S×S linalg.batch_matmul is left: {ln.strip()[:160]}")
+        if re.search(r"linalg\.batch_matmul|tosa\.matmul", ln) and \
+                re.search(rf"x{seq}x{seq}x|<\d+x{seq}x{seq}x", ln):
+            problems.append(f"an S×S batched product is left: {ln.strip()[:160]}")
             break
     rotations = [m.group(1) for m in re.finditer(r"=\s*(rope\.rotate(?:_with_tables)?)\b", module_text)]
     if rotations:
@@ -146,7 +147,7 @@ def structure(name: str) -> None:
         if problems:
             raise AssertionError("after " + " ".join(RAISE) + ":\n" + "\n".join(problems))
         print(f"PASS {name} (b) structure: rope.attention with the rotation inside, "
-              "no S×S batch_matmul, no rotation outside")
+              "no S×S batched product, no rotation outside")
     T.finish()
 
 

@@ -68,7 +68,7 @@ def export(name: str, out_dir: Path) -> Path:
     ep = torch.export.export(module, (hs, ids), strict=False)
     ep = ep.run_decompositions(get_decomposition_table())  # what export_and_import would run
     drop_buffer_mutations(ep)
-    imported = fx.export_and_import(ep, output_type="linalg-on-tensors", func_name="main",
+    imported = fx.export_and_import(ep, output_type=model.output, func_name="main",
                                     decomposition_table={})
     text = imported.operation.get_asm(enable_debug_info=False)
     dt = time.time() - t0
@@ -84,7 +84,7 @@ def export(name: str, out_dir: Path) -> Path:
         f"// Regenerate: <venv>/bin/python test/Frontends/export_models.py {model.name}",
         "// (the venv: `bash utils/setup.sh --frontends`, ~/.cache/rope-mlir/venv-frontends).",
         f"// torch {torch.__version__}, torch-mlir {tm_version}, transformers {transformers.__version__};",
-        f"// torch.export + torch_mlir.fx.export_and_import(output_type='linalg-on-tensors').",
+        f"// torch.export + torch_mlir.fx.export_and_import(output_type='{model.output}').",
         f"// @main(hidden_states [1, {model.seq}, hidden] f32, position_ids [1, {model.seq}] i64)"
         f" -> [1, {model.seq}, hidden] f32.",
         f"// weights-sha256: {digest}",

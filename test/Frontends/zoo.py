@@ -53,6 +53,8 @@ class Model:
     layer_idx: int = 0
     seed: int = 0
     seq: int = 12
+    # torch-mlir's output type: "linalg-on-tensors" or "tosa".
+    output: str = "linalg-on-tensors"
     # The position id sets the tests run, by label (each `seq` long, increasing);
     # the first is the one the export traces with.
     positions: dict = field(default_factory=dict)
@@ -104,6 +106,11 @@ _MODELS = [
           "the same Llama attention with attn_implementation='sdpa' "
           "(torch's scaled_dot_product_attention, is_causal)",
           _LLAMA, attn="sdpa", positions=POSITIONS),
+    Model("llama_attn_tosa", "llama",
+          "the eager Llama attention exported as tosa (tosa.matmul, tosa.reduce_max/"
+          "reduce_sum/reciprocal softmax, causal mask built by tosa.greater_equal/select, "
+          "repeat_kv through tosa.tile/reshape)",
+          _LLAMA, output="tosa", positions=POSITIONS),
     Model("llama_decoder_layer", "llama",
           "a whole LlamaDecoderLayer: RMSNorm, the eager attention above, residual, "
           "RMSNorm, SwiGLU MLP, residual",

@@ -3,8 +3,10 @@
 test/Dialect/Rope/Transforms/raise-attention.mlir (frontend spellings of
 attention: HF eager with GQA and an iota causal mask, SDPA's scale on the
 operands, a divided scale with a mask argument, Gemma 2's soft-cap with a
-sliding window, batch 2, linalg.softmax, boolean masks by select, and three
-near misses) is compiled as written and after --rope-raise, run on the same
+sliding window, batch 2, linalg.softmax, boolean masks by select (hiding
+where false or where true), kv heads tiled rather than grouped, torch-mlir's
+tosa spelling, one unbatched head with 2-D matmuls and a `triu` constant,
+and three near misses) is compiled as written and after --rope-raise, run on the same
 random inputs, and compared with the f64 reference of what it spells
 (`reference.attention`). The raised ones must have become rope.attention,
 the near misses must not.
@@ -28,12 +30,22 @@ chunks = [c for c in SRC.read_text().split("// -----") if "func.func" in c]
 def expected(name, q, k, v, extra):
     kw = dict(scale=0.25)
     if name in ("eager_gqa_causal", "scale_on_operands", "linalg_softmax",
-                "boolean_causal_masked_fill"):
+                "boolean_causal_masked_fill", "unbatched_triu_constant"):
         kw["causal"] = True
+    elif name == "tiled_kv_heads_not_grouped":
+        # Query head h reads kv head h mod Hkv: K and V tiled over the heads.
+        kw["causal"] = True
+        k, v = np.tile(k, (1, 2, 1, 1)), np.tile(v, (1, 2, 1, 1))
+    elif name == "tosa_causal":
+        kw.update(causal=True, scale=0.125)
     elif name == "softcap_window":
         kw.update(causal=True, window=3, softcap=50.0)
     elif name in ("divided_scale_mask_operand", "boolean_mask_operand"):
         kw["mask"] = extra[0]
+    elif name == "boolean_mask_hiding_where_true":
+        kw["mask"] = ~extra[0]
+    if q.ndim == 2:  # one head, unbatched: [S, D]
+        return ref.attention(q[None, None], k[None, None], v[None, None], **kw)[0, 0]
     return ref.attention(q, k, v, **kw)
 
 
@@ -48,7 +60,7 @@ for chunk in chunks:
         if elt == "i1":
             a = rng.random(shape) < 0.7
             a[..., 0] = True  # every row sees a key
-            args.append(a)
+            args.append(~a if "hiding_where_true" in name else a)
         else:
             args.append(T.quantize(rng.standard_normal(shape), "f32"))
     text = chunk.replace("func.func @" + name, "func.func @kernel")
@@ -65,7 +77,11 @@ for chunk in chunks:
                    else T.call(compiler.compile_module(module), "kernel", *stored))
         out = T.call(compiler.compile_module(raised), "kernel", *stored)
         q, k, v = args[:3]
-        atol = T.attention_atol(q, k, v, scale=0.25)
+        if q.ndim == 2:  # one head, unbatched
+            atol = T.attention_atol(q[None, None], k[None, None], v[None, None],
+                                    scale=0.25)[0, 0]
+        else:
+            atol = T.attention_atol(q, k, v, scale=0.25)
         if near_miss:
             T.check(out, written, atol, name)
         else:
@@ -83,6 +99,10 @@ T.finish()
 # CHECK: PASS linalg_softmax
 # CHECK: PASS boolean_mask_operand
 # CHECK: PASS boolean_causal_masked_fill
-# CHECK: PASS no_raise_tiled_kv_heads
+# CHECK: PASS tiled_kv_heads_not_grouped
 # CHECK: PASS no_raise_unnormalised
 # CHECK: PASS no_raise_softmax_over_queries
+# CHECK: PASS tosa_causal
+# CHECK: PASS no_raise_tosa_sum_over_queries
+# CHECK: PASS unbatched_triu_constant
+# CHECK: PASS boolean_mask_hiding_where_true

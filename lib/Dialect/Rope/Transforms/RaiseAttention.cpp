@@ -30,6 +30,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -142,6 +143,15 @@ bool initHolds(Term t, double expected) {
 /// output), with the reduced loop bound to `reduction`: the terms of a and b.
 std::optional<std::pair<Term, Term>> throughContraction(Term t,
                                                         AffineExpr reduction) {
+  // tosa.matmul: out[n, r, c] = Σ_k a[n, r, k] · b[n, k, c].
+  if (auto matmul = t.value.getDefiningOp<tosa::MatMulOp>()) {
+    if (!isZeroConstant(matmul.getAZp()) || !isZeroConstant(matmul.getBZp()))
+      return std::nullopt;
+    AffineExpr n = t.map.getResult(0), row = t.map.getResult(1),
+               column = t.map.getResult(2);
+    return std::pair{termAt(matmul.getA(), {n, row, reduction}),
+                     termAt(matmul.getB(), {n, reduction, column})};
+  }
   std::optional<ReductionRead> read = readReduction(t, reduction);
   if (!read || !getMultiplyAccumulateLoop(read->op))
     return std::nullopt;
@@ -162,6 +172,24 @@ enum class Reduction { Sum, Max, All };
 /// (torch's max also yields the argmax) do not matter.
 std::optional<Term> throughReduction(Term t, Reduction kind,
                                      AffineExpr reduction) {
+  // tosa.reduce_sum / reduce_max keep the reduced dim as a unit dim.
+  Operation *def = t.value.getDefiningOp();
+  if (isa_and_nonnull<tosa::ReduceSumOp, tosa::ReduceMaxOp>(def)) {
+    if (isa<tosa::ReduceSumOp>(def) != (kind == Reduction::Sum) ||
+        isa<tosa::ReduceMaxOp>(def) != (kind == Reduction::Max))
+      return std::nullopt;
+    uint32_t axis = isa<tosa::ReduceSumOp>(def)
+                        ? cast<tosa::ReduceSumOp>(def).getAxis()
+                        : cast<tosa::ReduceMaxOp>(def).getAxis();
+    unsigned reduced = cast<AffineDimExpr>(reduction).getPosition();
+    SmallVector<AffineExpr> indices(t.map.getResults());
+    if (axis >= indices.size() ||
+        llvm::any_of(indices,
+                     [&](AffineExpr e) { return e.isFunctionOfDim(reduced); }))
+      return std::nullopt;
+    indices[axis] = reduction;
+    return termAt(def->getOperand(0), indices);
+  }
   std::optional<ReductionRead> read = readReduction(t, reduction);
   if (!read || read->op.getNumDpsInputs() != 1)
     return std::nullopt;
@@ -386,75 +414,6 @@ std::optional<std::pair<Term, Term>> throughHiddenRowGuard(Term t,
 // Masks
 //===----------------------------------------------------------------------===//
 
-/// The value of a mask element, when it follows from constants and loop
-/// indices: iota comparisons, selects, integer and float arithmetic.
-std::optional<double> evaluateMask(Term t, unsigned depth = 0) {
-  if (depth > 32)
-    return std::nullopt;
-  t = peelViews(t);
-  Operation *def = t.value.getDefiningOp();
-  auto operand = [&](unsigned i) {
-    return evaluateMask(makeTerm(def->getOperand(i), t.map), depth + 1);
-  };
-  if (!def)
-    return std::nullopt;
-  if (auto select = dyn_cast<arith::SelectOp>(def)) {
-    std::optional<double> condition = operand(0);
-    if (!condition)
-      return std::nullopt;
-    return operand(*condition != 0 ? 1 : 2);
-  }
-  if (isa<arith::CmpIOp, arith::CmpFOp, arith::AndIOp, arith::OrIOp,
-          arith::XOrIOp, arith::AddIOp, arith::SubIOp, arith::MulIOp,
-          arith::AddFOp, arith::SubFOp, arith::MulFOp>(def)) {
-    std::optional<double> a = operand(0), b = operand(1);
-    if (!a || !b)
-      return std::nullopt;
-    return llvm::TypeSwitch<Operation *, std::optional<double>>(def)
-        .Case([&](arith::CmpIOp op) -> std::optional<double> {
-          using P = arith::CmpIPredicate;
-          switch (op.getPredicate()) {
-          case P::eq: return *a == *b;
-          case P::ne: return *a != *b;
-          case P::slt: return *a < *b;
-          case P::sle: return *a <= *b;
-          case P::sgt: return *a > *b;
-          case P::sge: return *a >= *b;
-          default: return std::nullopt; // unsigned: not an index comparison
-          }
-        })
-        .Case([&](arith::CmpFOp op) -> std::optional<double> {
-          using P = arith::CmpFPredicate;
-          switch (op.getPredicate()) {
-          case P::OEQ: case P::UEQ: return *a == *b;
-          case P::ONE: case P::UNE: return *a != *b;
-          case P::OLT: case P::ULT: return *a < *b;
-          case P::OLE: case P::ULE: return *a <= *b;
-          case P::OGT: case P::UGT: return *a > *b;
-          case P::OGE: case P::UGE: return *a >= *b;
-          default: return std::nullopt;
-          }
-        })
-        .Case([&](arith::AndIOp) { return double((*a != 0) && (*b != 0)); })
-        .Case([&](arith::OrIOp) { return double((*a != 0) || (*b != 0)); })
-        .Case([&](arith::XOrIOp) { return double((*a != 0) != (*b != 0)); })
-        .Case<arith::AddIOp, arith::AddFOp>([&](auto) { return *a + *b; })
-        .Case<arith::SubIOp, arith::SubFOp>([&](auto) { return *a - *b; })
-        .Case<arith::MulIOp, arith::MulFOp>([&](auto) { return *a * *b; })
-        .Default([](Operation *) { return std::nullopt; });
-  }
-  if (isa<arith::ExtUIOp>(def) && def->getOperand(0).getType().isInteger(1))
-    return operand(0);
-  if (isa<arith::NegFOp>(def)) {
-    std::optional<double> a = operand(0);
-    return a ? std::optional<double>(-*a) : std::nullopt;
-  }
-  if (isa<arith::SIToFPOp, arith::ExtSIOp, arith::IndexCastOp, arith::ExtFOp,
-          arith::TruncFOp>(def))
-    return operand(0);
-  return evaluate(t);
-}
-
 /// What the additive mask of the logits amounts to.
 struct MaskRule {
   bool causal = false;
@@ -484,13 +443,14 @@ struct SelectMask {
 
 std::optional<SelectMask> matchSelectMask(Term t) {
   t = peelViews(t);
-  auto select = t.value.getDefiningOp<arith::SelectOp>();
-  if (!select)
+  // arith.select or tosa.select: (condition, if true, if false).
+  Operation *select = t.value.getDefiningOp();
+  if (!isa_and_nonnull<arith::SelectOp, tosa::SelectOp>(select))
     return std::nullopt;
-  Term condition = makeTerm(select.getCondition(), t.map);
+  Term condition = makeTerm(select->getOperand(0), t.map);
   for (bool hidesWhenTrue : {false, true}) {
-    Value hidden = hidesWhenTrue ? select.getTrueValue() : select.getFalseValue();
-    Value kept = hidesWhenTrue ? select.getFalseValue() : select.getTrueValue();
+    Value hidden = select->getOperand(hidesWhenTrue ? 1 : 2);
+    Value kept = select->getOperand(hidesWhenTrue ? 2 : 1);
     std::optional<double> value = evaluate(makeTerm(hidden, t.map));
     if (value && *value <= kHiddenLogit)
       return SelectMask{condition, hidesWhenTrue, makeTerm(kept, t.map)};
@@ -522,7 +482,7 @@ evaluateMaskRule(Term mask, int64_t n, int64_t sq, int64_t sk,
         point[kI] = getAffineConstantExpr(i, ctx);
         point[kJ] = getAffineConstantExpr(j, ctx);
         AffineMap at = mask.map.compose(AffineMap::get(0, 0, point, ctx));
-        std::optional<double> value = evaluateMask(makeTerm(mask.value, at));
+        std::optional<double> value = evaluate(makeTerm(mask.value, at));
         if (!value)
           return std::nullopt;
         std::optional<bool> hiddenOrNot = hides(*value);
@@ -625,60 +585,95 @@ AffineExpr kvHeadOf(AffineExpr h, int64_t heads, int64_t hkv) {
   return h.floorDiv(heads / hkv);
 }
 
-/// Where an attention operand comes from: `source` read at attention's
-/// indices once its dims are permuted by `permutation` (result dim p is
-/// source dim permutation[p]; the identity when the source is laid out as
-/// attention wants).
+/// Where an attention operand comes from: `source`, of rank 2 to 4, read
+/// at attention's [B, H, S, D] indices once its dims are permuted by
+/// `permutation` (source dim permutation[p] is read at the p-th of the
+/// trailing indices; the identity when it is laid out as attention wants);
+/// the leading indices that a lower rank lacks are unit dims.
 struct OperandRead {
   Value source;
   SmallVector<int64_t, 4> permutation;
 
   explicit operator bool() const { return static_cast<bool>(source); }
-  int64_t getDimSize(int64_t p) const {
-    return cast<RankedTensorType>(source.getType())
-        .getDimSize(permutation[p]);
+  RankedTensorType getSourceType() const {
+    return cast<RankedTensorType>(source.getType());
   }
-  /// The operand itself, transposed into place if need be.
+  int64_t getDimSize(int64_t p) const {
+    int64_t missing = 4 - getSourceType().getRank();
+    return p < missing ? 1
+                       : getSourceType().getDimSize(permutation[p - missing]);
+  }
+  /// The operand itself as [B, H, S, D]: transposed into place and given
+  /// its leading unit dims if need be.
   Value materialize(OpBuilder &b, Location loc) const {
-    if (llvm::equal(permutation, llvm::seq<int64_t>(0, 4)))
-      return source;
-    auto type = cast<RankedTensorType>(source.getType());
+    RankedTensorType type = getSourceType();
+    int64_t rank = type.getRank();
+    Value operand = source;
+    if (!llvm::equal(permutation, llvm::seq<int64_t>(0, rank))) {
+      SmallVector<int64_t> shape;
+      for (int64_t p : permutation)
+        shape.push_back(type.getDimSize(p));
+      Value init =
+          tensor::EmptyOp::create(b, loc, shape, type.getElementType());
+      operand = linalg::TransposeOp::create(b, loc, operand, init, permutation)
+                    .getResult()[0];
+    }
+    if (rank == 4)
+      return operand;
+    // [S, D] -> [1, 1, S, D]; [H, S, D] -> [1, H, S, D].
     SmallVector<int64_t> shape;
     for (int64_t p = 0; p < 4; ++p)
       shape.push_back(getDimSize(p));
-    Value init = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
-    return linalg::TransposeOp::create(b, loc, source, init, permutation)
-        .getResult()[0];
+    SmallVector<ReassociationIndices> reassociation;
+    reassociation.push_back(llvm::to_vector(llvm::seq<int64_t>(0, 5 - rank)));
+    for (int64_t p = 5 - rank; p < 4; ++p)
+      reassociation.push_back({p});
+    return tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), operand,
+        reassociation);
   }
 };
 
-/// The rank-4 tensor that `t` reads at `expected` (canonical form): as it
+/// The tensor that `t` reads at `expected` ([B, H, S, D] indices): as it
 /// is, else the deepest one it reads with its dims in another order (GPT-J
-/// rotates K as [B, S, H, D] and transposes it straight into Kᵀ).
+/// rotates K as [B, S, H, D] and transposes it straight into Kᵀ). A tensor
+/// of lower rank stands for the trailing indices when the leading ones are
+/// unit (a 2-D [S, D] of one head).
 OperandRead findOperand(Term t, ArrayRef<AffineExpr> expected) {
   MLIRContext *ctx = t.value.getContext();
-  auto rank4 = [](Term read) {
+  // The indices a read of `read`'s rank stands for, if the others are unit.
+  auto trailing = [&](Term read) -> std::optional<ArrayRef<AffineExpr>> {
     auto type = cast<RankedTensorType>(read.value.getType());
-    return type.getRank() == 4 && type.hasStaticShape();
+    int64_t rank = type.getRank();
+    if (rank < 2 || rank > 4 || !type.hasStaticShape() ||
+        !llvm::all_of(expected.drop_back(rank),
+                      [](AffineExpr e) { return isa<AffineConstantExpr>(e); }))
+      return std::nullopt;
+    return expected.take_back(rank);
   };
   Value exact = deepestTensorRead(t, [&](Term read) {
-    return rank4(read) &&
-           makeTerm(read.value, AffineMap::get(kNumDims, 0, expected, ctx)) ==
+    std::optional<ArrayRef<AffineExpr>> indices = trailing(read);
+    return indices &&
+           makeTerm(read.value, AffineMap::get(kNumDims, 0, *indices, ctx)) ==
                read;
   });
-  if (exact)
-    return {exact, {0, 1, 2, 3}};
+  if (exact) {
+    int64_t rank = cast<RankedTensorType>(exact.getType()).getRank();
+    return {exact, llvm::to_vector<4>(llvm::seq<int64_t>(0, rank))};
+  }
   OperandRead found;
   deepestTensorRead(t, [&](Term read) {
-    if (!rank4(read))
+    std::optional<ArrayRef<AffineExpr>> indices = trailing(read);
+    if (!indices)
       return false;
     auto type = cast<RankedTensorType>(read.value.getType());
+    int64_t rank = type.getRank();
     SmallVector<int64_t, 4> permutation;
-    SmallVector<bool, 4> used(4, false);
-    for (AffineExpr want : expected) {
+    SmallVector<bool, 4> used(rank, false);
+    for (AffineExpr want : *indices) {
       bool unit = isa<AffineConstantExpr>(want);
       int64_t match = -1;
-      for (int64_t k = 0; k < 4 && match < 0; ++k) {
+      for (int64_t k = 0; k < rank && match < 0; ++k) {
         if (used[k])
           continue;
         if (unit ? type.getDimSize(k) == 1 : read.map.getResult(k) == want)
@@ -695,149 +690,232 @@ OperandRead findOperand(Term t, ArrayRef<AffineExpr> expected) {
   return found;
 }
 
-/// `expand_shape` of a batched P·V product [B·H, Sq, Dv] into
-/// [B, H, Sq, Dv] (the frontend's attention output before its transpose
-/// back), whose whole chain is attention: becomes rope.attention.
-struct RaiseAttention : public OpRewritePattern<tensor::ExpandShapeOp> {
-  using OpRewritePattern::OpRewritePattern;
+/// A boolean mask negated (true where `mask` is false): what attention's i1
+/// mask wants of a frontend's mask that hides where true.
+Value buildNegatedMask(OpBuilder &b, Location loc, Value mask) {
+  auto type = cast<RankedTensorType>(mask.getType());
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                       type.getElementType());
+  AffineMap id = AffineMap::getMultiDimIdentityMap(type.getRank(),
+                                                   b.getContext());
+  SmallVector<utils::IteratorType> parallel(type.getRank(),
+                                            utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, type, ValueRange{mask}, ValueRange{init},
+             ArrayRef<AffineMap>{id, id}, parallel,
+             [](OpBuilder &nb, Location nl, ValueRange args) {
+               Value one = arith::ConstantIntOp::create(nb, nl, 1, 1);
+               linalg::YieldOp::create(
+                   nb, nl,
+                   ValueRange{arith::XOrIOp::create(nb, nl, args[0], one)});
+             })
+      .getResult(0);
+}
 
-  LogicalResult matchAndRewrite(tensor::ExpandShapeOp expand,
-                                PatternRewriter &rewriter) const override {
-    MLIRContext *ctx = getContext();
-    RankedTensorType outType = expand.getResultType();
-    if (outType.getRank() != 4 || !outType.hasStaticShape() ||
-        expand.getSrcType().getRank() != 3 ||
-        expand.getReassociationIndices() !=
-            SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}})
-      return rewriter.notifyMatchFailure(expand, "not [B·H, S, D] -> [B, H, S, D]");
-    int64_t batch = outType.getDimSize(0), heads = outType.getDimSize(1);
-    int64_t sq = outType.getDimSize(2);
-    AffineExpr n = dimExpr(ctx, kN), i = dimExpr(ctx, kI), j = dimExpr(ctx, kJ),
-               e = dimExpr(ctx, kE), d = dimExpr(ctx, kD);
-    auto [b, h] = splitBatchHead(n, batch, heads);
+/// Raises the attention whose output `product` reads at (n, i, e) (the
+/// P·V product of a frontend, n the collapsed batch·head index of `batch`
+/// batches of `heads` heads, a constant when there is one of each) to one
+/// rope.attention of type `outType` ([B, H, Sq, Dv]). The root is replaced
+/// by `replacement` of the attention's result.
+LogicalResult raiseAttention(PatternRewriter &rewriter, Operation *root,
+                             Term product, int64_t batch, int64_t heads,
+                             RankedTensorType outType,
+                             function_ref<Value(Value)> replacement) {
+  MLIRContext *ctx = root->getContext();
+  int64_t sq = outType.getDimSize(2);
+  AffineExpr n = dimExpr(ctx, kN), i = dimExpr(ctx, kI), j = dimExpr(ctx, kJ),
+             e = dimExpr(ctx, kE), d = dimExpr(ctx, kD);
+  auto [b, h] = splitBatchHead(n, batch, heads);
 
-    // out[n, i, e] = Σ_j p[n, i, j] · v[n, j, e].
-    std::optional<std::pair<Term, Term>> pv =
-        throughContraction(termAt(expand.getSrc(), {n, i, e}), j);
-    if (!pv)
-      return rewriter.notifyMatchFailure(expand, "not a product with V");
-    Term probabilities = pv->first;
-    std::optional<std::pair<Term, Term>> guard =
-        throughHiddenRowGuard(probabilities, ctx);
-    if (guard)
-      probabilities = guard->first;
-    std::optional<Term> logits = matchSoftmax(probabilities, ctx);
-    if (!logits)
-      return rewriter.notifyMatchFailure(expand, "no softmax over the keys");
-    if (guard && peelViews(guard->second) != peelViews(*logits))
-      return rewriter.notifyMatchFailure(
-          expand, "the hidden-row guard tests other values than the logits");
+  // out[n, i, e] = Σ_j p[n, i, j] · v[n, j, e].
+  std::optional<std::pair<Term, Term>> pv = throughContraction(product, j);
+  if (!pv)
+    return rewriter.notifyMatchFailure(root, "not a product with V");
+  Term probabilities = pv->first;
+  std::optional<std::pair<Term, Term>> guard =
+      throughHiddenRowGuard(probabilities, ctx);
+  if (guard)
+    probabilities = guard->first;
+  std::optional<Term> logits = matchSoftmax(probabilities, ctx);
+  if (!logits)
+    return rewriter.notifyMatchFailure(root, "no softmax over the keys");
+  if (guard && peelViews(guard->second) != peelViews(*logits))
+    return rewriter.notifyMatchFailure(
+        root, "the hidden-row guard tests other values than the logits");
 
-    // Logits: the scores plus at most one additive mask, or the scores
-    // hidden where a boolean mask says (torch.where, masked_fill).
-    std::optional<SelectMask> selectMask = matchSelectMask(*logits);
-    SmallVector<Term> addends;
-    collectAddends(selectMask ? selectMask->logits : *logits, addends);
-    std::optional<Scores> scores;
-    SmallVector<Term> masks;
-    for (Term addend : addends) {
-      if (!scores)
-        if ((scores = matchScores(addend, ctx)))
-          continue;
-      masks.push_back(addend);
-    }
-    if (!scores || masks.size() + (selectMask ? 1 : 0) > 1)
-      return rewriter.notifyMatchFailure(expand, "logits are not Q·Kᵀ + mask");
-
-    // Q, K and V, with the kv heads that their reads reveal (GQA).
-    OperandRead query = findOperand(scores->query, {b, h, i, d});
-    if (!query)
-      return rewriter.notifyMatchFailure(expand, "Q is not read as [B, H, S, D]");
-    Type elementType = outType.getElementType();
-    auto typeOf = [](const OperandRead &read) {
-      return cast<RankedTensorType>(read.source.getType()).getElementType();
-    };
-    // The fewest kv heads K and V are read by: the GQA grouping itself, not
-    // a repeat of it.
-    OperandRead key, value;
-    for (int64_t hkv = 1; hkv <= heads && !key; ++hkv) {
-      if (heads % hkv != 0)
+  // Logits: the scores plus at most one additive mask, or the scores
+  // hidden where a boolean mask says (torch.where, masked_fill).
+  std::optional<SelectMask> selectMask = matchSelectMask(*logits);
+  SmallVector<Term> addends;
+  collectAddends(selectMask ? selectMask->logits : *logits, addends);
+  std::optional<Scores> scores;
+  SmallVector<Term> masks;
+  for (Term addend : addends) {
+    if (!scores)
+      if ((scores = matchScores(addend, ctx)))
         continue;
-      AffineExpr kvHead = kvHeadOf(h, heads, hkv);
-      key = findOperand(scores->key, {b, kvHead, j, d});
-      value = findOperand(pv->second, {b, kvHead, j, e});
-      if (!key || !value || key.getDimSize(1) != hkv ||
-          value.getDimSize(1) != hkv)
-        key = value = OperandRead();
-    }
-    if (!key)
-      return rewriter.notifyMatchFailure(
-          expand, "K and V are not read as [B, Hkv, S, D] by query head");
-    if (typeOf(query) != elementType || typeOf(key) != elementType ||
-        typeOf(value) != elementType || query.getDimSize(0) != batch ||
-        query.getDimSize(2) != sq ||
-        value.getDimSize(3) != outType.getDimSize(3))
-      return rewriter.notifyMatchFailure(expand, "types do not agree");
-    int64_t sk = key.getDimSize(2);
+    masks.push_back(addend);
+  }
+  if (!scores || masks.size() + (selectMask ? 1 : 0) > 1)
+    return rewriter.notifyMatchFailure(root, "logits are not Q·Kᵀ + mask");
 
-    // A mask that only hides keys as causal attention (or a window) does is
-    // that rule, so causal tiles can be skipped; any other is an operand.
-    MaskRule rule;
-    if (!masks.empty()) {
-      if (std::optional<MaskRule> evaluated = evaluateMaskRule(
-              masks.front(), batch * heads, sq, sk, additiveHides)) {
-        rule = *evaluated;
-      } else {
-        rule.operand = maskOperand(masks.front(), {b, h, i, j});
-        if (!rule.operand)
-          return rewriter.notifyMatchFailure(
-              expand, "the mask is not read as [B, H, Sq, Sk]");
-      }
-    } else if (selectMask) {
-      bool hidesWhenTrue = selectMask->hidesWhenTrue;
-      if (std::optional<MaskRule> evaluated = evaluateMaskRule(
-              selectMask->condition, batch * heads, sq, sk,
-              [&](double c) -> std::optional<bool> {
-                return (c != 0.0) == hidesWhenTrue;
-              })) {
-        rule = *evaluated;
-      } else if (!hidesWhenTrue) {
-        // True = may attend: attention's own i1 mask.
-        rule.operand = maskOperand(selectMask->condition, {b, h, i, j});
-        if (!rule.operand || !cast<RankedTensorType>(rule.operand.getType())
-                                  .getElementType()
-                                  .isInteger(1))
-          return rewriter.notifyMatchFailure(
-              expand, "the boolean mask is not read as [B, H, Sq, Sk] i1");
-      } else {
+  // Q, K and V, with the kv heads that their reads reveal (GQA).
+  OperandRead query = findOperand(scores->query, {b, h, i, d});
+  if (!query)
+    return rewriter.notifyMatchFailure(root, "Q is not read as [B, H, S, D]");
+  Type elementType = outType.getElementType();
+  auto typeOf = [](const OperandRead &read) {
+    return read.getSourceType().getElementType();
+  };
+  // The fewest kv heads K and V are read by: the GQA grouping itself, not
+  // a repeat of it.
+  OperandRead key, value;
+  for (int64_t hkv = 1; hkv <= heads && !key; ++hkv) {
+    if (heads % hkv != 0)
+      continue;
+    AffineExpr kvHead = kvHeadOf(h, heads, hkv);
+    key = findOperand(scores->key, {b, kvHead, j, d});
+    value = findOperand(pv->second, {b, kvHead, j, e});
+    if (!key || !value || key.getDimSize(1) != hkv ||
+        value.getDimSize(1) != hkv)
+      key = value = OperandRead();
+  }
+  if (!key)
+    return rewriter.notifyMatchFailure(
+        root, "K and V are not read as [B, Hkv, S, D] by query head");
+  if (typeOf(query) != elementType || typeOf(key) != elementType ||
+      typeOf(value) != elementType || query.getDimSize(0) != batch ||
+      query.getDimSize(1) != heads || query.getDimSize(2) != sq ||
+      value.getDimSize(3) != outType.getDimSize(3))
+    return rewriter.notifyMatchFailure(root, "types do not agree");
+  int64_t sk = key.getDimSize(2);
+
+  // A mask that only hides keys as causal attention (or a window) does is
+  // that rule, so causal tiles can be skipped; any other is an operand.
+  MaskRule rule;
+  bool negateMask = false;
+  if (!masks.empty()) {
+    if (std::optional<MaskRule> evaluated = evaluateMaskRule(
+            masks.front(), batch * heads, sq, sk, additiveHides)) {
+      rule = *evaluated;
+    } else {
+      rule.operand = maskOperand(masks.front(), {b, h, i, j});
+      if (!rule.operand)
         return rewriter.notifyMatchFailure(
-            expand, "a boolean mask that hides where true and is not causal");
-      }
+            root, "the mask is not read as [B, H, Sq, Sk]");
     }
+  } else if (selectMask) {
+    bool hidesWhenTrue = selectMask->hidesWhenTrue;
+    if (std::optional<MaskRule> evaluated = evaluateMaskRule(
+            selectMask->condition, batch * heads, sq, sk,
+            [&](double c) -> std::optional<bool> {
+              return (c != 0.0) == hidesWhenTrue;
+            })) {
+      rule = *evaluated;
+    } else {
+      // Attention's i1 mask says where a key may be attended: the
+      // condition itself, or its negation when it says what to hide.
+      rule.operand = maskOperand(selectMask->condition, {b, h, i, j});
+      if (!rule.operand || !cast<RankedTensorType>(rule.operand.getType())
+                                .getElementType()
+                                .isInteger(1))
+        return rewriter.notifyMatchFailure(
+            root, "the boolean mask is not read as [B, H, Sq, Sk] i1");
+      negateMask = hidesWhenTrue;
+    }
+  }
 
-    Location loc = expand.getLoc();
-    auto attention = AttentionOp::create(
-        rewriter, loc, outType, query.materialize(rewriter, loc),
-        key.materialize(rewriter, loc), value.materialize(rewriter, loc),
-        rule.operand,
-        /*query_positions=*/Value(), /*key_positions=*/Value(),
-        /*sinks=*/Value(), /*alibi_slopes=*/Value(), /*relative_bias=*/Value(),
-        /*query_cos=*/Value(), /*query_sin=*/Value(), /*key_cos=*/Value(),
-        /*key_sin=*/Value(), rewriter.getF64FloatAttr(scores->scale),
-        rule.causal ? rewriter.getUnitAttr() : UnitAttr(),
-        /*rotary=*/RotarySpecAttr(), /*rotary_layout=*/RotaryLayoutAttr(),
-        /*rotary_dims=*/IntegerAttr(), /*rotary_offset=*/IntegerAttr(),
-        rule.window ? rewriter.getI64IntegerAttr(*rule.window) : IntegerAttr(),
-        scores->softcap ? rewriter.getF64FloatAttr(*scores->softcap)
-                        : FloatAttr(),
-        /*relative_buckets=*/RelativeBucketsAttr());
-    rewriter.replaceOp(expand, attention.getResult());
-    return success();
+  Location loc = root->getLoc();
+  if (negateMask)
+    rule.operand = buildNegatedMask(rewriter, loc, rule.operand);
+  auto attention = AttentionOp::create(
+      rewriter, loc, outType, query.materialize(rewriter, loc),
+      key.materialize(rewriter, loc), value.materialize(rewriter, loc),
+      rule.operand,
+      /*query_positions=*/Value(), /*key_positions=*/Value(),
+      /*sinks=*/Value(), /*alibi_slopes=*/Value(), /*relative_bias=*/Value(),
+      /*query_cos=*/Value(), /*query_sin=*/Value(), /*key_cos=*/Value(),
+      /*key_sin=*/Value(), rewriter.getF64FloatAttr(scores->scale),
+      rule.causal ? rewriter.getUnitAttr() : UnitAttr(),
+      /*rotary=*/RotarySpecAttr(), /*rotary_layout=*/RotaryLayoutAttr(),
+      /*rotary_dims=*/IntegerAttr(), /*rotary_offset=*/IntegerAttr(),
+      rule.window ? rewriter.getI64IntegerAttr(*rule.window) : IntegerAttr(),
+      scores->softcap ? rewriter.getF64FloatAttr(*scores->softcap)
+                      : FloatAttr(),
+      /*relative_buckets=*/RelativeBucketsAttr());
+  rewriter.replaceOp(root, replacement(attention.getResult()));
+  return success();
+}
+
+/// Whether `source` -> `result` splits the leading dim of a batched product
+/// [B·H, S, D] into [B, H, S, D].
+bool splitsBatchHead(RankedTensorType source, RankedTensorType result) {
+  return source.getRank() == 3 && result.getRank() == 4 &&
+         source.hasStaticShape() && result.hasStaticShape() &&
+         source.getDimSize(0) == result.getDimSize(0) * result.getDimSize(1) &&
+         source.getShape().drop_front() == result.getShape().drop_front(2);
+}
+
+/// The [B·H, Sq, Dv] -> [B, H, Sq, Dv] reshape of a batched P·V product
+/// (the frontend's attention output before its transpose back), whose
+/// whole chain is attention: becomes rope.attention. Linalg frontends
+/// reshape with tensor.expand_shape, tosa ones with tosa.reshape.
+template <typename ReshapeOp>
+struct RaiseBatchedAttention : public OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern<ReshapeOp>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ReshapeOp reshape,
+                                PatternRewriter &rewriter) const override {
+    Value source = reshape->getOperand(0);
+    auto sourceType = cast<RankedTensorType>(source.getType());
+    auto outType = cast<RankedTensorType>(reshape.getType());
+    if (!splitsBatchHead(sourceType, outType))
+      return rewriter.notifyMatchFailure(reshape,
+                                         "not [B·H, S, D] -> [B, H, S, D]");
+    MLIRContext *ctx = reshape->getContext();
+    Term product = termAt(source, {dimExpr(ctx, kN), dimExpr(ctx, kI),
+                                   dimExpr(ctx, kE)});
+    return raiseAttention(rewriter, reshape, product, outType.getDimSize(0),
+                          outType.getDimSize(1), outType,
+                          [](Value attention) { return attention; });
+  }
+};
+
+/// An unbatched P·V product ([Sq, Sk] × [Sk, Dv], a linalg.matmul or a
+/// generic), attention of one head: becomes rope.attention over
+/// [1, 1, S, D] views of its operands.
+struct RaiseUnbatchedAttention
+    : public OpInterfaceRewritePattern<linalg::LinalgOp> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op->getNumResults() != 1 || !getMultiplyAccumulateLoop(op))
+      return rewriter.notifyMatchFailure(op, "not a product");
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    if (resultType.getRank() != 2 || !resultType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "not a [Sq, Dv] product");
+    MLIRContext *ctx = op->getContext();
+    Term product =
+        termAt(op->getResult(0), {dimExpr(ctx, kI), dimExpr(ctx, kE)});
+    auto outType = RankedTensorType::get(
+        {1, 1, resultType.getDimSize(0), resultType.getDimSize(1)},
+        resultType.getElementType());
+    Location loc = op.getLoc();
+    return raiseAttention(
+        rewriter, op, product, /*batch=*/1, /*heads=*/1, outType,
+        [&](Value attention) -> Value {
+          return tensor::CollapseShapeOp::create(
+              rewriter, loc, resultType, attention,
+              SmallVector<ReassociationIndices>{{0, 1, 2}, {3}});
+        });
   }
 };
 
 } // namespace
 
 void mlir::rope::populateRaiseAttentionPatterns(RewritePatternSet &patterns) {
-  patterns.add<RaiseAttention>(patterns.getContext());
+  patterns.add<RaiseBatchedAttention<tensor::ExpandShapeOp>,
+               RaiseBatchedAttention<tosa::ReshapeOp>, RaiseUnbatchedAttention>(
+      patterns.getContext());
 }

@@ -3,9 +3,12 @@
 #include "rope/Dialect/Rope/Utils/ConstantEvaluation.h"
 #include "rope/Dialect/Rope/Utils/OpClassification.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include <cmath>
 
 using namespace mlir;
@@ -108,6 +111,90 @@ static double roundTo(double v, Type type) {
   return value.convertToDouble();
 }
 
+static std::optional<double> evaluateAtDepth(Term t, unsigned depth);
+
+/// The value of a comparison, a logical or integer operation or a select
+/// that defines `t` (the ops masks are built from: iota compares, `triu`,
+/// `where`), with its operands evaluated `depth` below; a select evaluates
+/// only the side it picks. None for other ops.
+static std::optional<double> evaluateLogic(Operation *def, Term t,
+                                           unsigned depth) {
+  auto operand = [&](unsigned i) {
+    return evaluateAtDepth(makeTerm(def->getOperand(i), t.map), depth + 1);
+  };
+  if (isa<arith::SelectOp, tosa::SelectOp>(def)) {
+    std::optional<double> condition = operand(0);
+    if (!condition)
+      return std::nullopt;
+    return operand(*condition != 0 ? 1 : 2);
+  }
+  if (isa<arith::ExtUIOp>(def) && def->getOperand(0).getType().isInteger(1))
+    return operand(0);
+  // Integer narrowing (torch's tosa export narrows i64 indices to i32):
+  // the value wrapped to the narrower width.
+  Type from = getElementTypeOrSelf(def->getOperand(0).getType());
+  Type to = getElementTypeOrSelf(def->getResult(0).getType());
+  if (isa<arith::TruncIOp, tosa::CastOp>(def) && from.isSignlessInteger() &&
+      to.isSignlessInteger() && bitWidth(to) > 1 &&
+      bitWidth(to) < bitWidth(from)) {
+    std::optional<double> a = operand(0);
+    if (!a || std::abs(*a) > 0x1p62)
+      return std::nullopt;
+    APInt wide(64, static_cast<int64_t>(*a), /*isSigned=*/true);
+    return static_cast<double>(wide.trunc(bitWidth(to)).getSExtValue());
+  }
+  if (isa<tosa::LogicalNotOp>(def)) {
+    std::optional<double> a = operand(0);
+    return a ? std::optional<double>(*a == 0) : std::nullopt;
+  }
+  if (!isa<arith::CmpIOp, arith::CmpFOp, arith::AndIOp, arith::OrIOp,
+           arith::XOrIOp, arith::AddIOp, arith::SubIOp, arith::MulIOp,
+           tosa::GreaterOp, tosa::GreaterEqualOp, tosa::EqualOp,
+           tosa::LogicalAndOp, tosa::LogicalOrOp, tosa::LogicalXorOp>(def))
+    return std::nullopt;
+  std::optional<double> a = operand(0), b = operand(1);
+  if (!a || !b)
+    return std::nullopt;
+  return llvm::TypeSwitch<Operation *, std::optional<double>>(def)
+      .Case([&](arith::CmpIOp op) -> std::optional<double> {
+        using P = arith::CmpIPredicate;
+        switch (op.getPredicate()) {
+        case P::eq: return *a == *b;
+        case P::ne: return *a != *b;
+        case P::slt: return *a < *b;
+        case P::sle: return *a <= *b;
+        case P::sgt: return *a > *b;
+        case P::sge: return *a >= *b;
+        default: return std::nullopt; // unsigned: not an index comparison
+        }
+      })
+      .Case([&](arith::CmpFOp op) -> std::optional<double> {
+        using P = arith::CmpFPredicate;
+        switch (op.getPredicate()) {
+        case P::OEQ: case P::UEQ: return *a == *b;
+        case P::ONE: case P::UNE: return *a != *b;
+        case P::OLT: case P::ULT: return *a < *b;
+        case P::OLE: case P::ULE: return *a <= *b;
+        case P::OGT: case P::UGT: return *a > *b;
+        case P::OGE: case P::UGE: return *a >= *b;
+        default: return std::nullopt;
+        }
+      })
+      .Case([&](tosa::GreaterOp) { return double(*a > *b); })
+      .Case([&](tosa::GreaterEqualOp) { return double(*a >= *b); })
+      .Case([&](tosa::EqualOp) { return double(*a == *b); })
+      .Case<arith::AndIOp, tosa::LogicalAndOp>(
+          [&](auto) { return double((*a != 0) && (*b != 0)); })
+      .Case<arith::OrIOp, tosa::LogicalOrOp>(
+          [&](auto) { return double((*a != 0) || (*b != 0)); })
+      .Case<arith::XOrIOp, tosa::LogicalXorOp>(
+          [&](auto) { return double((*a != 0) != (*b != 0)); })
+      .Case([&](arith::AddIOp) { return *a + *b; })
+      .Case([&](arith::SubIOp) { return *a - *b; })
+      .Case([&](arith::MulIOp) { return *a * *b; })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
 /// evaluate(t), `depth` operands below the term it was asked for.
 static std::optional<double> evaluateAtDepth(Term t, unsigned depth) {
   if (depth > kMaxEvaluationDepth)
@@ -122,6 +209,9 @@ static std::optional<double> evaluateAtDepth(Term t, unsigned depth) {
   Attribute attr;
   if (matchPattern(t.value, m_Constant(&attr)))
     return readConstant(attr, t.map);
+  if (Operation *def = t.value.getDefiningOp())
+    if (std::optional<double> value = evaluateLogic(def, t, depth))
+      return value;
   std::optional<Computation> c = classify(t);
   if (!c)
     return std::nullopt;

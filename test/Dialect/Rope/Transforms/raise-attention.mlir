@@ -822,12 +822,17 @@ func.func @boolean_causal_masked_fill(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8
 #row = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 #rowk = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, 0)>
 #bcmask = affine_map<(d0, d1, d2, d3) -> (0, 0, d2, d3)>
-// Near miss: kv heads repeated by tiling (query head h reads kv head
-// h mod Hkv), which is not GQA's grouping. Left alone.
-// CHECK-LABEL: func.func @no_raise_tiled_kv_heads
-// CHECK-NOT: rope.attention
-// CHECK-COUNT-2: linalg.batch_matmul
-func.func @no_raise_tiled_kv_heads(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x4x8x16xf32> {
+// Near miss of GQA: kv heads repeated by tiling (query head h reads kv head
+// h mod Hkv), which is not GQA's grouping. Attention reads the repeated
+// K and V as 4 heads of their own (the tiling stays, materialised), never
+// the 2 kv heads as groups.
+// CHECK-LABEL: func.func @tiled_kv_heads_not_grouped
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.+}} : tensor<1x2x8x16xf32>) outs(%{{.+}} : tensor<1x2x2x8x16xf32>)
+// CHECK: rope.attention
+// CHECK-SAME: : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>
+// CHECK-NOT: linalg.batch_matmul
+func.func @tiled_kv_heads_not_grouped(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x4x8x16xf32> {
   %kr_e5 = tensor.empty() : tensor<1x2x2x8x16xf32>
   %kr_b = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%k : tensor<1x2x8x16xf32>) outs(%kr_e5 : tensor<1x2x2x8x16xf32>) {
   ^bb0(%in: f32, %out: f32):
@@ -1114,6 +1119,170 @@ func.func @no_raise_softmax_over_queries(%q: tensor<1x2x8x16xf32>, %k: tensor<1x
   %o_e = tensor.empty() : tensor<2x8x16xf32>
   %o_z = arith.constant 0.0 : f32
   %o_f = linalg.fill ins(%o_z : f32) outs(%o_e : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  %o = linalg.batch_matmul ins(%p3, %v3 : tensor<2x8x8xf32>, tensor<2x8x16xf32>) outs(%o_f : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [1, 2, 8, 16] : tensor<2x8x16xf32> into tensor<1x2x8x16xf32>
+  return %o4 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// torch-mlir's tosa export of causal attention: Kᵀ by tosa.transpose,
+// tosa.matmul on [B·H, S, D] reshapes, the scale a tosa.mul by a constant,
+// the causal mask a tosa.select of −inf where the iota difference j − i
+// (narrowed to i32 and back) is ≥ 1, the softmax as reduce_max / sub / exp /
+// reduce_sum / reciprocal / mul, the output a tosa.reshape to [B, H, S, D].
+// CHECK-LABEL: func.func @tosa_causal
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<1x2x8x16xf32>, %[[K:[^:]+]]: tensor<1x2x8x16xf32>, %[[V:[^:]+]]: tensor<1x2x8x16xf32>)
+// CHECK: %[[O:.+]] = rope.attention %[[Q]], %[[K]], %[[V]] causal scale = 1.250000e-01 : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+// CHECK-NEXT: return %[[O]]
+func.func @tosa_causal(%arg0: tensor<1x2x8x16xf32>, %arg1: tensor<1x2x8x16xf32>, %arg2: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %0 = "tosa.const"() <{values = dense<0xFF800000> : tensor<8x8xf32>}> : () -> tensor<8x8xf32>
+  %1 = tosa.const_shape  {values = dense<[2, 8, 16]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %2 = tosa.const_shape  {values = dense<[2, 16, 8]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %3 = "tosa.const"() <{values = dense<0.000000e+00> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %4 = tosa.const_shape  {values = dense<[1, 2, 8, 8]> : tensor<4xindex>} : () -> !tosa.shape<4>
+  %5 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %6 = "tosa.const"() <{values = dense<[0, 1, 2, 3, 4, 5, 6, 7]> : tensor<8xi64>}> : () -> tensor<8xi64>
+  %7 = tosa.const_shape  {values = dense<[1, 8]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  %8 = tosa.const_shape  {values = dense<[8, 1]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  %9 = tosa.const_shape  {values = dense<[1, 1, 8, 8]> : tensor<4xindex>} : () -> !tosa.shape<4>
+  %10 = tosa.const_shape  {values = dense<[2, 8, 8]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %11 = tosa.const_shape  {values = dense<[1, 2, 8, 16]> : tensor<4xindex>} : () -> !tosa.shape<4>
+  %12 = "tosa.const"() <{values = dense<1.250000e-01> : tensor<1x1x1x1xf32>}> : () -> tensor<1x1x1x1xf32>
+  %13 = "tosa.const"() <{values = dense<1> : tensor<1x1xi64>}> : () -> tensor<1x1xi64>
+  %14 = "tosa.const"() <{values = dense<0.000000e+00> : tensor<1x1xf32>}> : () -> tensor<1x1xf32>
+  %15 = tosa.transpose %arg1 {perms = array<i32: 0, 1, 3, 2>} : (tensor<1x2x8x16xf32>) -> tensor<1x2x16x8xf32>
+  %16 = tosa.reshape %arg0, %1 : (tensor<1x2x8x16xf32>, !tosa.shape<3>) -> tensor<2x8x16xf32>
+  %17 = tosa.reshape %15, %2 : (tensor<1x2x16x8xf32>, !tosa.shape<3>) -> tensor<2x16x8xf32>
+  %18 = tosa.matmul %16, %17, %3, %3 : (tensor<2x8x16xf32>, tensor<2x16x8xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<2x8x8xf32>
+  %19 = tosa.reshape %18, %4 : (tensor<2x8x8xf32>, !tosa.shape<4>) -> tensor<1x2x8x8xf32>
+  %20 = tosa.mul %19, %12, %5 : (tensor<1x2x8x8xf32>, tensor<1x1x1x1xf32>, tensor<1xi8>) -> tensor<1x2x8x8xf32>
+  %21 = tosa.reshape %6, %7 : (tensor<8xi64>, !tosa.shape<2>) -> tensor<1x8xi64>
+  %22 = tosa.reshape %6, %8 : (tensor<8xi64>, !tosa.shape<2>) -> tensor<8x1xi64>
+  %23 = tosa.cast %22 : (tensor<8x1xi64>) -> tensor<8x1xi32>
+  %24 = tosa.cast %21 : (tensor<1x8xi64>) -> tensor<1x8xi32>
+  %25 = tosa.sub %24, %23 : (tensor<1x8xi32>, tensor<8x1xi32>) -> tensor<8x8xi32>
+  %26 = tosa.cast %25 : (tensor<8x8xi32>) -> tensor<8x8xi64>
+  %27 = tosa.greater_equal %26, %13 : (tensor<8x8xi64>, tensor<1x1xi64>) -> tensor<8x8xi1>
+  %28 = tosa.select %27, %0, %14 : (tensor<8x8xi1>, tensor<8x8xf32>, tensor<1x1xf32>) -> tensor<8x8xf32>
+  %29 = tosa.reshape %28, %9 : (tensor<8x8xf32>, !tosa.shape<4>) -> tensor<1x1x8x8xf32>
+  %30 = tosa.add %20, %29 : (tensor<1x2x8x8xf32>, tensor<1x1x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %31 = tosa.reduce_max %30 {axis = 3 : i32} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x1xf32>
+  %32 = tosa.sub %30, %31 : (tensor<1x2x8x8xf32>, tensor<1x2x8x1xf32>) -> tensor<1x2x8x8xf32>
+  %33 = tosa.exp %32 : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %34 = tosa.reduce_sum %33 {axis = 3 : i32} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x1xf32>
+  %35 = tosa.reciprocal %34 : (tensor<1x2x8x1xf32>) -> tensor<1x2x8x1xf32>
+  %36 = tosa.mul %33, %35, %5 : (tensor<1x2x8x8xf32>, tensor<1x2x8x1xf32>, tensor<1xi8>) -> tensor<1x2x8x8xf32>
+  %37 = tosa.reshape %36, %10 : (tensor<1x2x8x8xf32>, !tosa.shape<3>) -> tensor<2x8x8xf32>
+  %v3 = tosa.reshape %arg2, %1 : (tensor<1x2x8x16xf32>, !tosa.shape<3>) -> tensor<2x8x16xf32>
+  %38 = tosa.matmul %37, %v3, %3, %3 : (tensor<2x8x8xf32>, tensor<2x8x16xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<2x8x16xf32>
+  %39 = tosa.reshape %38, %11 : (tensor<2x8x16xf32>, !tosa.shape<4>) -> tensor<1x2x8x16xf32>
+  return %39 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// The softmax's sum reduces over the queries (axis 1), not the keys: not
+// attention, left unchanged.
+// CHECK-LABEL: func.func @no_raise_tosa_sum_over_queries
+// CHECK-NOT: rope.attention
+// CHECK: tosa.reduce_sum %{{.+}} {axis = 1 : i32}
+func.func @no_raise_tosa_sum_over_queries(%arg0: tensor<1x2x8x16xf32>, %arg1: tensor<1x2x8x16xf32>, %arg2: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %1 = tosa.const_shape  {values = dense<[2, 8, 16]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %2 = tosa.const_shape  {values = dense<[2, 16, 8]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %3 = "tosa.const"() <{values = dense<0.000000e+00> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %5 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %11 = tosa.const_shape  {values = dense<[1, 2, 8, 16]> : tensor<4xindex>} : () -> !tosa.shape<4>
+  %15 = tosa.transpose %arg1 {perms = array<i32: 0, 1, 3, 2>} : (tensor<1x2x8x16xf32>) -> tensor<1x2x16x8xf32>
+  %16 = tosa.reshape %arg0, %1 : (tensor<1x2x8x16xf32>, !tosa.shape<3>) -> tensor<2x8x16xf32>
+  %17 = tosa.reshape %15, %2 : (tensor<1x2x16x8xf32>, !tosa.shape<3>) -> tensor<2x16x8xf32>
+  %18 = tosa.matmul %16, %17, %3, %3 : (tensor<2x8x16xf32>, tensor<2x16x8xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<2x8x8xf32>
+  %33 = tosa.exp %18 : (tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %34 = tosa.reduce_sum %33 {axis = 1 : i32} : (tensor<2x8x8xf32>) -> tensor<2x1x8xf32>
+  %35 = tosa.reciprocal %34 : (tensor<2x1x8xf32>) -> tensor<2x1x8xf32>
+  %36 = tosa.mul %33, %35, %5 : (tensor<2x8x8xf32>, tensor<2x1x8xf32>, tensor<1xi8>) -> tensor<2x8x8xf32>
+  %v3 = tosa.reshape %arg2, %1 : (tensor<1x2x8x16xf32>, !tosa.shape<3>) -> tensor<2x8x16xf32>
+  %38 = tosa.matmul %36, %v3, %3, %3 : (tensor<2x8x8xf32>, tensor<2x8x16xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<2x8x16xf32>
+  %39 = tosa.reshape %38, %11 : (tensor<2x8x16xf32>, !tosa.shape<4>) -> tensor<1x2x8x16xf32>
+  return %39 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// One head, unbatched: Kᵀ by linalg.transpose, 2-D linalg.matmul for Q·Kᵀ
+// and P·V, the scale by a divide, a `triu` constant of −inf above the
+// diagonal (torch.triu(full(-inf), 1), folded by the export) added, and
+// linalg.softmax. Q, K and V become [1, 1, S, D] views and the result is
+// collapsed back to [S, D].
+// CHECK-LABEL: func.func @unbatched_triu_constant
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<4x16xf32>, %[[K:[^:]+]]: tensor<4x16xf32>, %[[V:[^:]+]]: tensor<4x16xf32>)
+// CHECK-DAG: %[[Q4:.+]] = tensor.expand_shape %[[Q]] {{\[}}[0, 1, 2], [3]] output_shape [1, 1, 4, 16]
+// CHECK-DAG: %[[K4:.+]] = tensor.expand_shape %[[K]] {{\[}}[0, 1, 2], [3]] output_shape [1, 1, 4, 16]
+// CHECK-DAG: %[[V4:.+]] = tensor.expand_shape %[[V]] {{\[}}[0, 1, 2], [3]] output_shape [1, 1, 4, 16]
+// CHECK: %[[O:.+]] = rope.attention %[[Q4]], %[[K4]], %[[V4]] causal scale = 2.500000e-01 : tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>
+// CHECK: %[[O2:.+]] = tensor.collapse_shape %[[O]] {{\[}}[0, 1, 2], [3]] : tensor<1x1x4x16xf32> into tensor<4x16xf32>
+// CHECK-NEXT: return %[[O2]]
+func.func @unbatched_triu_constant(%q: tensor<4x16xf32>, %k: tensor<4x16xf32>, %v: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %kt_e = tensor.empty() : tensor<16x4xf32>
+  %kt = linalg.transpose ins(%k : tensor<4x16xf32>) outs(%kt_e : tensor<16x4xf32>) permutation = [1, 0]
+  %s_e = tensor.empty() : tensor<4x4xf32>
+  %s_f = linalg.fill ins(%zero : f32) outs(%s_e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %s = linalg.matmul ins(%q, %kt : tensor<4x16xf32>, tensor<16x4xf32>) outs(%s_f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %four = arith.constant 4.0 : f32
+  %triu = arith.constant dense<[[0.0, 0xFF800000, 0xFF800000, 0xFF800000], [0.0, 0.0, 0xFF800000, 0xFF800000], [0.0, 0.0, 0.0, 0xFF800000], [0.0, 0.0, 0.0, 0.0]]> : tensor<4x4xf32>
+  %x_e = tensor.empty() : tensor<4x4xf32>
+  %x = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%s, %triu : tensor<4x4xf32>, tensor<4x4xf32>) outs(%x_e : tensor<4x4xf32>) {
+  ^bb0(%in: f32, %m: f32, %out: f32):
+    %d = arith.divf %in, %four : f32
+    %a = arith.addf %d, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<4x4xf32>
+  %p_e = tensor.empty() : tensor<4x4xf32>
+  %p = linalg.softmax dimension(1) ins(%x : tensor<4x4xf32>) outs(%p_e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %o_e = tensor.empty() : tensor<4x16xf32>
+  %o_f = linalg.fill ins(%zero : f32) outs(%o_e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %o = linalg.matmul ins(%p, %v : tensor<4x4xf32>, tensor<4x16xf32>) outs(%o_f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %o : tensor<4x16xf32>
+}
+
+// -----
+
+// A boolean mask that hides where true (masked_fill(mask, -inf)) and is an
+// argument, not a causal rule: attention's mask (true = may attend) is its
+// negation.
+// CHECK-LABEL: func.func @boolean_mask_hiding_where_true
+// CHECK-SAME: %[[M:[^:]+]]: tensor<1x1x8x8xi1>)
+// CHECK: %[[NOT:.+]] = linalg.generic
+// CHECK-SAME: ins(%[[M]] : tensor<1x1x8x8xi1>)
+// CHECK: %[[TRUE:.+]] = arith.constant true
+// CHECK: arith.xori %{{.+}}, %[[TRUE]] : i1
+// CHECK: rope.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} mask(%[[NOT]] : tensor<1x1x8x8xi1>) scale = 2.500000e-01 :
+func.func @boolean_mask_hiding_where_true(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %hide: tensor<1x1x8x8xi1>) -> tensor<1x2x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %kt_e = tensor.empty() : tensor<1x2x16x8xf32>
+  %kt = linalg.transpose ins(%k : tensor<1x2x8x16xf32>) outs(%kt_e : tensor<1x2x16x8xf32>) permutation = [0, 1, 3, 2]
+  %q3 = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<1x2x8x16xf32> into tensor<2x8x16xf32>
+  %k3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<1x2x16x8xf32> into tensor<2x16x8xf32>
+  %s_e = tensor.empty() : tensor<2x8x8xf32>
+  %s_f = linalg.fill ins(%zero : f32) outs(%s_e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul ins(%q3, %k3 : tensor<2x8x16xf32>, tensor<2x16x8xf32>) outs(%s_f : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s4 = tensor.expand_shape %s [[0, 1], [2], [3]] output_shape [1, 2, 8, 8] : tensor<2x8x8xf32> into tensor<1x2x8x8xf32>
+  %scale = arith.constant 0.25 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %x_e = tensor.empty() : tensor<1x2x8x8xf32>
+  %x = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (0, 0, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s4, %hide : tensor<1x2x8x8xf32>, tensor<1x1x8x8xi1>) outs(%x_e : tensor<1x2x8x8xf32>) {
+  ^bb0(%in: f32, %h: i1, %out: f32):
+    %sc = arith.mulf %in, %scale : f32
+    %sel = arith.select %h, %ninf, %sc : f32
+    linalg.yield %sel : f32
+  } -> tensor<1x2x8x8xf32>
+  %p_e = tensor.empty() : tensor<1x2x8x8xf32>
+  %p = linalg.softmax dimension(3) ins(%x : tensor<1x2x8x8xf32>) outs(%p_e : tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %p3 = tensor.collapse_shape %p [[0, 1], [2], [3]] : tensor<1x2x8x8xf32> into tensor<2x8x8xf32>
+  %v3 = tensor.collapse_shape %v [[0, 1], [2], [3]] : tensor<1x2x8x16xf32> into tensor<2x8x16xf32>
+  %o_e = tensor.empty() : tensor<2x8x16xf32>
+  %o_f = linalg.fill ins(%zero : f32) outs(%o_e : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
   %o = linalg.batch_matmul ins(%p3, %v3 : tensor<2x8x8xf32>, tensor<2x8x16xf32>) outs(%o_f : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
   %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [1, 2, 8, 16] : tensor<2x8x16xf32> into tensor<1x2x8x16xf32>
   return %o4 : tensor<1x2x8x16xf32>
