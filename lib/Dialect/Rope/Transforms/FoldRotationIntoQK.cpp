@@ -259,29 +259,95 @@ struct RotateBeforeTransposeIntoAttention
 };
 
 /// A rotation that an operand of a contraction reads, through views: the
-/// rotation, and the map from the contraction's loops to its input's indices.
+/// un-rotated input, the dims it turns, its cos/sin tables (as
+/// rope.rotate_with_tables reads them; a spec rotation's are built from its
+/// positions once the fold is certain), and the map from the contraction's
+/// loops to the input's indices.
 struct RotatedOperand {
-  RotateOp rotation;
+  Operation *rotation;
+  Value input;
+  lowering::RotaryDims dims;
+  int64_t seqDim;
   AffineMap map;
+  Value cos, sin;
 };
 
 std::optional<RotatedOperand> rotatedOperand(linalg::LinalgOp op,
                                              OpOperand &operand) {
   raising::Term t = raising::peelViews(raising::makeTerm(
       operand.get(), op.getMatchingIndexingMap(&operand)));
-  auto rotation = t.value.getDefiningOp<RotateOp>();
-  if (!rotation)
-    return std::nullopt;
-  return RotatedOperand{rotation, t.map};
+  if (auto rotation = t.value.getDefiningOp<RotateOp>())
+    return RotatedOperand{
+        rotation, rotation.getInput(),
+        lowering::RotaryDims::of(rotation.getSpec(), rotation.getHeadDim()),
+        rotation.getNormalizedSeqDim(), t.map, Value(), Value()};
+  if (auto rotation = t.value.getDefiningOp<RotateWithTablesOp>())
+    return RotatedOperand{rotation,
+                          rotation.getInput(),
+                          {rotation.getRotaryDims(), rotation.getRotaryOffset(),
+                           rotation.getLayout()},
+                          rotation.getNormalizedSeqDim(),
+                          t.map,
+                          rotation.getCos(),
+                          rotation.getSin()};
+  return std::nullopt;
+}
+
+/// Gives the spec rotations among `sides` their tables: rope.table of their
+/// positions, one shared when both rotate alike.
+void buildSpecTables(PatternRewriter &rewriter, Location loc,
+                     MutableArrayRef<RotatedOperand> sides) {
+  auto q = dyn_cast<RotateOp>(sides[0].rotation);
+  auto k = dyn_cast<RotateOp>(sides[1].rotation);
+  std::pair<TableOp, TableOp> tables;
+  if (q && k) {
+    tables = buildRotationTables(rewriter, loc, q, k);
+  } else {
+    for (auto [rotation, table] : {std::pair{q, &tables.first},
+                                   std::pair{k, &tables.second}})
+      if (rotation)
+        *table = TableOp::create(rewriter, loc, rotation.getPositions(),
+                                 rotation.getSpec(), rotation.getHeadDim());
+  }
+  for (auto [side, table] :
+       llvm::zip_equal(sides, std::array{tables.first, tables.second}))
+    if (table) {
+      side.cos = table.getCos();
+      side.sin = table.getSin();
+    }
+}
+
+/// A contraction like `op` (its loops, its init) of `lhs` and `rhs` read at
+/// the given maps: init + Σ lhs·rhs in f32, stored as the result type.
+Value buildProduct(PatternRewriter &rewriter, linalg::LinalgOp op, Value init,
+                   Value lhs, AffineMap lhsMap, Value rhs, AffineMap rhsMap) {
+  Type outType = getElementTypeOrSelf(init.getType());
+  SmallVector<AffineMap> maps = {
+      lhsMap, rhsMap, op.getMatchingIndexingMap(op.getDpsInitOperand(0))};
+  return linalg::GenericOp::create(
+             rewriter, op.getLoc(), init.getType(), ValueRange{lhs, rhs},
+             ValueRange{init}, maps, op.getIteratorTypesArray(),
+             [&](OpBuilder &b, Location nl, ValueRange args) {
+               Value product = arith::MulFOp::create(
+                   b, nl, lowering::toF32(b, nl, args[0]),
+                   lowering::toF32(b, nl, args[1]));
+               Value sum = arith::AddFOp::create(
+                   b, nl, lowering::toF32(b, nl, args[2]), product);
+               linalg::YieldOp::create(
+                   b, nl, ValueRange{lowering::fromF32(b, nl, sum, outType)});
+             })
+      .getResult(0);
 }
 
 /// Rotated Q and K that meet in a plain product (a Q·Kᵀ that was not raised
 /// to attention: extra ops between, an unusual mask): the product reads
 /// the un-rotated tensors and rotates them as they enter the reduction, so
-/// no rotated tensor is needed. The reduction over the head dim becomes
-/// one over the pairs, each side's pair rotated in the product's body by
-/// its own table (`rope.table` of its positions), both members' products
-/// added.
+/// no rotated tensor is needed. The reduction over the head dim splits: the
+/// dims a partial rotation passes through are one product (of slices of
+/// the inputs), the rotated ones another over the pairs, each side's pair
+/// rotated in the product's body by its own tables (a frontend's, or
+/// `rope.table` of a spec rotation's positions), both members' products
+/// added into the first product's result.
 struct FoldRotationsIntoProduct
     : public OpInterfaceRewritePattern<linalg::LinalgOp> {
   using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
@@ -289,55 +355,78 @@ struct FoldRotationsIntoProduct
   LogicalResult matchAndRewrite(linalg::LinalgOp op,
                                 PatternRewriter &rewriter) const override {
     std::optional<unsigned> reduction = raising::getMultiplyAccumulateLoop(op);
-    if (!reduction)
+    if (!reduction || op->getNumResults() != 1)
       return rewriter.notifyMatchFailure(op, "not a product");
-    std::optional<RotatedOperand> sides[2] = {
-        rotatedOperand(op, *op.getDpsInputOperand(0)),
-        rotatedOperand(op, *op.getDpsInputOperand(1))};
-    if (!sides[0] || !sides[1])
+    std::optional<RotatedOperand> lhs =
+        rotatedOperand(op, *op.getDpsInputOperand(0));
+    std::optional<RotatedOperand> rhs =
+        rotatedOperand(op, *op.getDpsInputOperand(1));
+    if (!lhs || !rhs)
       return rewriter.notifyMatchFailure(op, "an operand is not rotated");
+    std::array<RotatedOperand, 2> sides = {*lhs, *rhs};
     MLIRContext *ctx = getContext();
     AffineExpr d = getAffineDimExpr(*reduction, ctx);
-    int64_t headDim = sides[0]->rotation.getHeadDim();
-    for (std::optional<RotatedOperand> &side : sides) {
+    for (RotatedOperand &side : sides) {
       // The reduction runs along the rotated head, and only there.
-      AffineMap map = side->map;
+      AffineMap map = side.map;
       if (map.getResults().back() != d ||
           llvm::any_of(map.getResults().drop_back(), [&](AffineExpr e) {
             return e.isFunctionOfDim(*reduction);
           }))
         return rewriter.notifyMatchFailure(op, "the reduction is not the head");
-      RotarySpecAttr spec = side->rotation.getSpec();
-      if (spec.getRotaryDims(headDim) != headDim ||
-          side->rotation.getHeadDim() != headDim)
-        return rewriter.notifyMatchFailure(op, "partial rotary (not yet)");
     }
-    if (sides[0]->rotation.getSpec().getLayout() !=
-        sides[1]->rotation.getSpec().getLayout())
-      return rewriter.notifyMatchFailure(op, "different pair layouts");
-    bool interleaved =
-        sides[0]->rotation.getSpec().getLayout() == RotaryLayout::interleaved;
+    // Both sides must pair the same head dims alike, so that pair t of one
+    // meets pair t of the other.
+    lowering::RotaryDims dims = sides[0].dims;
+    int64_t headDim =
+        cast<RankedTensorType>(sides[0].input.getType()).getShape().back();
+    if (sides[1].dims.dims != dims.dims ||
+        sides[1].dims.offset != dims.offset ||
+        sides[1].dims.layout != dims.layout ||
+        cast<RankedTensorType>(sides[1].input.getType()).getShape().back() !=
+            headDim)
+      return rewriter.notifyMatchFailure(op, "Q and K rotate different dims");
+    bool interleaved = dims.layout == RotaryLayout::interleaved;
 
-    // Loops: the product's, its reduction now over the pairs t (h of
-    // them); the body adds the products of both members of pair t.
+    Location loc = op.getLoc();
+    buildSpecTables(rewriter, loc, sides);
+
+    // The pass-through dims [0, offset) and [offset + r, D): products of
+    // slices, accumulated into the init in turn.
+    Value acc = op.getDpsInitOperand(0)->get();
+    for (auto [begin, end] :
+         {std::pair<int64_t, int64_t>{0, dims.offset},
+          std::pair<int64_t, int64_t>{dims.offset + dims.dims, headDim}}) {
+      if (begin == end)
+        continue;
+      auto slice = [&](Value input) -> Value {
+        SmallVector<OpFoldResult> offsets, sizes, strides;
+        auto type = cast<RankedTensorType>(input.getType());
+        offsets.assign(type.getRank(), rewriter.getIndexAttr(0));
+        offsets.back() = rewriter.getIndexAttr(begin);
+        sizes = tensor::getMixedSizes(rewriter, loc, input);
+        sizes.back() = rewriter.getIndexAttr(end - begin);
+        strides.assign(type.getRank(), rewriter.getIndexAttr(1));
+        return tensor::ExtractSliceOp::create(rewriter, loc, input, offsets,
+                                              sizes, strides);
+      };
+      acc = buildProduct(rewriter, op, acc, slice(sides[0].input),
+                         sides[0].map, slice(sides[1].input), sides[1].map);
+    }
+
+    // The rotated dims: the reduction loop now runs over the pairs t (r/2
+    // of them); the body adds the products of both members of pair t.
     unsigned numLoops = op.getNumLoops();
     AffineExpr t = d;
-    Location loc = op.getLoc();
-    auto [qTable, kTable] = buildRotationTables(
-        rewriter, loc, sides[0]->rotation, sides[1]->rotation);
-    TableOp tables[2] = {qTable, kTable};
     SmallVector<Value> inputs;
     SmallVector<AffineMap> maps;
-    for (auto [side, table] : llvm::zip_equal(sides, tables)) {
-      RotateOp rotation = side->rotation;
-      AffineMap map = side->map;
-      // The input viewed as pairs, so that each member is read along t with
-      // extent h.
-      Value pairs = lowering::buildPairView(
-          rewriter, loc, rotation.getInput(),
-          lowering::RotaryDims::of(rotation.getSpec(), headDim));
+    for (RotatedOperand &side : sides) {
+      // The input viewed as pairs, so that each member is read along t.
+      Value pairs =
+          lowering::buildPairView(rewriter, loc, side.input, side.dims);
+      ArrayRef<AffineExpr> leading = side.map.getResults().drop_back();
       auto member = [&](int64_t c) {
-        SmallVector<AffineExpr> results(map.getResults().drop_back());
+        SmallVector<AffineExpr> results(leading);
         AffineExpr cExpr = getAffineConstantExpr(c, ctx);
         if (interleaved)
           results.append({t, cExpr});
@@ -345,38 +434,49 @@ struct FoldRotationsIntoProduct
           results.append({cExpr, t});
         return AffineMap::get(numLoops, 0, results, ctx);
       };
-      // The table's rows follow the positions: [S] or [B, S] of the input's
-      // sequence (and batch) dims.
-      int64_t seqDim = rotation.getNormalizedSeqDim();
-      SmallVector<AffineExpr> rows;
-      if (rotation.getPositions().getType().getRank() == 2)
-        rows.push_back(map.getResult(0));
-      rows.push_back(map.getResult(seqDim));
-      rows.push_back(t);
-      AffineMap tableMap = AffineMap::get(numLoops, 0, rows, ctx);
-      inputs.append({pairs, pairs, table.getCos(), table.getSin()});
-      maps.append({member(0), member(1), tableMap, tableMap});
+      inputs.append({pairs, pairs});
+      maps.append({member(0), member(1)});
+      // cos and sin of member 0, then of member 1 (the same tables when
+      // they hold one coefficient per pair), each read at the pair.
+      for (int64_t c : {0, 1}) {
+        lowering::CosSin member = lowering::buildMemberCoefficients(
+            rewriter, loc, {side.cos, side.sin}, side.dims, c);
+        AffineMap table =
+            lowering::tableReadMap(member.cos, leading, numLoops, side.seqDim,
+                                   side.dims, t, getAffineConstantExpr(c, ctx));
+        inputs.append({member.cos, member.sin});
+        maps.append({table, table});
+      }
     }
-    OpOperand *init = op.getDpsInitOperand(0);
-    maps.push_back(op.getMatchingIndexingMap(init));
-    Type outType = getElementTypeOrSelf(init->get().getType());
+    maps.push_back(op.getMatchingIndexingMap(op.getDpsInitOperand(0)));
+    Type outType = getElementTypeOrSelf(acc.getType());
 
     auto product = linalg::GenericOp::create(
-        rewriter, loc, op->getResultTypes(), inputs, ValueRange{init->get()},
-        maps, op.getIteratorTypesArray(),
+        rewriter, loc, acc.getType(), inputs, ValueRange{acc}, maps,
+        op.getIteratorTypesArray(),
         [&](OpBuilder &b, Location nl, ValueRange args) {
-          auto rotated = [&](ValueRange a) {
-            return lowering::buildPairRotation(
-                b, nl, lowering::toF32(b, nl, a[0]),
-                lowering::toF32(b, nl, a[1]), a[2], a[3]);
+          // Args per side: the members a, b; cos, sin of member 0; of 1.
+          auto rotated = [&](ValueRange side) {
+            Value a = lowering::toF32(b, nl, side[0]);
+            Value second = lowering::toF32(b, nl, side[1]);
+            auto f32 = [&](unsigned i) {
+              return lowering::toF32(b, nl, side[i]);
+            };
+            Value first =
+                lowering::buildPairRotation(b, nl, a, second, f32(2), f32(3))
+                    .first;
+            Value other =
+                lowering::buildPairRotation(b, nl, a, second, f32(4), f32(5))
+                    .second;
+            return std::pair{first, other};
           };
-          auto [q0, q1] = rotated(args.take_front(4));
-          auto [k0, k1] = rotated(args.slice(4, 4));
+          auto [q0, q1] = rotated(args.take_front(6));
+          auto [k0, k1] = rotated(args.slice(6, 6));
           Value pair = arith::AddFOp::create(
               b, nl, arith::MulFOp::create(b, nl, q0, k0),
               arith::MulFOp::create(b, nl, q1, k1));
           Value sum = arith::AddFOp::create(
-              b, nl, lowering::toF32(b, nl, args[8]), pair);
+              b, nl, lowering::toF32(b, nl, args[12]), pair);
           linalg::YieldOp::create(
               b, nl, ValueRange{lowering::fromF32(b, nl, sum, outType)});
         });

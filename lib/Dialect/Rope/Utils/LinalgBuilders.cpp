@@ -403,26 +403,42 @@ AffineMap pairMap(MLIRContext *ctx, unsigned numLoops, unsigned leading,
 /// Map of a cos/sin table over loops whose first ones are the leading
 /// (non-head) dims of a rank-`rank` tensor rotated as `range` says, with the
 /// sequence at `seqDim`, reading the coefficient of member `member` of pair
-/// `pair`: the pair's column (tables of width h) or the member's own
-/// element (width r). Static unit dims of the table broadcast.
+/// `pair`.
 AffineMap tableMap(MLIRContext *ctx, Value table, unsigned numLoops,
                    unsigned rank, int64_t seqDim, const RotaryRange &range,
                    AffineExpr pair, AffineExpr member) {
-  auto type = cast<RankedTensorType>(table.getType());
-  SmallVector<AffineExpr> exprs;
-  for (auto [tableDim, dim] :
-       llvm::enumerate(getTableRowDims(rank, type.getRank(), seqDim)))
-    exprs.push_back(type.getDimSize(tableDim) == 1
-                        ? getAffineConstantExpr(0, ctx)
-                        : getAffineDimExpr(dim, ctx));
-  if (type.getShape().back() == range.h)
-    exprs.push_back(pair);
-  else
-    exprs.push_back(range.interleaved ? pair * 2 + member
-                                      : member * range.h + pair);
-  return AffineMap::get(numLoops, 0, exprs, ctx);
+  SmallVector<AffineExpr> leading;
+  for (unsigned i = 0; i + 1 < rank; ++i)
+    leading.push_back(getAffineDimExpr(i, ctx));
+  return tableReadMap(
+      table, leading, numLoops, seqDim,
+      {range.r, range.off,
+       range.interleaved ? RotaryLayout::interleaved : RotaryLayout::half},
+      pair, member);
 }
 } // namespace
+
+AffineMap tableReadMap(Value table, ArrayRef<AffineExpr> inputIndices,
+                       unsigned numLoops, int64_t seqDim, RotaryDims dims,
+                       AffineExpr pair, AffineExpr member) {
+  MLIRContext *ctx = table.getContext();
+  auto type = cast<RankedTensorType>(table.getType());
+  int64_t h = dims.dims / 2;
+  SmallVector<AffineExpr> exprs;
+  for (auto [tableDim, dim] : llvm::enumerate(getTableRowDims(
+           inputIndices.size() + 1, type.getRank(), seqDim)))
+    exprs.push_back(type.getDimSize(tableDim) == 1
+                        ? getAffineConstantExpr(0, ctx)
+                        : inputIndices[dim]);
+  // Tables of one coefficient per pair are read at the pair, those of one
+  // per element at the member's own element.
+  if (type.getShape().back() == h)
+    exprs.push_back(pair);
+  else
+    exprs.push_back(dims.layout == RotaryLayout::interleaved ? pair * 2 + member
+                                                             : member * h + pair);
+  return AffineMap::get(numLoops, 0, exprs, ctx);
+}
 
 Value buildPairView(OpBuilder &b, Location loc, Value x, RotaryDims dims) {
   return pairView(b, loc, x, rotaryRange(b, loc, x, dims));
@@ -507,22 +523,20 @@ Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
                                        range.sizes, range.strides);
 }
 
-/// The coefficients of pair member `member` alone, one per pair: per-pair
-/// tables as they are, per-element tables sliced to that member's elements
-/// (a table read at `t` alone must have one column per pair for the
-/// generic's loop bounds to agree with it).
-static CosSin memberCoefficients(OpBuilder &b, Location loc, CosSin table,
-                                 const RotaryRange &range, int64_t member) {
+CosSin buildMemberCoefficients(OpBuilder &b, Location loc, CosSin table,
+                               RotaryDims dims, int64_t member) {
   auto type = cast<RankedTensorType>(table.cos.getType());
-  if (type.getShape().back() == range.h)
+  int64_t h = dims.dims / 2;
+  if (type.getShape().back() == h)
     return table;
+  bool interleaved = dims.layout == RotaryLayout::interleaved;
   int64_t rank = type.getRank();
   SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
   SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, table.cos);
   SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
-  offsets.back() = b.getIndexAttr(range.interleaved ? member : member * range.h);
-  sizes.back() = b.getIndexAttr(range.h);
-  strides.back() = b.getIndexAttr(range.interleaved ? 2 : 1);
+  offsets.back() = b.getIndexAttr(interleaved ? member : member * h);
+  sizes.back() = b.getIndexAttr(h);
+  strides.back() = b.getIndexAttr(interleaved ? 2 : 1);
   auto slice = [&](Value t) -> Value {
     return tensor::ExtractSliceOp::create(b, loc, t, offsets, sizes, strides);
   };
@@ -568,7 +582,7 @@ Value buildMaterializedRotation(OpBuilder &b, Location loc, Value x,
   // computation of what it inserts).
   for (int64_t member : {0, 1}) {
     Value init = emptyTensor(b, loc, halfSizes, f32);
-    CosSin memberTable = memberCoefficients(b, loc, table, range, member);
+    CosSin memberTable = buildMemberCoefficients(b, loc, table, dims, member);
     AffineMap tables = tableMap(ctx, memberTable.cos, n, n, seqDim, range, t,
                                 getAffineConstantExpr(member, ctx));
     Value half =

@@ -223,7 +223,7 @@ func.func @fold_table_rotations_through_transpose(%q: tensor<1x8x2x16xf32>, %k: 
 // CHECK-DAG: %[[QP:.+]] = tensor.expand_shape %[[Q]] {{\[\[}}0], [1], [2], [3, 4]] output_shape [1, 2, 8, 2, 8]
 // CHECK-DAG: %[[KP:.+]] = tensor.expand_shape %[[K]] {{\[\[}}0], [1], [2], [3, 4]] output_shape [1, 2, 8, 2, 8]
 // CHECK-DAG: %[[C:[^ ,]+]], %[[S:[^ ]+]] = rope.table %[[P]] rotary(#rope.spec<base = 5.000000e+05>) head_dim = 16
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[QP]], %[[QP]], %[[C]], %[[S]], %[[KP]], %[[KP]], %[[C]], %[[S]] :
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[QP]], %[[QP]], %[[C]], %[[S]], %[[C]], %[[S]], %[[KP]], %[[KP]], %[[C]], %[[S]], %[[C]], %[[S]] :
 // CHECK-NOT: linalg.batch_matmul
 func.func @fold_into_product(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %p: tensor<8xi64>) -> tensor<2x8x8xf32> {
   %qr = rope.rotate %q, %p rotary(#rope.spec<base = 500000.0>) : tensor<1x2x8x16xf32>, tensor<8xi64>
@@ -241,12 +241,23 @@ func.func @fold_into_product(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>,
 
 // -----
 
-// Near misses for the product: partial rotary (not yet), and Q and K paired
-// differently. Left alone.
-// CHECK-LABEL: func.func @no_fold_into_product_partial
-// CHECK-COUNT-2: rope.rotate
-// CHECK: linalg.batch_matmul
-func.func @no_fold_into_product_partial(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %p: tensor<8xi64>) -> tensor<2x8x8xf32> {
+// Partial rotary (GPT-NeoX: the first 8 of 16 dims): the pass-through
+// dims [8, 16) are a product of slices into the init, the rotated pairs a
+// second product accumulating into the first.
+// CHECK-LABEL: func.func @fold_into_product_partial
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<1x2x8x16xf32>, %[[K:[^:]+]]: tensor<1x2x8x16xf32>, %[[P:[^:]+]]: tensor<8xi64>)
+// CHECK-NOT: rope.rotate
+// CHECK: %[[C:[^ ,]+]], %[[S:[^ ]+]] = rope.table %[[P]] rotary(#rope.spec<dims = 8>) head_dim = 16
+// CHECK-DAG: %[[QT:.+]] = tensor.extract_slice %[[Q]][0, 0, 0, 8] [1, 2, 8, 8] [1, 1, 1, 1]
+// CHECK-DAG: %[[KT:.+]] = tensor.extract_slice %[[K]][0, 0, 0, 8] [1, 2, 8, 8] [1, 1, 1, 1]
+// CHECK: %[[PASS:.+]] = linalg.generic {{.*}} ins(%[[QT]], %[[KT]] :
+// CHECK: %[[QR:.+]] = tensor.extract_slice %[[Q]][0, 0, 0, 0] [1, 2, 8, 8] [1, 1, 1, 1]
+// CHECK: %[[QP:.+]] = tensor.expand_shape %[[QR]] {{\[\[}}0], [1], [2], [3, 4]] output_shape [1, 2, 8, 2, 4]
+// CHECK: %[[KR:.+]] = tensor.extract_slice %[[K]][0, 0, 0, 0] [1, 2, 8, 8] [1, 1, 1, 1]
+// CHECK: %[[KP:.+]] = tensor.expand_shape %[[KR]] {{\[\[}}0], [1], [2], [3, 4]] output_shape [1, 2, 8, 2, 4]
+// CHECK: linalg.generic {{.*}} ins(%[[QP]], %[[QP]], %[[C]], %[[S]], %[[C]], %[[S]], %[[KP]], %[[KP]], %[[C]], %[[S]], %[[C]], %[[S]] : {{.*}} outs(%[[PASS]] :
+// CHECK-NOT: linalg.batch_matmul
+func.func @fold_into_product_partial(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %p: tensor<8xi64>) -> tensor<2x8x8xf32> {
   %qr = rope.rotate %q, %p rotary(#rope.spec<dims = 8>) : tensor<1x2x8x16xf32>, tensor<8xi64>
   %kr = rope.rotate %k, %p rotary(#rope.spec<dims = 8>) : tensor<1x2x8x16xf32>, tensor<8xi64>
   %e = tensor.empty() : tensor<1x2x16x8xf32>
@@ -260,12 +271,63 @@ func.func @no_fold_into_product_partial(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2
   return %s : tensor<2x8x8xf32>
 }
 
+// -----
+
+// Rotations by a frontend's tables (HF's per-element cos/sin, [1, 1, S, r],
+// 8 dims at offset 4 so pass-through dims lie on both sides): the tables
+// are sliced per pair member ([.., 0:4] for the first, [.., 4:8] for the
+// second) and read at the pair; the pass-through dims [0, 4) and [12, 16)
+// are two products of slices.
+// CHECK-LABEL: func.func @fold_table_rotations_into_product
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<1x2x8x16xf32>, %[[K:[^:]+]]: tensor<1x2x8x16xf32>, %[[C:[^:]+]]: tensor<1x1x8x8xf32>, %[[S:[^:]+]]: tensor<1x1x8x8xf32>)
+// CHECK-NOT: rope.rotate_with_tables
+// CHECK: %[[LO:.+]] = linalg.generic
+// CHECK: %[[HI:.+]] = linalg.generic {{.*}} outs(%[[LO]] :
+// CHECK-DAG: %[[C0:.+]] = tensor.extract_slice %[[C]][0, 0, 0, 0] [1, 1, 8, 4] [1, 1, 1, 1]
+// CHECK-DAG: %[[C1:.+]] = tensor.extract_slice %[[C]][0, 0, 0, 4] [1, 1, 8, 4] [1, 1, 1, 1]
+// CHECK: linalg.generic {{.*}} outs(%[[HI]] :
+// CHECK-NOT: linalg.batch_matmul
+func.func @fold_table_rotations_into_product(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %c: tensor<1x1x8x8xf32>, %s: tensor<1x1x8x8xf32>) -> tensor<2x8x8xf32> {
+  %qr = rope.rotate_with_tables %q, %c, %s dims = 8 offset = 4 : tensor<1x2x8x16xf32>, tensor<1x1x8x8xf32>
+  %kr = rope.rotate_with_tables %k, %c, %s dims = 8 offset = 4 : tensor<1x2x8x16xf32>, tensor<1x1x8x8xf32>
+  %e = tensor.empty() : tensor<1x2x16x8xf32>
+  %kt = linalg.transpose ins(%kr : tensor<1x2x8x16xf32>) outs(%e : tensor<1x2x16x8xf32>) permutation = [0, 1, 3, 2]
+  %q3 = tensor.collapse_shape %qr [[0, 1], [2], [3]] : tensor<1x2x8x16xf32> into tensor<2x8x16xf32>
+  %k3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<1x2x16x8xf32> into tensor<2x16x8xf32>
+  %z = arith.constant 0.0 : f32
+  %o = tensor.empty() : tensor<2x8x8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%o : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %sc = linalg.batch_matmul ins(%q3, %k3 : tensor<2x8x16xf32>, tensor<2x16x8xf32>) outs(%f : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  return %sc : tensor<2x8x8xf32>
+}
+
+// -----
+
+// Near misses for the product: Q and K paired differently, or rotating
+// different dims. Left alone.
 // CHECK-LABEL: func.func @no_fold_into_product_layouts
 // CHECK-COUNT-2: rope.rotate
 // CHECK: linalg.batch_matmul
 func.func @no_fold_into_product_layouts(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %p: tensor<8xi64>) -> tensor<2x8x8xf32> {
   %qr = rope.rotate %q, %p rotary(#rope.spec<>) : tensor<1x2x8x16xf32>, tensor<8xi64>
   %kr = rope.rotate %k, %p rotary(#rope.spec<layout = interleaved>) : tensor<1x2x8x16xf32>, tensor<8xi64>
+  %e = tensor.empty() : tensor<1x2x16x8xf32>
+  %kt = linalg.transpose ins(%kr : tensor<1x2x8x16xf32>) outs(%e : tensor<1x2x16x8xf32>) permutation = [0, 1, 3, 2]
+  %q3 = tensor.collapse_shape %qr [[0, 1], [2], [3]] : tensor<1x2x8x16xf32> into tensor<2x8x16xf32>
+  %k3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<1x2x16x8xf32> into tensor<2x16x8xf32>
+  %z = arith.constant 0.0 : f32
+  %o = tensor.empty() : tensor<2x8x8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%o : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul ins(%q3, %k3 : tensor<2x8x16xf32>, tensor<2x16x8xf32>) outs(%f : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  return %s : tensor<2x8x8xf32>
+}
+
+// CHECK-LABEL: func.func @no_fold_into_product_different_dims
+// CHECK-COUNT-2: rope.rotate
+// CHECK: linalg.batch_matmul
+func.func @no_fold_into_product_different_dims(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %p: tensor<8xi64>) -> tensor<2x8x8xf32> {
+  %qr = rope.rotate %q, %p rotary(#rope.spec<dims = 8>) : tensor<1x2x8x16xf32>, tensor<8xi64>
+  %kr = rope.rotate %k, %p rotary(#rope.spec<dims = 8, offset = 8>) : tensor<1x2x8x16xf32>, tensor<8xi64>
   %e = tensor.empty() : tensor<1x2x16x8xf32>
   %kt = linalg.transpose ins(%kr : tensor<1x2x8x16xf32>) outs(%e : tensor<1x2x16x8xf32>) permutation = [0, 1, 3, 2]
   %q3 = tensor.collapse_shape %qr [[0, 1], [2], [3]] : tensor<1x2x8x16xf32> into tensor<2x8x16xf32>

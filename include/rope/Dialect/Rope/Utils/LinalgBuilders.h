@@ -129,6 +129,22 @@ std::pair<Value, Value> buildPairRotation(OpBuilder &b, Location loc, Value a,
 /// pair t at c·h + t) or [.., h, 2] (interleaved: at 2t + c).
 Value buildPairView(OpBuilder &b, Location loc, Value x, RotaryDims dims);
 
+/// Map from `numLoops` loops to the element of a cos/sin table (as
+/// rope.rotate_with_tables reads it, rows following the input's dims by
+/// getTableRowDims) that member `member` of pair `pair` of a rotation of
+/// `dims` uses, the input's non-head dims read at `inputIndices` (one per
+/// dim but the head; a table's static 1 broadcasts).
+AffineMap tableReadMap(Value table, ArrayRef<AffineExpr> inputIndices,
+                       unsigned numLoops, int64_t seqDim, RotaryDims dims,
+                       AffineExpr pair, AffineExpr member);
+
+/// The coefficients of pair member `member` alone, one per pair: per-pair
+/// tables as they are, per-element tables sliced to that member's elements
+/// (a table read at the pair index alone must have one column per pair for
+/// a generic's loop bounds to agree with it).
+CosSin buildMemberCoefficients(OpBuilder &b, Location loc, CosSin table,
+                               RotaryDims dims, int64_t member);
+
 /// Applies tables to `x` (head dim last, sequence at `seqDim`); dims outside
 /// the rotary range pass through. The result has element type `resultType`.
 Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
