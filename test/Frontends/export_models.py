@@ -8,7 +8,8 @@
 
 Each model (a transformers attention layer or decoder layer, seeded random
 weights, see zoo.py) is exported with torch.export (static shapes: batch 1,
-sequence 12) and imported with torch-mlir's FX importer as linalg-on-tensors:
+sequence 12) and imported with torch-mlir's FX importer as linalg-on-tensors
+(or tosa, as the model says):
 one `func.func @main(hidden_states, position_ids) -> output`, weights as
 dense_resource blobs. The file starts with a header saying how it was made,
 with the versions and a digest of the weights (the tests rebuild the model

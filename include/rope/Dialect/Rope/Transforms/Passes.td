@@ -41,9 +41,12 @@ def RopeFoldRotationIntoQK : Pass<"rope-fold-rotation-into-qk"> {
     it: the product (any linalg op accumulating the product of its two
     inputs over the head dim) becomes a generic that reads the un-rotated
     tensors as pairs and rotates each pair in its body with its side's
-    `rope.table`, so no rotated tensor is left. Whole-head `rope.rotate` on
-    both sides with one layout; partial rotary and table rotations are left
-    alone for now.
+    tables (a spec rotation's `rope.table`, or a table rotation's own
+    cos/sin, per-element tables sliced per pair member), so no rotated
+    tensor is left. With partial rotary the dims passed through are a
+    product of slices of the inputs, accumulated first. Both sides must
+    rotate the same dims with the same layout (pair t of Q meets pair t of
+    K); otherwise the product is left alone.
   }];
   let dependentDialects = ["::mlir::rope::RopeDialect"];
 }
@@ -312,33 +315,41 @@ def RopeRaise : Pass<"rope-raise"> {
     frontends export it becomes `rope.attention`, read element by element
     from the output back (so any arrangement of transposes, reshapes and
     broadcasts between the ops is only a map on the way):
-    * Q·Kᵀ and P·V as batched contractions (`linalg.batch_matmul`, or any
-      linalg op with one reduction whose body adds a product to a zero init),
-      over the collapsed batch·head dim, expanded back to `[B, H, S, D]`;
+    * Q·Kᵀ and P·V as batched contractions (`linalg.batch_matmul`,
+      `tosa.matmul`, or any linalg op with one reduction whose body adds a
+      product to a zero init), over the collapsed batch·head dim, expanded
+      back to `[B, H, S, D]` (`tensor.expand_shape` or `tosa.reshape`); or,
+      for one unbatched head, 2-D products (`linalg.matmul`) of `[S, D]`
+      operands, which attention reads as `[1, 1, S, D]`;
     * the scale as products or quotients by constants, on the scores or on Q
       and Kᵀ (SDPA's √scale each);
     * soft-capping `c·tanh(x/c)` (Gemma 2);
     * one additive mask: when every element evaluates at compile time
-      (iota comparisons, selects, constants) and it only hides keys as
-      causal attention does, optionally with a sliding window, it becomes
-      `causal` (and `window`); otherwise the tensor itself is the mask
-      operand;
-    * a boolean mask applied by a select of the logits (`torch.where`,
-      `masked_fill` with −inf or the most negative float): causal/window as
-      above, else attention's i1 mask when true means visible;
+      (iota comparisons, selects, integer arithmetic and casts, `triu`
+      constants, in arith or tosa) and it only hides keys as causal
+      attention does, optionally with a sliding window, it becomes `causal`
+      (and `window`); otherwise the tensor itself is the mask operand;
+    * a boolean mask applied by a select of the logits (`arith.select` or
+      `tosa.select`: `torch.where`, `masked_fill` with −inf or the most
+      negative float): causal/window as above, else attention's i1 mask,
+      negated (a `linalg.generic` of `xori`) when true means hidden;
     * softmax as `linalg.softmax` or spelled out: `exp(x − max_j x) /
-      Σ_j exp(...)` (the max with or without torch's argmax), and SDPA's
-      guard that zeroes rows whose keys are all hidden;
+      Σ_j exp(...)` or `exp(...) · reciprocal(Σ_j exp(...))`, the row
+      reductions as linalg ops (the max with or without torch's argmax) or
+      `tosa.reduce_max` / `tosa.reduce_sum`, and SDPA's guard that zeroes
+      rows whose keys are all hidden;
     * GQA through HF's `repeat_kv` (a broadcast and a collapse): K and V are
       taken before the repeat; Q, K or V read in another dim order get a
-      `linalg.transpose`.
-    Not raised yet: tosa's attention spellings, unbatched 2-D matmuls, and
-    a boolean mask that hides where true without being causal.
+      `linalg.transpose`. K and V repeated some other way (tiled, say) are
+      taken after the repeat, as heads of their own.
+    Near misses (a softmax over the queries, an unnormalised exp, more than
+    one mask) are left unchanged.
 
     Left unchanged:
 
-    * float positions (`rope.rotate` takes integer positions), and positions
-      generated inside a linalg body rather than held in a tensor;
+    * tables that exist only inside a fused linalg body (computed there
+      from positions generated in the body): no spec can be proved from
+      them and there is no tensor to take as a table;
     * tables built from different positions or frequencies for cos and sin
       (tables computed twice are fine: they are compared by content);
     * a fused linalg body that computes more than the rotation (e.g. the
