@@ -120,7 +120,8 @@ void addGPUMappingPasses(OpPassManager &pm, const LowerToNVVMOptions &options) {
 /// validation against the TOSA profiles (exports use types no profile has:
 /// torch-mlir casts i64 positions), and elementwise arith and math on
 /// tensors (also what canonicalization makes of positions, e.g. p − q when
-/// two rotations compose), which bufferization does not take.
+/// two rotations compose), which bufferization does not take, and
+/// aggregated linalg ops (linalg.softmax), which the loop lowering does not.
 static void addFrontendToLinalgPasses(OpPassManager &pm) {
   tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions{},
                               TosaToLinalgNamedOptions{},
@@ -128,6 +129,7 @@ static void addFrontendToLinalgPasses(OpPassManager &pm) {
   pm.addPass(createTosaToTensorPass());
   pm.addPass(createTosaToArithPass());
   pm.addPass(createConvertElementwiseToLinalgPass());
+  pm.addPass(rope::createRopeDecomposeAggregatedOps());
 }
 
 void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,

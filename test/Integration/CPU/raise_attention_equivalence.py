@@ -70,11 +70,7 @@ for chunk in chunks:
         near_miss = name.startswith("no_raise")
         assert ("rope.attention" in raised) != near_miss, f"{name}: raised={not near_miss} expected"
         stored = [a if a.dtype == bool else T.to_storage(a, "f32") for a in args]
-        # linalg.softmax as written is not compiled by --rope-lower-to-cpu
-        # yet (the CPU issue's "every frontend op"): its raised form is
-        # checked against the reference only.
-        written = (None if "linalg.softmax" in module
-                   else T.call(compiler.compile_module(module), "kernel", *stored))
+        written = T.call(compiler.compile_module(module), "kernel", *stored)
         out = T.call(compiler.compile_module(raised), "kernel", *stored)
         q, k, v = args[:3]
         if q.ndim == 2:  # one head, unbatched
@@ -86,8 +82,7 @@ for chunk in chunks:
             T.check(out, written, atol, name)
         else:
             want = expected(name, q, k, v, args[3:])
-            if written is not None:
-                T.check(written, want, atol, name + " (as written)")
+            T.check(written, want, atol, name + " (as written)")
             T.check(out, want, atol, name)
 T.finish()
 

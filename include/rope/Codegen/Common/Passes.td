@@ -30,6 +30,28 @@ def RopeReadOnlyPublicArguments
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
 }
 
+def RopeDecomposeAggregatedOps : Pass<"rope-decompose-aggregated-ops"> {
+  let summary = "Decompose linalg ops that aggregate others (linalg.softmax) "
+                "into the ops they stand for";
+  let description = [{
+    Every op implementing upstream's `linalg::AggregatedOpInterface` is
+    replaced by what its `decomposeOperation` builds: `linalg.softmax`
+    becomes the row max, `exp(x − max)`, the row sum and the division, as
+    linalg ops on tensors that the rest of a pipeline tiles, fuses and
+    bufferizes like any other. Frontends emit `linalg.softmax` around
+    attention (torch-mlir's lowering of `torch.softmax`) when it is not
+    raised to `rope.attention`; upstream decomposes it only through the
+    transform dialect. `--rope-lower-to-cpu` runs it after the rope-level
+    passes. An op whose decomposition fails is an error at its location.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def RopeFuseElementwiseOps : Pass<"rope-fuse-elementwise-ops"> {
   let summary = "Fuse elementwise linalg producers into their consumers, "
                 "never one that reads its own outputs";

@@ -1,0 +1,41 @@
+//===- DecomposeAggregatedOps.cpp - linalg.softmax and kin to linalg ------===//
+
+#include "rope/Codegen/Common/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::rope {
+#define GEN_PASS_DEF_ROPEDECOMPOSEAGGREGATEDOPS
+#include "rope/Codegen/Common/Passes.h.inc"
+} // namespace mlir::rope
+
+using namespace mlir;
+
+namespace {
+/// Replaces each aggregated linalg op by its decomposition. The ops own the
+/// decomposition (upstream's AggregatedOpInterface); this only applies it
+/// where no transform script does.
+struct RopeDecomposeAggregatedOpsPass
+    : public rope::impl::RopeDecomposeAggregatedOpsBase<
+          RopeDecomposeAggregatedOpsPass> {
+  void runOnOperation() override {
+    SmallVector<linalg::AggregatedOpInterface> ops;
+    getOperation()->walk(
+        [&](linalg::AggregatedOpInterface op) { ops.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (linalg::AggregatedOpInterface op : ops) {
+      rewriter.setInsertionPoint(op);
+      FailureOr<SmallVector<Value>> results = op.decomposeOperation(rewriter);
+      if (failed(results)) {
+        op->emitOpError() << "could not be decomposed";
+        return signalPassFailure();
+      }
+      rewriter.replaceOp(op, *results);
+    }
+  }
+};
+} // namespace
