@@ -1,4 +1,4 @@
-// RUN: rope-opt %S/models/llama_attn_tosa.mlir --rope-raise --rope-fold-rotation-into-qk --canonicalize --cse \
+// RUN: rope-opt %S/models/llama_attn_tosa.mlir --rope-raise --rope-fold-rotation-into-qk --canonicalize \
 // RUN:   | FileCheck %s --implicit-check-not=tosa.cos --implicit-check-not=tosa.sin \
 // RUN:       --implicit-check-not=tosa.reduce_max --implicit-check-not=tosa.reduce_sum \
 // RUN:       --implicit-check-not=tosa.exp --implicit-check-not=tosa.select \

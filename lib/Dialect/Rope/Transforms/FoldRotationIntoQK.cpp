@@ -71,6 +71,23 @@ bool rotationTablesFitAttention(RotateOp rotation) {
          positions.getDimSize(0) == input.getDimSize(0);
 }
 
+/// Whether `a` and `b` hold the same positions: one value, or the results
+/// of two identical side-effect-free ops of the same operands (frontends
+/// reshape the position ids once for each rotation).
+bool samePositions(Value a, Value b) {
+  if (a == b)
+    return true;
+  auto resultA = dyn_cast_or_null<OpResult>(a);
+  auto resultB = dyn_cast_or_null<OpResult>(b);
+  if (!resultA || !resultB ||
+      resultA.getResultNumber() != resultB.getResultNumber())
+    return false;
+  Operation *opA = resultA.getOwner(), *opB = resultB.getOwner();
+  return isMemoryEffectFree(opA) && opA->getNumRegions() == 0 &&
+         OperationEquivalence::isEquivalentTo(
+             opA, opB, OperationEquivalence::IgnoreLocations);
+}
+
 /// The rope.table of Q's and of K's rotation: one, shared, when both read
 /// the same positions with the same spec.
 std::pair<TableOp, TableOp> buildRotationTables(PatternRewriter &rewriter,
@@ -79,7 +96,8 @@ std::pair<TableOp, TableOp> buildRotationTables(PatternRewriter &rewriter,
   int64_t headDim = q.getHeadDim();
   auto qTable =
       TableOp::create(rewriter, loc, q.getPositions(), q.getSpec(), headDim);
-  if (k.getPositions() == q.getPositions() && k.getSpec() == q.getSpec())
+  if (samePositions(k.getPositions(), q.getPositions()) &&
+      k.getSpec() == q.getSpec())
     return {qTable, qTable};
   return {qTable, TableOp::create(rewriter, loc, k.getPositions(), k.getSpec(),
                                   headDim)};
@@ -104,14 +122,14 @@ struct FoldRotationsIntoAttention : public OpRewritePattern<AttentionOp> {
     // frequencies (dynamic, longrope) would see the largest of Q's and K's
     // positions instead of each its own, the rotations go in as their
     // tables: exactly what each computes, read by row.
-    bool samePositions =
+    bool positionsShared =
         op.getQueryPositions()
             ? op.getQueryPositions() == q.getPositions() &&
                   op.getKeyPositions() == k.getPositions()
             : !op.needsPositions();
-    if (!samePositions ||
+    if (!positionsShared ||
         (q.getSpec().dependsOnMaxPosition() &&
-         q.getPositions() != k.getPositions())) {
+         !samePositions(q.getPositions(), k.getPositions()))) {
       if (!rotationTablesFitAttention(q) || !rotationTablesFitAttention(k))
         return rewriter.notifyMatchFailure(
             op, "positions differ and a table would not have one row per token");

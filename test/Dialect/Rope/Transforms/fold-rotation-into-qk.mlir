@@ -94,6 +94,24 @@ func.func @fold_causal_default_positions_as_tables(%q: tensor<1x2x8x16xf32>, %k:
 
 // -----
 
+// The same, with Q's and K's positions two identical reshapes of the
+// position ids (as frontends export them, one per rotation): still one
+// shared table.
+// CHECK-LABEL: func.func @fold_causal_equal_positions_one_table
+// CHECK: %[[C:[^ ,]+]], %[[S:[^ ]+]] = rope.table
+// CHECK-NOT: rope.table
+// CHECK: rope.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} rotary_tables(%[[C]], %[[S]], %[[C]], %[[S]] : {{.*}}) causal :
+func.func @fold_causal_equal_positions_one_table(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %ids: tensor<1x8xi64>) -> tensor<1x2x8x16xf32> {
+  %pq = tensor.collapse_shape %ids [[0, 1]] : tensor<1x8xi64> into tensor<8xi64>
+  %pk = tensor.collapse_shape %ids [[0, 1]] : tensor<1x8xi64> into tensor<8xi64>
+  %qr = rope.rotate %q, %pq rotary(#rope.spec<>) : tensor<1x2x8x16xf32>, tensor<8xi64>
+  %kr = rope.rotate %k, %pk rotary(#rope.spec<>) : tensor<1x2x8x16xf32>, tensor<8xi64>
+  %o = rope.attention %qr, %kr, %v causal : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
 // Attention positions that differ from the rotation positions: the
 // rotation goes in as its table, the attention keeps its positions.
 // CHECK-LABEL: func.func @fold_other_positions_as_tables
