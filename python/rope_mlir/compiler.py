@@ -17,6 +17,7 @@ import os
 import re
 import subprocess
 import tempfile
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -161,17 +162,28 @@ class Library:
         shape = tuple(result.sizes) if rank else ()
         strides = tuple(s * dtype.itemsize for s in result.strides) if rank else ()
         count = int(np.prod(shape)) if shape else 1
-        # The result may alias an argument (e.g. an identity fold); copy it out
-        # and free it only when the callee allocated it.
         base = result.aligned + result.offset * dtype.itemsize
         span = (sum((n - 1) * s for n, s in zip(shape, strides)) + dtype.itemsize
                 if count else 0)
-        raw = (ctypes.c_char * span).from_address(base) if span else b""
-        out = np.ndarray(shape, dtype, buffer=raw, strides=strides).copy() if count \
-            else np.empty(shape, dtype)
-        if result.allocated and not any(result.allocated == a.ctypes.data for a in keep):
-            _libc.free(result.allocated)
-        return out
+        if not count:
+            if result.allocated not in (None, 0, 0xDEADBEEF) and \
+                    not any(result.allocated == a.ctypes.data for a in keep):
+                _libc.free(result.allocated)
+            return np.empty(shape, dtype)
+        raw = (ctypes.c_char * span).from_address(base)
+        view = np.ndarray(shape, dtype, buffer=raw, strides=strides)
+        # MLIR marks memory it does not own (a memref.global) as allocated at
+        # 0xdeadbeef.
+        owned = result.allocated not in (None, 0, 0xDEADBEEF) and not any(
+            a.ctypes.data <= result.allocated < a.ctypes.data + max(a.nbytes, 1) for a in keep)
+        if not owned:
+            # The result aliases an argument (an identity fold) or memory the
+            # callee does not own (a global): a copy of it.
+            return view.copy()
+        # The callee's allocation becomes the array's memory, freed with the
+        # array (and every view of it): no copy of the result.
+        weakref.finalize(view, _libc.free, result.allocated)
+        return view
 
 
 def default_pipeline() -> str:
