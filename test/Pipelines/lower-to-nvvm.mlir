@@ -41,8 +41,8 @@ func.func @rotate(%x: tensor<2x4x?x64xf16>, %p: tensor<?xi64>) -> tensor<2x4x?x6
 // STAGES-LABEL: IR Dump After RopeParallelLoopsToGPU
 //   STAGES-NOT:   linalg.generic
 //       STAGES:   gpu.launch blocks
-//       STAGES:     math.cos
-//       STAGES:     math.sin
+//       STAGES:     math.roundeven
+//       STAGES:     math.absf
 //       STAGES:   gpu.launch blocks
 //       STAGES:     arith.extf {{.+}} : f16 to f32
 //       STAGES:     arith.truncf {{.+}} : f32 to f16

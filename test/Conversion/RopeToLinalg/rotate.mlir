@@ -34,17 +34,12 @@
 // CHECK-NEXT: %[[TURNS:.+]] = math.roundeven %[[TURNS_F]] : f64
 // CHECK-NEXT: %[[WHOLE:.+]] = arith.mulf %[[TURNS]], %[[TWO_PI]] : f64
 // CHECK-NEXT: %[[RED:.+]] = arith.subf %[[PHASE]], %[[WHOLE]] : f64
-// CHECK-NEXT: %[[R32:.+]] = arith.truncf %[[RED]] : f64 to f32
-// CHECK-NEXT: %[[R64:.+]] = arith.extf %[[R32]] : f32 to f64
-// CHECK-NEXT: %[[D64:.+]] = arith.subf %[[RED]], %[[R64]] : f64
-// CHECK-NEXT: %[[D:.+]] = arith.truncf %[[D64]] : f64 to f32
-// CHECK-NEXT: %[[COS0:.+]] = math.cos %[[R32]] : f32
-// CHECK-NEXT: %[[SIN0:.+]] = math.sin %[[R32]] : f32
-// CHECK-NEXT: %[[DS:.+]] = arith.mulf %[[D]], %[[SIN0]] : f32
-// CHECK-NEXT: %[[COS1:.+]] = arith.subf %[[COS0]], %[[DS]] : f32
-// CHECK-NEXT: %[[DC:.+]] = arith.mulf %[[D]], %[[COS0]] : f32
-// CHECK-NEXT: %[[SIN1:.+]] = arith.addf %[[SIN0]], %[[DC]] : f32
-// CHECK-NEXT: linalg.yield %[[COS1]], %[[SIN1]] : f32, f32
+// CHECK-NEXT: %[[QF:.+]] = arith.mulf %[[RED]], %{{.+}} : f64
+// CHECK-NEXT: %[[Q:.+]] = math.roundeven %[[QF]] : f64
+// CHECK: math.absf %[[Q]] : f64
+// CHECK: %[[TC:.+]] = arith.truncf %{{.+}} : f64 to f32
+// CHECK-NEXT: %[[TS:.+]] = arith.truncf %{{.+}} : f64 to f32
+// CHECK-NEXT: linalg.yield %[[TC]], %[[TS]] : f32, f32
 // CHECK: %[[DEST:.+]] = tensor.empty() : tensor<2x4x8xf32>
 // CHECK-DAG: %[[XP:.+]] = tensor.expand_shape %[[X]] {{\[}}[0], [1], [2, 3]] output_shape [2, 4, 2, 4] : tensor<2x4x8xf32> into tensor<2x4x2x4xf32>
 // CHECK-DAG: %[[OP:.+]] = tensor.expand_shape %[[DEST]] {{\[}}[0], [1], [2, 3]] output_shape [2, 4, 2, 4] : tensor<2x4x8xf32> into tensor<2x4x2x4xf32>
@@ -141,14 +136,13 @@ func.func @rotate_partial_interleaved(%x: tensor<4x8xf32>, %p: tensor<4xi64>) ->
 
 // The inverse rotation negates sin in the table; cos is untouched.
 // CHECK-LABEL: func.func @rotate_inverse
-// CHECK-DAG: %[[NEG:.+]] = arith.constant -1.000000e+00 : f32
+// CHECK-DAG: %[[NEG:.+]] = arith.constant -1.000000e+00 : f64
 // CHECK: linalg.generic
-// CHECK: %[[C0:.+]] = math.cos
-// CHECK: %[[S0:.+]] = math.sin
-// CHECK: %[[C:.+]] = arith.subf %[[C0]], %{{.+}} : f32
-// CHECK: %[[S:.+]] = arith.addf %[[S0]], %{{.+}} : f32
-// CHECK-NEXT: %[[NS:.+]] = arith.mulf %[[S]], %[[NEG]] : f32
-// CHECK-NEXT: linalg.yield %[[C]], %[[NS]] : f32, f32
+// CHECK: math.absf
+// CHECK: %[[NS:.+]] = arith.mulf %{{.+}}, %[[NEG]] : f64
+// CHECK-NEXT: %[[C:.+]] = arith.truncf %{{.+}} : f64 to f32
+// CHECK-NEXT: %[[S:.+]] = arith.truncf %[[NS]] : f64 to f32
+// CHECK-NEXT: linalg.yield %[[C]], %[[S]] : f32, f32
 func.func @rotate_inverse(%x: tensor<4x8xf32>, %p: tensor<4xi64>) -> tensor<4x8xf32> {
   %0 = rope.rotate %x, %p rotary(#rope.spec<inverse = true>) : tensor<4x8xf32>, tensor<4xi64>
   return %0 : tensor<4x8xf32>
@@ -158,13 +152,13 @@ func.func @rotate_inverse(%x: tensor<4x8xf32>, %p: tensor<4xi64>) -> tensor<4x8x
 
 // The attention factor m scales both table entries.
 // CHECK-LABEL: func.func @rotate_attention_factor
-// CHECK-DAG: %[[M:.+]] = arith.constant 2.500000e+00 : f32
+// CHECK-DAG: %[[M:.+]] = arith.constant 2.500000e+00 : f64
 // CHECK: linalg.generic
-// CHECK: %[[C:.+]] = arith.subf %{{.+}}, %{{.+}} : f32
-// CHECK: %[[S:.+]] = arith.addf %{{.+}}, %{{.+}} : f32
-// CHECK-NEXT: %[[MC:.+]] = arith.mulf %[[C]], %[[M]] : f32
-// CHECK-NEXT: %[[MS:.+]] = arith.mulf %[[S]], %[[M]] : f32
-// CHECK-NEXT: linalg.yield %[[MC]], %[[MS]] : f32, f32
+// CHECK: %[[MC:.+]] = arith.mulf %{{.+}}, %[[M]] : f64
+// CHECK-NEXT: %[[MS:.+]] = arith.mulf %{{.+}}, %[[M]] : f64
+// CHECK-NEXT: %[[C:.+]] = arith.truncf %[[MC]] : f64 to f32
+// CHECK-NEXT: %[[S:.+]] = arith.truncf %[[MS]] : f64 to f32
+// CHECK-NEXT: linalg.yield %[[C]], %[[S]] : f32, f32
 func.func @rotate_attention_factor(%x: tensor<4x8xf32>, %p: tensor<4xi64>) -> tensor<4x8xf32> {
   %0 = rope.rotate %x, %p rotary(#rope.spec<attention_factor = 2.5>) : tensor<4x8xf32>, tensor<4xi64>
   return %0 : tensor<4x8xf32>
@@ -173,14 +167,14 @@ func.func @rotate_attention_factor(%x: tensor<4x8xf32>, %p: tensor<4xi64>) -> te
 // -----
 
 // CHECK-LABEL: func.func @rotate_inverse_attention_factor
-// CHECK-DAG: %[[M:.+]] = arith.constant 1.500000e+00 : f32
-// CHECK-DAG: %[[NEG_M:.+]] = arith.constant -1.500000e+00 : f32
+// CHECK-DAG: %[[M:.+]] = arith.constant 1.500000e+00 : f64
+// CHECK-DAG: %[[NEG_M:.+]] = arith.constant -1.500000e+00 : f64
 // CHECK: linalg.generic
-// CHECK: %[[C:.+]] = arith.subf %{{.+}}, %{{.+}} : f32
-// CHECK: %[[S:.+]] = arith.addf %{{.+}}, %{{.+}} : f32
-// CHECK-NEXT: %[[MC:.+]] = arith.mulf %[[C]], %[[M]] : f32
-// CHECK-NEXT: %[[MS:.+]] = arith.mulf %[[S]], %[[NEG_M]] : f32
-// CHECK-NEXT: linalg.yield %[[MC]], %[[MS]] : f32, f32
+// CHECK: %[[MC:.+]] = arith.mulf %{{.+}}, %[[M]] : f64
+// CHECK-NEXT: %[[MS:.+]] = arith.mulf %{{.+}}, %[[NEG_M]] : f64
+// CHECK-NEXT: %[[C:.+]] = arith.truncf %[[MC]] : f64 to f32
+// CHECK-NEXT: %[[S:.+]] = arith.truncf %[[MS]] : f64 to f32
+// CHECK-NEXT: linalg.yield %[[C]], %[[S]] : f32, f32
 func.func @rotate_inverse_attention_factor(%x: tensor<4x8xf32>, %p: tensor<4xi64>) -> tensor<4x8xf32> {
   %0 = rope.rotate %x, %p rotary(#rope.spec<attention_factor = 1.5, inverse = true>) : tensor<4x8xf32>, tensor<4xi64>
   return %0 : tensor<4x8xf32>
@@ -190,10 +184,11 @@ func.func @rotate_inverse_attention_factor(%x: tensor<4x8xf32>, %p: tensor<4xi64
 
 // Without an attention factor or inverse, no scaling multiply is emitted.
 // CHECK-LABEL: func.func @rotate_no_table_scaling
-// CHECK: %[[C:.+]] = arith.subf %{{.+}}, %{{.+}} : f32
-// CHECK-NEXT: %[[S:.+]] = arith.mulf
-// CHECK-NEXT: %[[S2:.+]] = arith.addf
-// CHECK-NEXT: linalg.yield %[[C]], %[[S2]] : f32, f32
+// CHECK: math.absf
+// CHECK-NOT: arith.mulf
+// CHECK: %[[C:.+]] = arith.truncf %{{.+}} : f64 to f32
+// CHECK-NEXT: %[[S:.+]] = arith.truncf %{{.+}} : f64 to f32
+// CHECK-NEXT: linalg.yield %[[C]], %[[S]] : f32, f32
 func.func @rotate_no_table_scaling(%x: tensor<4x8xf32>, %p: tensor<4xi64>) -> tensor<4x8xf32> {
   %0 = rope.rotate %x, %p rotary(#rope.spec<>) : tensor<4x8xf32>, tensor<4xi64>
   return %0 : tensor<4x8xf32>
@@ -324,13 +319,15 @@ func.func @rotate_llama3_scaling(%x: tensor<4x16xf32>, %p: tensor<4xi64>) -> ten
 // -----
 
 // YaRN, factor 4, original context 2048, r = 16 (correction range [3, 7]);
-// attention factor 0.1·ln 4 + 1 = 1.13862944 folded into the table.
+// attention factor 0.1·ln 4 + 1 = 1.13862944 folded into the table (in f64).
 // CHECK-LABEL: func.func @rotate_yarn_scaling
-// CHECK-DAG: %[[M:.+]] = arith.constant 1.13862944 : f32
+// CHECK-DAG: %[[M:.+]] = arith.constant 1.138629436{{[0-9]*}} : f64
 // CHECK-DAG: arith.constant dense<[1.000000e+00, 0.31622776601683794, 1.000000e-01, {{0\.0256935059888680[0-9]*}}, 6.250000e-03, {{0\.00138349647632366[0-9]*}}, 2.500000e-04, {{7\.90569415042094[0-9]*E-5}}]> : tensor<8xf64>
 // CHECK: linalg.generic
-// CHECK: arith.mulf %{{.+}}, %[[M]] : f32
-// CHECK-NEXT: arith.mulf %{{.+}}, %[[M]] : f32
+// CHECK: arith.mulf %{{.+}}, %[[M]] : f64
+// CHECK-NEXT: arith.mulf %{{.+}}, %[[M]] : f64
+// CHECK-NEXT: arith.truncf
+// CHECK-NEXT: arith.truncf
 // CHECK-NEXT: linalg.yield
 func.func @rotate_yarn_scaling(%x: tensor<4x16xf32>, %p: tensor<4xi64>) -> tensor<4x16xf32> {
   %0 = rope.rotate %x, %p rotary(#rope.spec<scaling = #rope.yarn<factor = 4.0, original_max_position_embeddings = 2048>>) : tensor<4x16xf32>, tensor<4xi64>
@@ -342,9 +339,9 @@ func.func @rotate_yarn_scaling(%x: tensor<4x16xf32>, %p: tensor<4xi64>) -> tenso
 // YaRN with mscale / mscale_all_dim: m = (0.1·ln 40 + 1) / (0.05·ln 40 + 1);
 // no truncation of the correction range, custom betas.
 // CHECK-LABEL: func.func @rotate_yarn_mscale
-// CHECK-DAG: %[[M:.+]] = arith.constant 1.15572202 : f32
+// CHECK-DAG: %[[M:.+]] = arith.constant 1.155721990{{[0-9]*}} : f64
 // CHECK-DAG: arith.constant dense<[1.000000e+00, 0.31622776601683794, 1.000000e-01, {{0\.0251029130573448[0-9]*}}, {{0\.00254010496244710[0-9]*}}, {{7\.90569415042094[0-9]*E-5}}, 2.500000e-05, {{7\.90569415042094[0-9]*E-6}}]> : tensor<8xf64>
-// CHECK: arith.mulf %{{.+}}, %[[M]] : f32
+// CHECK: arith.mulf %{{.+}}, %[[M]] : f64
 func.func @rotate_yarn_mscale(%x: tensor<4x16xf32>, %p: tensor<4xi64>) -> tensor<4x16xf32> {
   %0 = rope.rotate %x, %p rotary(#rope.spec<scaling = #rope.yarn<factor = 40.0, original_max_position_embeddings = 2048, beta_fast = 16.0, beta_slow = 2.0, mscale = 1.0, mscale_all_dim = 0.5, truncate = false>>) : tensor<4x16xf32>, tensor<4xi64>
   return %0 : tensor<4x16xf32>
@@ -354,9 +351,9 @@ func.func @rotate_yarn_mscale(%x: tensor<4x16xf32>, %p: tensor<4xi64>) -> tensor
 
 // An explicit attention factor overrides the one YaRN implies.
 // CHECK-LABEL: func.func @rotate_yarn_explicit_attention_factor
-// CHECK-NOT: arith.constant 1.13862944 : f32
-// CHECK: %[[M:.+]] = arith.constant 5.000000e-01 : f32
-// CHECK-NOT: arith.constant 1.13862944 : f32
+// CHECK-NOT: arith.constant 1.138629436{{[0-9]*}} : f64
+// CHECK: %[[M:.+]] = arith.constant 5.000000e-01 : f64
+// CHECK-NOT: arith.constant 1.138629436{{[0-9]*}} : f64
 func.func @rotate_yarn_explicit_attention_factor(%x: tensor<4x16xf32>, %p: tensor<4xi64>) -> tensor<4x16xf32> {
   %0 = rope.rotate %x, %p rotary(#rope.spec<scaling = #rope.yarn<factor = 4.0, original_max_position_embeddings = 2048>, attention_factor = 0.5>) : tensor<4x16xf32>, tensor<4xi64>
   return %0 : tensor<4x16xf32>
@@ -419,7 +416,7 @@ func.func @rotate_dynamic_scaling(%x: tensor<4x8xf32>, %p: tensor<4xi64>) -> ten
 // sqrt(1 + ln 4 / ln 16) = 1.22474492.
 // CHECK-LABEL: func.func @rotate_longrope_scaling
 // CHECK-SAME: %[[P:[^:]+]]: tensor<4xi16>
-// CHECK-DAG: %[[M:.+]] = arith.constant 1.22474492 : f32
+// CHECK-DAG: %[[M:.+]] = arith.constant 1.224744871{{[0-9]*}} : f64
 // CHECK-DAG: %[[LAST:.+]] = arith.constant 15 : i64
 // CHECK-DAG: %[[LONG:.+]] = arith.constant dense<[1.000000e+00, 5.000000e-02, 2.500000e-03, 1.250000e-04]> : tensor<4xf64>
 // CHECK-DAG: %[[SHORT:.+]] = arith.constant dense<[1.000000e+00, 1.000000e-01, 0.0066666666666666671, 5.000000e-04]> : tensor<4xf64>
@@ -431,8 +428,8 @@ func.func @rotate_dynamic_scaling(%x: tensor<4x8xf32>, %p: tensor<4xi64>) -> ten
 // CHECK: %[[FREQS:.+]] = arith.select %[[IS_LONG]], %[[LONG]], %[[SHORT]] : tensor<4xf64>
 // CHECK: linalg.generic
 // CHECK-SAME: ins(%[[P]], %[[FREQS]] : tensor<4xi16>, tensor<4xf64>)
-// CHECK: arith.mulf %{{.+}}, %[[M]] : f32
-// CHECK-NEXT: arith.mulf %{{.+}}, %[[M]] : f32
+// CHECK: arith.mulf %{{.+}}, %[[M]] : f64
+// CHECK-NEXT: arith.mulf %{{.+}}, %[[M]] : f64
 func.func @rotate_longrope_scaling(%x: tensor<4x8xbf16>, %p: tensor<4xi16>) -> tensor<4x8xbf16> {
   %0 = rope.rotate %x, %p rotary(#rope.spec<scaling = #rope.longrope<short_factor = [1.0, 1.0, 1.5, 2.0], long_factor = [1.0, 2.0, 4.0, 8.0], factor = 4.0, original_max_position_embeddings = 16>>) : tensor<4x8xbf16>, tensor<4xi16>
   return %0 : tensor<4x8xbf16>
@@ -448,12 +445,12 @@ func.func @rotate_longrope_scaling(%x: tensor<4x8xbf16>, %p: tensor<4xi16>) -> t
 // CHECK-LABEL: func.func @rotate_q_and_k_share_one_table
 // CHECK-SAME: (%[[Q:[^:]+]]: tensor<1x4x8x16xf32>, %[[K:[^:]+]]: tensor<1x2x8x16xf32>, %[[P:[^:]+]]: tensor<8xi64>)
 // CHECK: %[[T:.+]]:2 = linalg.generic {{.+}} ins(%[[P]], %{{.+}} : tensor<8xi64>, tensor<8xf64>)
-// CHECK-COUNT-1: math.cos
-// CHECK-NOT: math.cos
+// CHECK-COUNT-1: math.absf
+// CHECK-NOT: math.absf
 // CHECK: linalg.generic {{.+}} ins(%{{.+}}, %{{.+}}, %[[T]]#0, %[[T]]#1 : tensor<1x4x8x2x8xf32>, tensor<1x4x8x2x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>)
-// CHECK-NOT: math.cos
+// CHECK-NOT: math.absf
 // CHECK: linalg.generic {{.+}} ins(%{{.+}}, %{{.+}}, %[[T]]#0, %[[T]]#1 : tensor<1x2x8x2x8xf32>, tensor<1x2x8x2x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>)
-// CHECK-NOT: math.cos
+// CHECK-NOT: math.absf
 // CHECK: return
 func.func @rotate_q_and_k_share_one_table(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %p: tensor<8xi64>) -> (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>) {
   %0 = rope.rotate %q, %p rotary(#rope.spec<>) : tensor<1x4x8x16xf32>, tensor<8xi64>
@@ -467,10 +464,10 @@ func.func @rotate_q_and_k_share_one_table(%q: tensor<1x4x8x16xf32>, %k: tensor<1
 // CHECK-LABEL: func.func @rotate_different_positions_two_tables
 // CHECK-SAME: %[[QP:[^:]+]]: tensor<8xi64>, %[[KP:[^:]+]]: tensor<8xi64>
 // CHECK: linalg.generic {{.+}} ins(%[[QP]], %{{.+}} : tensor<8xi64>, tensor<8xf64>)
-// CHECK-COUNT-1: math.cos
+// CHECK-COUNT-1: math.absf
 // CHECK: linalg.generic {{.+}} ins(%[[KP]], %{{.+}} : tensor<8xi64>, tensor<8xf64>)
-// CHECK-COUNT-1: math.cos
-// CHECK-NOT: math.cos
+// CHECK-COUNT-1: math.absf
+// CHECK-NOT: math.absf
 func.func @rotate_different_positions_two_tables(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %qp: tensor<8xi64>, %kp: tensor<8xi64>) -> (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>) {
   %0 = rope.rotate %q, %qp rotary(#rope.spec<>) : tensor<1x4x8x16xf32>, tensor<8xi64>
   %1 = rope.rotate %k, %kp rotary(#rope.spec<>) : tensor<1x2x8x16xf32>, tensor<8xi64>
@@ -481,8 +478,8 @@ func.func @rotate_different_positions_two_tables(%q: tensor<1x4x8x16xf32>, %k: t
 
 // Different specs (the inverse negates sin): one table each.
 // CHECK-LABEL: func.func @rotate_different_specs_two_tables
-// CHECK-COUNT-2: math.cos
-// CHECK-NOT: math.cos
+// CHECK-COUNT-2: math.absf
+// CHECK-NOT: math.absf
 func.func @rotate_different_specs_two_tables(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %p: tensor<8xi64>) -> (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>) {
   %0 = rope.rotate %q, %p rotary(#rope.spec<>) : tensor<1x4x8x16xf32>, tensor<8xi64>
   %1 = rope.rotate %k, %p rotary(#rope.spec<inverse = true>) : tensor<1x2x8x16xf32>, tensor<8xi64>

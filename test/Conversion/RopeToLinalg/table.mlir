@@ -22,9 +22,9 @@
 // CHECK-NEXT: %[[TURNS:.+]] = math.roundeven %[[TURNS_F]] : f64
 // CHECK-NEXT: %[[WHOLE:.+]] = arith.mulf %[[TURNS]], %[[TWO_PI]] : f64
 // CHECK-NEXT: %[[RED:.+]] = arith.subf %[[PHASE]], %[[WHOLE]] : f64
-// CHECK-NEXT: %[[R32:.+]] = arith.truncf %[[RED]] : f64 to f32
-// CHECK: math.cos %[[R32]] : f32
-// CHECK-NEXT: math.sin %[[R32]] : f32
+// CHECK-NEXT: %[[QF:.+]] = arith.mulf %[[RED]], %{{.+}} : f64
+// CHECK-NEXT: %[[Q:.+]] = math.roundeven %[[QF]] : f64
+// CHECK: math.absf %[[Q]] : f64
 // CHECK: linalg.yield %{{.+}}, %{{.+}} : f32, f32
 // CHECK: return %[[T]]#0, %[[T]]#1 : tensor<8x4xf32>, tensor<8x4xf32>
 func.func @table(%p: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
@@ -68,16 +68,17 @@ func.func @table_scalar_position(%p: tensor<i16>) -> (tensor<4xf32>, tensor<4xf3
 
 // -----
 
-// m folds into cos and sin; the inverse negates sin only.
+// m folds into cos and sin (in f64, before the one rounding); the inverse
+// negates sin only.
 // CHECK-LABEL: func.func @table_inverse_attention_factor
-// CHECK-DAG: %[[M:.+]] = arith.constant 3.000000e+00 : f32
-// CHECK-DAG: %[[NEG_M:.+]] = arith.constant -3.000000e+00 : f32
+// CHECK-DAG: %[[M:.+]] = arith.constant 3.000000e+00 : f64
+// CHECK-DAG: %[[NEG_M:.+]] = arith.constant -3.000000e+00 : f64
 // CHECK: linalg.generic
-// CHECK: %[[C:.+]] = arith.subf %{{.+}}, %{{.+}} : f32
-// CHECK: %[[S:.+]] = arith.addf %{{.+}}, %{{.+}} : f32
-// CHECK-NEXT: %[[MC:.+]] = arith.mulf %[[C]], %[[M]] : f32
-// CHECK-NEXT: %[[MS:.+]] = arith.mulf %[[S]], %[[NEG_M]] : f32
-// CHECK-NEXT: linalg.yield %[[MC]], %[[MS]] : f32, f32
+// CHECK: %[[MC:.+]] = arith.mulf %{{.+}}, %[[M]] : f64
+// CHECK-NEXT: %[[MS:.+]] = arith.mulf %{{.+}}, %[[NEG_M]] : f64
+// CHECK-NEXT: %[[C:.+]] = arith.truncf %[[MC]] : f64 to f32
+// CHECK-NEXT: %[[S:.+]] = arith.truncf %[[MS]] : f64 to f32
+// CHECK-NEXT: linalg.yield %[[C]], %[[S]] : f32, f32
 func.func @table_inverse_attention_factor(%p: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %c, %s = rope.table %p rotary(#rope.spec<attention_factor = 3.0, inverse = true>) head_dim = 8 : tensor<8xi64>
   return %c, %s : tensor<8x4xf32>, tensor<8x4xf32>

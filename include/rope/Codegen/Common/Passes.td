@@ -83,11 +83,9 @@ def RopeApproximateMath : Pass<"rope-approximate-math", "::mlir::ModuleOp"> {
     (`populateMathPolynomialApproximationPatterns`) in `arith`, `math` and
     `vector` ops; other math ops and other float types are left alone.
 
-    Unlike libm calls, the approximations vectorise, which matters for the
-    cos/sin tables of long KV caches and for softmax. The rope lowerings
-    range-reduce the table phases to [-π, π] in f64 first, where the
-    approximations are accurate to a few ulps (the numerical tests'
-    tolerances hold with them). `--rope-lower-to-cpu` runs it on the host
+    Unlike libm calls, the approximations vectorise, which matters for
+    softmax. (The rope cos/sin tables no longer use `math.sin`/`math.cos`:
+    they evaluate their own f64 polynomials.) `--rope-lower-to-cpu` runs it on the host
     loops just before the LLVM conversion (option `approximate-math`, on by
     default).
 
