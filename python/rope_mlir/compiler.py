@@ -165,17 +165,17 @@ class Library:
         base = result.aligned + result.offset * dtype.itemsize
         span = (sum((n - 1) * s for n, s in zip(shape, strides)) + dtype.itemsize
                 if count else 0)
+        # Whether the callee allocated the result: not an argument's memory
+        # (an identity fold) nor memory MLIR marks as not owned (a
+        # memref.global, "allocated" at 0xdeadbeef).
+        owned = result.allocated not in (None, 0, 0xDEADBEEF) and not any(
+            a.ctypes.data <= result.allocated < a.ctypes.data + max(a.nbytes, 1) for a in keep)
         if not count:
-            if result.allocated not in (None, 0, 0xDEADBEEF) and \
-                    not any(result.allocated == a.ctypes.data for a in keep):
+            if owned:
                 _libc.free(result.allocated)
             return np.empty(shape, dtype)
         raw = (ctypes.c_char * span).from_address(base)
         view = np.ndarray(shape, dtype, buffer=raw, strides=strides)
-        # MLIR marks memory it does not own (a memref.global) as allocated at
-        # 0xdeadbeef.
-        owned = result.allocated not in (None, 0, 0xDEADBEEF) and not any(
-            a.ctypes.data <= result.allocated < a.ctypes.data + max(a.nbytes, 1) for a in keep)
         if not owned:
             # The result aliases an argument (an identity fold) or memory the
             # callee does not own (a global): a copy of it.

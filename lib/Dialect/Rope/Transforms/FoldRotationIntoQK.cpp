@@ -88,19 +88,23 @@ bool samePositions(Value a, Value b) {
              opA, opB, OperationEquivalence::IgnoreLocations);
 }
 
+/// The rope.table of `rotation`'s coefficients.
+TableOp buildTableOf(PatternRewriter &rewriter, Location loc,
+                     RotateOp rotation) {
+  return TableOp::create(rewriter, loc, rotation.getPositions(),
+                         rotation.getSpec(), rotation.getHeadDim());
+}
+
 /// The rope.table of Q's and of K's rotation: one, shared, when both read
 /// the same positions with the same spec.
 std::pair<TableOp, TableOp> buildRotationTables(PatternRewriter &rewriter,
                                                 Location loc, RotateOp q,
                                                 RotateOp k) {
-  int64_t headDim = q.getHeadDim();
-  auto qTable =
-      TableOp::create(rewriter, loc, q.getPositions(), q.getSpec(), headDim);
+  TableOp qTable = buildTableOf(rewriter, loc, q);
   if (samePositions(k.getPositions(), q.getPositions()) &&
       k.getSpec() == q.getSpec())
     return {qTable, qTable};
-  return {qTable, TableOp::create(rewriter, loc, k.getPositions(), k.getSpec(),
-                                  headDim)};
+  return {qTable, buildTableOf(rewriter, loc, k)};
 }
 
 struct FoldRotationsIntoAttention : public OpRewritePattern<AttentionOp> {
@@ -318,43 +322,18 @@ void buildSpecTables(PatternRewriter &rewriter, Location loc,
   auto q = dyn_cast<RotateOp>(sides[0].rotation);
   auto k = dyn_cast<RotateOp>(sides[1].rotation);
   std::pair<TableOp, TableOp> tables;
-  if (q && k) {
+  if (q && k)
     tables = buildRotationTables(rewriter, loc, q, k);
-  } else {
-    for (auto [rotation, table] : {std::pair{q, &tables.first},
-                                   std::pair{k, &tables.second}})
-      if (rotation)
-        *table = TableOp::create(rewriter, loc, rotation.getPositions(),
-                                 rotation.getSpec(), rotation.getHeadDim());
-  }
+  else if (q)
+    tables.first = buildTableOf(rewriter, loc, q);
+  else if (k)
+    tables.second = buildTableOf(rewriter, loc, k);
   for (auto [side, table] :
        llvm::zip_equal(sides, std::array{tables.first, tables.second}))
     if (table) {
       side.cos = table.getCos();
       side.sin = table.getSin();
     }
-}
-
-/// A contraction like `op` (its loops, its init) of `lhs` and `rhs` read at
-/// the given maps: init + Σ lhs·rhs in f32, stored as the result type.
-Value buildProduct(PatternRewriter &rewriter, linalg::LinalgOp op, Value init,
-                   Value lhs, AffineMap lhsMap, Value rhs, AffineMap rhsMap) {
-  Type outType = getElementTypeOrSelf(init.getType());
-  SmallVector<AffineMap> maps = {
-      lhsMap, rhsMap, op.getMatchingIndexingMap(op.getDpsInitOperand(0))};
-  return linalg::GenericOp::create(
-             rewriter, op.getLoc(), init.getType(), ValueRange{lhs, rhs},
-             ValueRange{init}, maps, op.getIteratorTypesArray(),
-             [&](OpBuilder &b, Location nl, ValueRange args) {
-               Value product = arith::MulFOp::create(
-                   b, nl, lowering::toF32(b, nl, args[0]),
-                   lowering::toF32(b, nl, args[1]));
-               Value sum = arith::AddFOp::create(
-                   b, nl, lowering::toF32(b, nl, args[2]), product);
-               linalg::YieldOp::create(
-                   b, nl, ValueRange{lowering::fromF32(b, nl, sum, outType)});
-             })
-      .getResult(0);
 }
 
 /// Rotated Q and K that meet in a plain product (a Q·Kᵀ that was not raised
@@ -404,32 +383,34 @@ struct FoldRotationsIntoProduct
         cast<RankedTensorType>(sides[1].input.getType()).getShape().back() !=
             headDim)
       return rewriter.notifyMatchFailure(op, "Q and K rotate different dims");
-    bool interleaved = dims.layout == RotaryLayout::interleaved;
-
     Location loc = op.getLoc();
     buildSpecTables(rewriter, loc, sides);
 
     // The pass-through dims [0, offset) and [offset + r, D): products of
     // slices, accumulated into the init in turn.
+    // Head dims [begin, end) of `input`.
+    auto slice = [&](Value input, int64_t begin, int64_t end) -> Value {
+      auto type = cast<RankedTensorType>(input.getType());
+      SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, input);
+      SmallVector<OpFoldResult> strides(type.getRank(), rewriter.getIndexAttr(1));
+      offsets.back() = rewriter.getIndexAttr(begin);
+      sizes.back() = rewriter.getIndexAttr(end - begin);
+      return tensor::ExtractSliceOp::create(rewriter, loc, input, offsets,
+                                            sizes, strides);
+    };
     Value acc = op.getDpsInitOperand(0)->get();
     for (auto [begin, end] :
          {std::pair<int64_t, int64_t>{0, dims.offset},
           std::pair<int64_t, int64_t>{dims.offset + dims.dims, headDim}}) {
       if (begin == end)
         continue;
-      auto slice = [&](Value input) -> Value {
-        SmallVector<OpFoldResult> offsets, sizes, strides;
-        auto type = cast<RankedTensorType>(input.getType());
-        offsets.assign(type.getRank(), rewriter.getIndexAttr(0));
-        offsets.back() = rewriter.getIndexAttr(begin);
-        sizes = tensor::getMixedSizes(rewriter, loc, input);
-        sizes.back() = rewriter.getIndexAttr(end - begin);
-        strides.assign(type.getRank(), rewriter.getIndexAttr(1));
-        return tensor::ExtractSliceOp::create(rewriter, loc, input, offsets,
-                                              sizes, strides);
-      };
-      acc = buildProduct(rewriter, op, acc, slice(sides[0].input),
-                         sides[0].map, slice(sides[1].input), sides[1].map);
+      acc = lowering::buildMultiplyAccumulate(
+          rewriter, loc, slice(sides[0].input, begin, end),
+          slice(sides[1].input, begin, end), acc,
+          {sides[0].map, sides[1].map,
+           op.getMatchingIndexingMap(op.getDpsInitOperand(0))},
+          op.getIteratorTypesArray());
     }
 
     // The rotated dims: the reduction loop now runs over the pairs t (r/2
@@ -443,26 +424,20 @@ struct FoldRotationsIntoProduct
       Value pairs =
           lowering::buildPairView(rewriter, loc, side.input, side.dims);
       ArrayRef<AffineExpr> leading = side.map.getResults().drop_back();
-      auto member = [&](int64_t c) {
-        SmallVector<AffineExpr> results(leading);
-        AffineExpr cExpr = getAffineConstantExpr(c, ctx);
-        if (interleaved)
-          results.append({t, cExpr});
-        else
-          results.append({cExpr, t});
-        return AffineMap::get(numLoops, 0, results, ctx);
-      };
+      AffineExpr members[2] = {getAffineConstantExpr(0, ctx),
+                               getAffineConstantExpr(1, ctx)};
       inputs.append({pairs, pairs});
-      maps.append({member(0), member(1)});
+      for (AffineExpr c : members)
+        maps.push_back(lowering::pairReadMap(leading, numLoops, t, c,
+                                             dims.layout));
       // cos and sin of member 0, then of member 1 (the same tables when
       // they hold one coefficient per pair), each read at the pair.
-      for (int64_t c : {0, 1}) {
-        lowering::CosSin member = lowering::buildMemberCoefficients(
-            rewriter, loc, {side.cos, side.sin}, side.dims, c);
-        AffineMap table =
-            lowering::tableReadMap(member.cos, leading, numLoops, side.seqDim,
-                                   side.dims, t, getAffineConstantExpr(c, ctx));
-        inputs.append({member.cos, member.sin});
+      for (auto [index, c] : llvm::enumerate(members)) {
+        lowering::CosSin coefficients = lowering::buildMemberCoefficients(
+            rewriter, loc, {side.cos, side.sin}, side.dims, index);
+        AffineMap table = lowering::tableReadMap(
+            coefficients.cos, leading, numLoops, side.seqDim, side.dims, t, c);
+        inputs.append({coefficients.cos, coefficients.sin});
         maps.append({table, table});
       }
     }

@@ -166,9 +166,10 @@ Value buildMultiplyAccumulate(OpBuilder &b, Location loc, Value lhs, Value rhs,
              [&](OpBuilder &nb, Location nl, ValueRange args) {
                Value prod = arith::MulFOp::create(nb, nl, toF32(nb, nl, args[0]),
                                                   toF32(nb, nl, args[1]), fastMath);
+               Value sum = arith::AddFOp::create(nb, nl, toF32(nb, nl, args[2]),
+                                                 prod, fastMath);
                linalg::YieldOp::create(
-                   nb, nl,
-                   ValueRange{arith::AddFOp::create(nb, nl, args[2], prod, fastMath)});
+                   nb, nl, ValueRange{fromF32(nb, nl, sum, args[2].getType())});
              })
       .getResult(0);
 }
@@ -457,11 +458,9 @@ AffineMap pairMap(MLIRContext *ctx, unsigned numLoops, unsigned leading,
   SmallVector<AffineExpr> exprs;
   for (unsigned i = 0; i < leading; ++i)
     exprs.push_back(getAffineDimExpr(i, ctx));
-  if (interleaved)
-    exprs.append({pair, member});
-  else
-    exprs.append({member, pair});
-  return AffineMap::get(numLoops, 0, exprs, ctx);
+  return pairReadMap(exprs, numLoops, pair, member,
+                     interleaved ? RotaryLayout::interleaved
+                                 : RotaryLayout::half);
 }
 
 /// Map of a cos/sin table over loops whose first ones are the leading
@@ -502,6 +501,16 @@ AffineMap tableReadMap(Value table, ArrayRef<AffineExpr> inputIndices,
     exprs.push_back(dims.layout == RotaryLayout::interleaved ? pair * 2 + member
                                                              : member * h + pair);
   return AffineMap::get(numLoops, 0, exprs, ctx);
+}
+
+AffineMap pairReadMap(ArrayRef<AffineExpr> leading, unsigned numLoops,
+                      AffineExpr pair, AffineExpr member, RotaryLayout layout) {
+  SmallVector<AffineExpr> exprs(leading);
+  if (layout == RotaryLayout::interleaved)
+    exprs.append({pair, member});
+  else
+    exprs.append({member, pair});
+  return AffineMap::get(numLoops, 0, exprs, pair.getContext());
 }
 
 Value buildPairView(OpBuilder &b, Location loc, Value x, RotaryDims dims) {

@@ -57,7 +57,8 @@ Value buildReducedPhase(OpBuilder &b, Location loc, Value position,
 Value buildShiftedExp(OpBuilder &b, Location loc, Value x, Value max);
 
 /// Accumulates lhs·rhs (widened to f32) into `init` over the reduction loops
-/// of `iters`; `fastMath` applies to the multiply and the add.
+/// of `iters`, the sum in f32 and stored as init's element type; `fastMath`
+/// applies to the multiply and the add.
 Value buildMultiplyAccumulate(OpBuilder &b, Location loc, Value lhs, Value rhs,
                               Value init, ArrayRef<AffineMap> maps,
                               ArrayRef<IteratorType> iters,
@@ -124,6 +125,11 @@ CosSin buildTable(OpBuilder &b, Location loc, Value positions, Value invFreq,
 /// this, so they round alike.
 std::pair<Value, Value> buildPairRotation(OpBuilder &b, Location loc, Value a,
                                           Value second, Value cos, Value sin);
+
+/// Map from `numLoops` loops to member `member` of pair `pair` of a pair
+/// view (buildPairView) whose leading dims are read at `leading`.
+AffineMap pairReadMap(ArrayRef<AffineExpr> leading, unsigned numLoops,
+                      AffineExpr pair, AffineExpr member, RotaryLayout layout);
 
 /// The rotated range of `x` viewed as pairs: [.., 2, h] (half: member c of
 /// pair t at c·h + t) or [.., h, 2] (interleaved: at 2t + c).
