@@ -26,7 +26,10 @@ CMAKE_FLAGS = -G Ninja -DCMAKE_BUILD_TYPE=Release \
 # suite runs it for a bounded time); the sanitizer build is separate.
 BUILD_FLAGS = $(CMAKE_FLAGS) -DROPE_ENABLE_FUZZER=ON
 ASAN_BUILD ?= build-asan
-ASAN_FLAGS  = $(CMAKE_FLAGS) -DROPE_ENABLE_SANITIZERS=ON -DROPE_ENABLE_FUZZER=OFF
+# -O1, as the sanitizers' documentation advises: it compiles in about half
+# the time of -O3 (CI builds this tree from scratch after the default one).
+ASAN_FLAGS  = $(CMAKE_FLAGS) -DROPE_ENABLE_SANITIZERS=ON -DROPE_ENABLE_FUZZER=OFF \
+  -DCMAKE_CXX_FLAGS_RELEASE=-O1 -DCMAKE_C_FLAGS_RELEASE=-O1
 # allow_user_poisoning=0: see test/lit.cfg.py (mixed instrumented/uninstrumented
 # LLVM allocators); libMLIR.so itself is not instrumented.
 SANITIZER_ENV = ASAN_OPTIONS=allow_user_poisoning=0:halt_on_error=1:print_stacktrace=1:detect_leaks=1 \

@@ -87,10 +87,13 @@ config.substitutions.append(("%rope_src_root", config.rope_src_root))
 config.substitutions.append(("%rope_obj_root", config.rope_obj_root))
 config.substitutions.append(
     ("%rope_plugin", os.path.join(config.rope_lib_dir, "libRopePlugin.so")))
+# mlir-runner's -shared-libs for lowered code: MLIR's runner utils, OpenMP,
+# and our runtime (where failed runtime checks report).
 config.substitutions.append(
     ("%mlir_runner_utils",
-     ",".join(os.path.join(config.mlir_lib_dir, lib)
-              for lib in ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so", "libomp.so"))))
+     ",".join([os.path.join(config.mlir_lib_dir, lib)
+               for lib in ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so", "libomp.so")]
+              + [os.path.join(config.rope_lib_dir, "libRopeRuntime.so")])))
 
 tool_dirs = [config.rope_tools_dir, config.llvm_tools_dir]
 tools = [

@@ -57,6 +57,9 @@ void addBufferizationPasses(OpPassManager &pm, bool allowReturnAllocsFromLoops) 
 /// dialect.
 void addHostLoopsToLLVMPasses(OpPassManager &pm, bool cWrappers,
                               bool approximateMath, bool openMP) {
+  // Failed runtime checks call the rope runtime; nothing happens where
+  // there are none.
+  pm.addPass(rope::createRopeLowerRuntimeChecks());
   // Vector ops (the streamed attention rows) to loads, stores and LLVM
   // vectors; nothing happens where there are none.
   pm.addPass(createConvertVectorToSCFPass());
@@ -91,6 +94,8 @@ void addHostLoopsToLLVMPasses(OpPassManager &pm, bool cWrappers,
 void addGPUMappingPasses(OpPassManager &pm, const LowerToNVVMOptions &options) {
   if (options.foldRotation)
     pm.addPass(createRopeFoldRotationIntoQK());
+  if (options.runtimeChecks)
+    pm.addPass(createRopeInsertRuntimeChecks());
   if (options.streamAttention)
     pm.addPass(createRopeDecomposeAttentionRows());
   addRopeToLinalgPasses(pm);
@@ -138,6 +143,10 @@ void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
   // rope level: rotations move into attention, attention into tiled loops.
   if (options.foldRotation)
     pm.addPass(createRopeFoldRotationIntoQK());
+  // Checked on the ops the caller's extents reach (after the fold, which
+  // needs the rotations' results used by attention alone).
+  if (options.runtimeChecks)
+    pm.addPass(createRopeInsertRuntimeChecks());
   if (options.decomposeAttention)
     pm.addPass(createRopeDecomposeAttention(
         RopeDecomposeAttentionOptions{options.queryTile, options.keyTile,
@@ -173,6 +182,8 @@ void mlir::rope::buildLowerToNVVMPipeline(OpPassManager &pm,
       options.chip, options.features, options.format}));
   addGPUMappingPasses(pm, options);
   pm.addPass(createGpuKernelOutliningPass());
+  // The checks are host code, before the launches.
+  pm.addPass(rope::createRopeLowerRuntimeChecks());
   // Allocations, copies and launches of a function are ordered on one stream.
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
   if (options.cWrappers)

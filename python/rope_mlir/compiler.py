@@ -43,6 +43,12 @@ class CompileError(RuntimeError):
     """A stage of the compilation failed; the message holds its diagnostics."""
 
 
+class RuntimeCheckError(RuntimeError):
+    """A compiled function's runtime check failed (e.g. dynamic extents that
+    must agree do not): nothing of the failing op ran. The message is the
+    op's diagnostic with its source location and the extents found."""
+
+
 def llvm_bin() -> Path:
     return Path(os.environ.get("ROPE_LLVM_BIN", "/usr/lib/llvm-22/bin"))
 
@@ -138,12 +144,55 @@ def check_arguments(name: str, arrays, args_sig) -> None:
 _libc = ctypes.CDLL(None)
 _libc.free.argtypes = [ctypes.c_void_p]
 
+_rope_runtime = None
+
+
+def runtime_library_path() -> Path:
+    """libRopeRuntime.so, where compiled code reports failed runtime checks
+    (in a GPU bundle, `$ROPE_KERNEL_CACHE`, it lies beside the kernels)."""
+    cache = os.environ.get("ROPE_KERNEL_CACHE")
+    if cache and (Path(cache) / "libRopeRuntime.so").exists():
+        return Path(cache) / "libRopeRuntime.so"
+    return build_dir() / "lib" / "libRopeRuntime.so"
+
+
+def rope_runtime() -> ctypes.CDLL:
+    """The rope runtime, loaded once and globally: the kernel libraries that
+    link it then share this instance (and its ropeRuntimeCall)."""
+    global _rope_runtime
+    if _rope_runtime is None:
+        rt = ctypes.CDLL(str(runtime_library_path()), mode=ctypes.RTLD_GLOBAL)
+        rt.ropeRuntimeCall.restype = ctypes.c_int
+        rt.ropeRuntimeCall.argtypes = [ctypes.c_void_p, ctypes.c_int,
+                                       ctypes.POINTER(ctypes.c_void_p),
+                                       ctypes.c_char_p, ctypes.c_size_t]
+        _rope_runtime = rt
+    return _rope_runtime
+
+
+def call_checked(function, name: str, structs) -> None:
+    """Calls a `_mlir_ciface_` function with pointers to `structs` (memref
+    descriptors, the result's first) through ropeRuntimeCall; a failed
+    runtime check raises RuntimeCheckError."""
+    pointers = [ctypes.addressof(s) for s in structs]
+    args = (ctypes.c_void_p * max(len(pointers), 1))(*pointers)
+    message = ctypes.create_string_buffer(4096)
+    status = rope_runtime().ropeRuntimeCall(
+        ctypes.cast(function, ctypes.c_void_p), len(pointers), args, message,
+        len(message))
+    if status == 1:
+        raise RuntimeCheckError(f"@{name}: {message.value.decode(errors='replace')}")
+    if status != 0:
+        raise TypeError(f"@{name} takes {len(pointers)} pointer arguments, more than "
+                        "ropeRuntimeCall passes")
+
 
 class Library:
     """A compiled module; `call` runs one of its functions on numpy arrays."""
 
     def __init__(self, path: Path, signatures):
         self.path = path
+        rope_runtime()  # before the library, which links it
         self._lib = ctypes.CDLL(str(path))
         self._sigs = signatures
 
@@ -155,8 +204,7 @@ class Library:
         rank = len(result_sig.shape)
         result = _descriptor_type(rank)()
         fn = getattr(self._lib, f"_mlir_ciface_{name}")
-        fn.restype = None
-        fn(ctypes.byref(result), *[ctypes.byref(d) for d in descs])
+        call_checked(fn, name, [result, *descs])
 
         dtype = np.dtype(_DTYPES[result_sig.dtype])
         shape = tuple(result.sizes) if rank else ()
@@ -207,11 +255,14 @@ def compile_module(mlir: str, *, pipeline: str | None = None,
                        stdin=llvm_dialect))
     so = work / "module.so"
     # memref copies of unknown layout call memrefCopy from MLIR's C runner
-    # utils; parallel tiles call the OpenMP runtime (libomp-22-dev).
+    # utils; parallel tiles call the OpenMP runtime (libomp-22-dev); failed
+    # runtime checks call the rope runtime.
     libdir = llvm_bin().parent / "lib"
+    rope_libdir = runtime_library_path().parent
     # -Bsymbolic: a kernel named like a symbol already in the process (e.g.
     # @cos) must call its own definition, not libm's.
     _run([str(llvm_bin() / "clang"), opt_level, "-march=native", "-shared", "-fPIC",
           "-Wno-override-module", "-Wl,-Bsymbolic", str(ll), "-o", str(so), f"-L{libdir}",
-          f"-Wl,-rpath,{libdir}", "-lmlir_c_runner_utils", "-lomp", "-lm"])
+          f"-Wl,-rpath,{libdir}", f"-L{rope_libdir}", f"-Wl,-rpath,{rope_libdir}",
+          "-lmlir_c_runner_utils", "-lomp", "-lRopeRuntime", "-lm"])
     return Library(so, parse_signatures(mlir))

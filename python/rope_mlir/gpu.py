@@ -162,6 +162,7 @@ class GpuLibrary:
         if device_count() == 0:
             raise RuntimeError("no CUDA device: the NVIDIA driver (libcuda.so.1) or a GPU is "
                                "missing (set ROPE_GPU_EMULATE=1 to run the GPU mapping on the CPU)")
+        compiler.rope_runtime()  # before the library, which links it
         self._lib = ctypes.CDLL(str(path))
 
     def call_device(self, name: str, buffers, shapes):
@@ -172,8 +173,7 @@ class GpuLibrary:
         descs = [_device_descriptor(b, s) for b, s in zip(buffers, shapes)]
         result = _descriptor_type(len(result_sig.shape))()
         fn = getattr(self._lib, f"_mlir_ciface_{name}")
-        fn.restype = None
-        fn(ctypes.byref(result), *[ctypes.byref(d) for d in descs])
+        compiler.call_checked(fn, name, [result, *descs])
         _raise_cuda_error(name)
         return result
 
@@ -233,20 +233,22 @@ def build(mlir: str, pipeline_text: str | None = None) -> Path:
     if not rt.exists():
         raise CompileError(f"{rt} is missing (the CUDA toolkit was not found at configure time)")
     so = work / "module.so"
-    # Host code only (kernels are embedded as a fatbin); the runtime is found
-    # next to the library (a bundle) or preloaded by `runtime()`.
+    # Host code only (kernels are embedded as a fatbin); the runtimes are
+    # found next to the library (a bundle) or preloaded by `runtime()` and
+    # `compiler.rope_runtime()`.
     _run([str(compiler.llvm_bin() / "clang"), "-O2", "-shared", "-fPIC", "-Wno-override-module",
           "-Wl,-Bsymbolic", "-Wl,--no-undefined", str(ll), "-o", str(so), f"-L{rt.parent}",
-          "-Wl,-rpath,$ORIGIN", "-lRopeCudaRuntime", "-lm"])
+          "-Wl,-rpath,$ORIGIN", "-lRopeCudaRuntime", "-lRopeRuntime", "-lm"])
     if cache is None:
         return so
     cache.mkdir(parents=True, exist_ok=True)
     # Files enter the cache by rename, so a process that loads them never
     # sees half a file; the runtime is replaced only when this build's differs.
-    cached_rt = cache / rt.name
-    if not cached_rt.exists() or cached_rt.read_bytes() != rt.read_bytes():
-        shutil.copy2(rt, cache / f".{rt.name}.{os.getpid()}")
-        os.replace(cache / f".{rt.name}.{os.getpid()}", cached_rt)
+    for lib in (rt, compiler.runtime_library_path()):
+        cached = cache / lib.name
+        if not cached.exists() or cached.read_bytes() != lib.read_bytes():
+            shutil.copy2(lib, cache / f".{lib.name}.{os.getpid()}")
+            os.replace(cache / f".{lib.name}.{os.getpid()}", cached)
     shutil.copy2(so, cache / f".{key}.so.{os.getpid()}")
     os.replace(cache / f".{key}.so.{os.getpid()}", cache / f"{key}.so")
     shutil.rmtree(work, ignore_errors=True)

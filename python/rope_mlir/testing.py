@@ -10,6 +10,8 @@ the rounding error of each result, not of the (possibly cancelled) result:
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import mmap
 import sys
 import traceback
 
@@ -270,6 +272,67 @@ def call(lib, name: str, *args: np.ndarray) -> np.ndarray:
             np.copyto(a, s)
             raise AssertionError(f"@{name} overwrote its argument #{i} (shape {a.shape}, {a.dtype})")
     return out
+
+
+# ---------------------------------------------------------------------------
+# Guarded buffers and bad calls
+# ---------------------------------------------------------------------------
+
+_PAGE = mmap.PAGESIZE
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+
+
+def guarded(a: np.ndarray) -> np.ndarray:
+    """A C-contiguous copy of `a` whose last byte is followed by an
+    inaccessible page (and whose page is preceded by one): a kernel that
+    reads or writes past its end, even by one element, dies with SIGSEGV
+    instead of reading a neighbour's memory, and the test fails."""
+    a = np.ascontiguousarray(a)
+    data_pages = max(1, -(-a.nbytes // _PAGE))
+    mapping = mmap.mmap(-1, (data_pages + 2) * _PAGE)
+    view = ctypes.c_char.from_buffer(mapping)
+    base = ctypes.addressof(view)
+    del view  # the array's buffer keeps the mapping alive, and unmaps it
+    for page in (0, data_pages + 1):
+        if _libc.mprotect(base + page * _PAGE, _PAGE, 0) != 0:
+            raise OSError(ctypes.get_errno(), "mprotect failed")
+    end = (data_pages + 1) * _PAGE
+    # Aligned to the element size at most: the end stays flush with the guard.
+    out = np.frombuffer(mapping, dtype=a.dtype, count=a.size,
+                        offset=end - a.nbytes).reshape(a.shape)
+    out[...] = a
+    return out
+
+
+def call_with_bad_shapes(lib, name: str, args, expected: str) -> str:
+    """Calls `name` with arguments that break one of its rope ops' shape
+    relations. Returns the runtime check's message when the call raises it,
+    contains `expected`, leaves every argument unchanged and touched nothing
+    beyond them (each is a guarded buffer); raises AssertionError otherwise."""
+    from . import compiler
+    args = [guarded(a) for a in args]
+    saved = [a.copy() for a in args]
+    try:
+        lib.call(name, *args)
+    except compiler.RuntimeCheckError as e:
+        message = str(e)
+    else:
+        raise AssertionError(f"@{name} returned instead of failing its runtime check")
+    if expected not in message:
+        raise AssertionError(f"expected {expected!r} in the error, got {message!r}")
+    for i, (a, b) in enumerate(zip(args, saved)):
+        if a.tobytes() != b.tobytes():
+            raise AssertionError(f"argument #{i} changed before the check failed")
+    return message
+
+
+def expect_runtime_error(lib, name: str, args, expected: str, case: str):
+    """`call_with_bad_shapes` as a case of a test file: prints
+    ``PASS <case>: <the op's diagnostic>``."""
+    with guard(case):
+        message = call_with_bad_shapes(lib, name, args, expected)
+        print(f"PASS {case}: {message.split(': error: ', 1)[-1]}")
 
 
 # ---------------------------------------------------------------------------

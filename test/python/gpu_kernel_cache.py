@@ -55,6 +55,11 @@ rt_needed = subprocess.run(["readelf", "-d", str(cache / "libRopeCudaRuntime.so"
                            capture_output=True, text=True).stdout
 assert "LLVM" not in rt_needed and "MLIR" not in rt_needed, rt_needed
 assert "libcuda.so.1" in rt_needed
+errors_needed = subprocess.run(["readelf", "-d", str(cache / "libRopeRuntime.so")],
+                               capture_output=True, text=True).stdout
+errors_libs = sorted(l.split("[")[1].rstrip("]") for l in errors_needed.splitlines()
+                     if "(NEEDED)" in l)
+assert all(l.startswith(("libc.so", "ld-linux")) for l in errors_libs), errors_libs
 print("RUNTIME needs the driver only")
 
 if gpu.device_count() == 0:
@@ -67,10 +72,10 @@ else:
     print("NO GPU: no CUDA device")  # a GPU answered; nothing to check here
 sys.stdout.flush()
 
-# CHECK: CACHED ['<key>.so', 'libRopeCudaRuntime.so']
+# CHECK: CACHED ['<key>.so', 'libRopeCudaRuntime.so', 'libRopeRuntime.so']
 # CHECK: KEYS distinct
 # CHECK: PREBUILT found without compiling
 # CHECK: PREBUILT missing: not in ROPE_KERNEL_CACHE
-# CHECK: NEEDED ['libRopeCudaRuntime.so', 'libc.so.6', 'libm.so.6']
+# CHECK: NEEDED ['libRopeCudaRuntime.so', 'libRopeRuntime.so', 'libc.so.6', 'libm.so.6']
 # CHECK: RUNTIME needs the driver only
 # CHECK: NO GPU: no CUDA device

@@ -20,7 +20,8 @@ def ConvertRopeToLinalg : Pass<"convert-rope-to-linalg"> {
     rounded once to f32 with the attention factor applied: the table is
     within 0.5 ulp (+1e-13) of the exact values for positions up to 2^20
     and beyond. Rotations that share a spec and positions share one cos/sin
-    table.
+    table. `rope.assert` (a runtime check on scalars) is left for
+    `--rope-lower-runtime-checks`.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -11,6 +11,13 @@ namespace rope {
 
 /// Options of `--rope-lower-to-cpu`.
 struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
+  PassOptions::Option<bool> runtimeChecks{
+      *this, "runtime-checks",
+      llvm::cl::desc("Check the rope ops' shape relations on dynamic extents "
+                     "once per call (--rope-insert-runtime-checks); a failed "
+                     "check reports through libRopeRuntime.so's "
+                     "ropeRuntimeError, which the code then links"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> cWrappers{
       *this, "c-wrappers",
       llvm::cl::desc("Emit _mlir_ciface_ wrappers so functions can be called "
@@ -88,6 +95,13 @@ struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
                      "the tiled online attention "
                      "(--rope-decompose-attention-rows), instead of one "
                      "kernel per step over the S×S scores"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> runtimeChecks{
+      *this, "runtime-checks",
+      llvm::cl::desc("Check the rope ops' shape relations on dynamic extents "
+                     "once per call (--rope-insert-runtime-checks); a failed "
+                     "check reports through libRopeRuntime.so's "
+                     "ropeRuntimeError, which the code then links"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> cWrappers{
       *this, "c-wrappers",

@@ -463,3 +463,17 @@ func.func @rotate_with_tables_kept(%x: tensor<2x8x16xf32>, %p: tensor<8xi64>, %q
   %2 = rope.rotate_with_tables %x, %c3, %s3 : tensor<2x8x16xf32>, tensor<1x8xf32>
   return %0, %1, %2 : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>
 }
+
+// -----
+
+// A runtime check that always holds is dropped; one that may fail stays.
+// CHECK-LABEL: func.func @assert_true
+// CHECK-SAME: (%[[OK:.+]]: i1, %[[N:.+]]: index)
+// CHECK-NEXT: rope.assert %[[OK]], "kept {0}"(%[[N]] : index)
+// CHECK-NEXT: return
+func.func @assert_true(%ok: i1, %n: index) {
+  %true = arith.constant true
+  rope.assert %true, "dropped {0}" (%n : index)
+  rope.assert %ok, "kept {0}" (%n : index)
+  return
+}

@@ -229,6 +229,36 @@ class Case:
     func: str                # MLIR text of the function
     runs: list = field(default_factory=list)  # [(args, expected, atol, dtype)]
     kind: str = ""
+    # Calls that break a shape relation on dynamic dims:
+    # [(args, the runtime check's expected message, what was changed)].
+    bad: list = field(default_factory=list)
+
+
+def bad_rng(idx: int):
+    """The generator of a case's bad calls, apart from the case's own draws
+    (adding bad calls leaves every good case of a seed as it was)."""
+    return np.random.default_rng(0xBAD + idx)
+
+
+def resized(a, dim: int, n: int):
+    """`a` with extent `n` along `dim` (its slices repeated or cut)."""
+    return np.ascontiguousarray(np.take(a, np.arange(n) % a.shape[dim], axis=dim))
+
+
+def other_extent(g, n: int) -> int:
+    return int(g.choice([m for m in (n - 1, n + 1, n + 2, 2 * n + 1) if m >= 1 and m != n]))
+
+
+def add_bad_call(case, args, index, dim, g, message):
+    """A bad call of `case`: argument `index` resized along `dim` to an extent
+    `m` drawn by `g`; `message(m)` is what the check must say."""
+    a = args[index]
+    if a.shape[dim] == 0:
+        return
+    m = other_extent(g, a.shape[dim])
+    bad = list(args)
+    bad[index] = resized(a, dim, m)
+    case.bad.append((bad, message(m), f"argument {index} dim {dim}: {a.shape[dim]} -> {m}"))
 
 
 def data(g, shape, dtype, scale=1.0):
@@ -290,6 +320,16 @@ def rotate_case(g, idx):
         atol = T.rotation_atol(x, spec, dtype, ulps)
         case.runs.append(([T.to_storage(x, dtype), p], expected, atol, dtype,
                           f"x{tuple(s)} positions{tuple(ps)} max={int(p.max()) if p.size else None}"))
+    gb, good = bad_rng(idx), case.runs[0][0]
+    seq, nb = s0[seq_dim], s0[0]
+    if seq_dim in dynamic:
+        add_bad_call(case, good, 1, len(pshape0) - 1, gb, lambda m: (
+            f"'rope.rotate' op expects positions to have {seq} entries along the sequence, got {m}"))
+        add_bad_call(case, good, 0, seq_dim, gb, lambda m: (
+            f"'rope.rotate' op expects positions to have {m} entries along the sequence, got {seq}"))
+    if per_batch and 0 in dynamic:
+        add_bad_call(case, good, 1, 0, gb, lambda m: (
+            f"'rope.rotate' op expects positions to have batch extent {nb}, got {m}"))
     return case
 
 
@@ -476,6 +516,21 @@ def attention_case(g, idx, unfused=False):
         vmax = float(np.max(np.abs(v)))
         atol = atol + T.ulp(vmax, "f32") * (mask_mag + extra_bound)
     case.runs.append((args, expected, atol, dtype, ""))
+    if not unfused:
+        gb = bad_rng(idx)
+        if 2 in dyn:
+            add_bad_call(case, args, 2, 2, gb, lambda m: (
+                f"'rope.attention' op expects key and value to have the same sequence length, "
+                f"got {Sk} and {m}"))
+        if 0 in dyn:
+            add_bad_call(case, args, 1, 0, gb, lambda m: (
+                f"'rope.attention' op expects query, key and value to share the batch extent, "
+                f"got {B} (query) and {m} (key)"))
+        if 2 in dyn and explicit:
+            qp_index = 4 if use_mask else 3
+            add_bad_call(case, args, qp_index, args[qp_index].ndim - 1, gb, lambda m: (
+                f"'rope.attention' op expects query positions to have {Sq} entries along the "
+                f"sequence, got {m}"))
     return case
 
 
@@ -519,6 +574,18 @@ def linear_attention_case(g, idx):
     expected = ref.linear_attention(q, k, v, rotary=spec, positions=pos, causal=causal)
     atol = T.linear_attention_atol(q, k, v, rotary=spec, positions=pos, causal=causal, dtype=dtype)
     case.runs.append((args, expected, atol, dtype, ""))
+    gb = bad_rng(idx)
+    if 2 in dyn:
+        add_bad_call(case, args, 1, 2, gb, lambda m: (
+            f"'rope.linear_attention' op expects query and key of the same shape, dim 2 is {S} and {m}"))
+        if pos is not None:
+            add_bad_call(case, args, 3, pos.ndim - 1, gb, lambda m: (
+                f"'rope.linear_attention' op expects positions to have {S} entries along the "
+                f"sequence, got {m}"))
+    if 0 in dyn:
+        add_bad_call(case, args, 2, 0, gb, lambda m: (
+            f"'rope.linear_attention' op expects value to share [B, H, S] with query, dim 0 is {m} "
+            f"instead of {B}"))
     return case
 
 
@@ -601,6 +668,7 @@ def main(argv=None):
         return 0
 
     stats = {}  # kind -> [cases, checks, max ratio]
+    bad_stats = [0]  # bad calls made
     failed = []
     batches = [cases[i:i + args.batch] for i in range(0, len(cases), args.batch)]
     for b, batch in enumerate(batches):
@@ -643,12 +711,24 @@ def main(argv=None):
                           f"tol={at[idx]:.3e}")
                 except Exception:  # noqa: BLE001
                     pass
+            for bad_args, message, what in c.bad:
+                print(f"running {c.name} [{pname}] bad call: {what}", file=sys.stderr, flush=True)
+                bad_stats[0] += 1
+                try:
+                    T.call_with_bad_shapes(lib, c.name, bad_args, message)
+                except Exception as e:  # noqa: BLE001
+                    failed.append(c.name)
+                    print(f"FAIL {c.name} [{pipeline}] bad call ({what}): {type(e).__name__}: {e}\n"
+                          f"  {c.desc}\n  reproduce: {Path(__file__).name} --seed {args.seed} "
+                          f"--cases {args.cases}\n{c.func}")
 
     total = sum(s[0] for s in stats.values())
     summary = []
     for kind in ("rotate", "attention", "unfused", "linear_attention", "sinusoidal"):
         n, checks, ratio = stats.get(kind, [0, 0, 0.0])
         summary.append(f"differential {kind}: {n} cases, {checks} checks, max err/tol {ratio:.3f}")
+    summary.append(f"differential bad calls: {bad_stats[0]} calls, each must raise its check's error "
+                   f"and leave its (guarded) arguments untouched")
     summary.append(f"time {time.time() - t0:.1f} s, {len(batches)} modules, seed {args.seed}")
     print("\n".join(summary))
     print("\n".join(summary), file=sys.stderr)  # shown by `lit -a`
@@ -668,4 +748,5 @@ if __name__ == "__main__":
 # CHECK: differential unfused: {{[1-9][0-9]*}} cases
 # CHECK: differential linear_attention: {{[1-9][0-9]*}} cases
 # CHECK: differential sinusoidal: {{[1-9][0-9]*}} cases
+# CHECK: differential bad calls: {{[1-9][0-9]*}} calls
 # CHECK: PASS differential: {{[0-9]+}} cases

@@ -10,6 +10,38 @@
 
 include "mlir/Pass/PassBase.td"
 
+def RopeLowerRuntimeChecks
+    : Pass<"rope-lower-runtime-checks", "::mlir::ModuleOp"> {
+  let summary = "Lower rope.assert and cf.assert to calls of the rope "
+                "runtime's error report";
+  let description = [{
+    Each `rope.assert` (and each `cf.assert`, e.g. from upstream's runtime
+    verification) becomes a branch on its condition to a call of
+
+    ```c
+    void ropeRuntimeError(const char *message, int64_t numValues,
+                          const int64_t *values);
+    ```
+
+    with the message as a private constant string and the values (index or
+    integers, sign-extended to i64) in a stack array. The function is
+    `libRopeRuntime.so`'s (`include/rope/Runtime/RuntimeErrors.h`): it hands
+    the message, with `{i}` replaced by the values, to the host (a Python
+    exception, a status from `ropeRuntimeCall`, or the host's handler) and
+    never returns, so nothing after a failed check runs. Without a host it
+    prints the message to stderr and exits with status 1 (`mlir-runner`
+    with `--shared-libs=libRopeRuntime.so`). The call is declared
+    `noreturn`.
+
+    Asserts inside `gpu.module`s (device code) are left to upstream's
+    lowering. Both CPU and GPU pipelines run it before the LLVM conversion.
+  }];
+  let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
 def RopeReadOnlyPublicArguments
     : Pass<"rope-readonly-public-arguments", "::mlir::ModuleOp"> {
   let summary = "Mark tensor arguments of public functions non-writable for "

@@ -27,26 +27,62 @@ static std::string extentStr(int64_t e) {
   return ShapedType::isDynamic(e) ? std::string("?") : std::to_string(e);
 }
 
-/// Checks positions of shape [S] or [B, S] against sequence extent `seqLen`
-/// and batch extent `batch`. `what` names the operand in diagnostics.
-static LogicalResult verifyPositionsShape(Operation *op, RankedTensorType posType,
-                                          int64_t batch, int64_t seqLen,
-                                          StringRef what) {
-  ArrayRef<int64_t> shape = posType.getShape();
-  if (shape.size() != 1 && shape.size() != 2)
+/// Checks that positions are [S] or [B, S]; `what` names them in
+/// diagnostics.
+static LogicalResult verifyPositionsRank(Operation *op, Value positions,
+                                         StringRef what) {
+  int64_t rank = cast<RankedTensorType>(positions.getType()).getRank();
+  if (rank != 1 && rank != 2)
     return op->emitOpError() << "expects " << what
                              << " of rank 1 ([S]) or 2 ([B, S]), got rank "
-                             << shape.size();
-  if (!extentsAgree(shape.back(), seqLen))
-    return op->emitOpError() << "expects " << what << " to have "
-                             << extentStr(seqLen)
-                             << " entries along the sequence, got "
-                             << extentStr(shape.back());
-  if (shape.size() == 2 && !extentsAgree(shape.front(), batch))
-    return op->emitOpError() << "expects " << what << " to have batch extent "
-                             << extentStr(batch) << ", got "
-                             << extentStr(shape.front());
+                             << rank;
   return success();
+}
+
+/// Positions [S] or [B, S] have the sequence extent `seq` and the batch
+/// extent `batch` of the operand they place.
+static void appendPositionRelations(SmallVectorImpl<ExtentRelation> &relations,
+                                    Value positions, Extent batch, Extent seq,
+                                    StringRef what) {
+  int64_t rank = cast<RankedTensorType>(positions.getType()).getRank();
+  if (rank != 1 && rank != 2)
+    return;
+  relations.push_back({Extent::of(positions, rank - 1), seq, false,
+                       ("expects " + what +
+                        " to have {1} entries along the sequence, got {0}")
+                           .str()});
+  if (rank == 2)
+    relations.push_back(
+        {Extent::of(positions, 0), batch, false,
+         ("expects " + what + " to have batch extent {1}, got {0}").str()});
+}
+
+/// `actual` has the extents `expected` (dims of `layout`, e.g.
+/// "[B, Hkv, Sk, D]"); a null expected value is a dim without a rule.
+static void appendShapeRelations(SmallVectorImpl<ExtentRelation> &relations,
+                                 Value actual, ArrayRef<Extent> expected,
+                                 StringRef what, StringRef layout) {
+  for (auto [i, extent] : llvm::enumerate(expected)) {
+    if (!extent.value && ShapedType::isDynamic(extent.dim))
+      continue;
+    relations.push_back({Extent::of(actual, i), extent, false,
+                         ("expects " + what + " of shape " + layout +
+                          " with dim " + Twine(i) + " = {1}, got {0}")
+                             .str()});
+  }
+}
+
+/// Every dim of `b` equals the same dim of `a` (two operands of one type
+/// whose dynamic extents may still differ at run time).
+static void appendSameShapeRelations(SmallVectorImpl<ExtentRelation> &relations,
+                                     Value a, Value b, StringRef what) {
+  auto type = cast<RankedTensorType>(a.getType());
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (type.isDynamicDim(i))
+      relations.push_back({Extent::of(b, i), Extent::of(a, i), false,
+                           ("expects " + what + " of one shape, dim " +
+                            Twine(i) + " is {1} and {0}")
+                               .str()});
 }
 
 /// A sequence dim of a rank-`rank` input: any dim but the last (the head),
@@ -121,10 +157,19 @@ LogicalResult RotateOp::verify() {
   if (posType.getRank() == 2 && seqDim == 0)
     return emitOpError() << "expects per-batch positions ([B, S]) only when the "
                             "sequence dim is not dim 0";
-  if (failed(verifyPositionsShape(*this, posType, inputType.getShape().front(),
-                                  inputType.getShape()[seqDim], "positions")))
+  if (failed(verifyPositionsRank(*this, getPositions(), "positions")) ||
+      failed(verifySpecForHeadDim(*this, getSpec(), headDim)))
     return failure();
-  return verifySpecForHeadDim(*this, getSpec(), headDim);
+  return verifyStaticExtentRelations(*this, getExtentRelations());
+}
+
+SmallVector<ExtentRelation> RotateOp::getExtentRelations() {
+  SmallVector<ExtentRelation> relations;
+  appendPositionRelations(relations, getPositions(),
+                          Extent::of(getInput(), 0),
+                          Extent::of(getInput(), getNormalizedSeqDim()),
+                          "positions");
+  return relations;
 }
 
 LogicalResult
@@ -270,16 +315,26 @@ static LogicalResult verifyRotaryTables(Operation *op,
            << " (broadcasting like the input), 2 ([S, w]) or 3 ([B, S, w], "
               "with the sequence not at dim 0), got rank "
            << tableType.getRank();
-  for (auto [tableDim, inputDim] : llvm::enumerate(rowDims)) {
-    int64_t extent = tableType.getDimSize(tableDim);
-    int64_t expected = inputType.getDimSize(inputDim);
-    if (extent != 1 && !extentsAgree(extent, expected))
-      return op->emitOpError()
-             << "expects " << which << "table dim " << tableDim
-             << " to be 1 or the extent of input dim " << inputDim << " ("
-             << extentStr(expected) << "), got " << extentStr(extent);
-  }
   return success();
+}
+
+/// Each row dim of tables `cos` and `sin` (verified by verifyRotaryTables)
+/// is 1 or the extent of the input dim it follows, and the two agree.
+static void appendTableRelations(SmallVectorImpl<ExtentRelation> &relations,
+                                 Value input, int64_t seqDim, Value cos,
+                                 Value sin, StringRef which) {
+  auto tableType = cast<RankedTensorType>(cos.getType());
+  SmallVector<int64_t> rowDims =
+      getTableRowDims(cast<RankedTensorType>(input.getType()).getRank(),
+                      tableType.getRank(), seqDim);
+  for (auto [tableDim, inputDim] : llvm::enumerate(rowDims))
+    relations.push_back({Extent::of(cos, tableDim), Extent::of(input, inputDim),
+                         /*broadcast=*/true,
+                         ("expects " + which + "table dim " + Twine(tableDim) +
+                          " to be 1 or the extent of input dim " +
+                          Twine(inputDim) + " ({1}), got {0}")
+                             .str()});
+  appendSameShapeRelations(relations, cos, sin, (which + "cos and sin").str());
 }
 
 LogicalResult RotateWithTablesOp::verify() {
@@ -290,8 +345,17 @@ LogicalResult RotateWithTablesOp::verify() {
   if (failed(verifyRotaryRange(*this, r, getRotaryOffset(),
                                inputType.getShape().back())))
     return failure();
-  return verifyRotaryTables(*this, inputType, getNormalizedSeqDim(),
-                            getCos().getType(), r, "");
+  if (failed(verifyRotaryTables(*this, inputType, getNormalizedSeqDim(),
+                                getCos().getType(), r, "")))
+    return failure();
+  return verifyStaticExtentRelations(*this, getExtentRelations());
+}
+
+SmallVector<ExtentRelation> RotateWithTablesOp::getExtentRelations() {
+  SmallVector<ExtentRelation> relations;
+  appendTableRelations(relations, getInput(), getNormalizedSeqDim(), getCos(),
+                       getSin(), "");
+  return relations;
 }
 
 LogicalResult RotateWithTablesOp::reifyResultShapes(
@@ -380,6 +444,9 @@ LogicalResult TableOp::verify() {
   return verifySpecForHeadDim(*this, getSpec(), getHeadDim());
 }
 
+/// The tables take their shape from the positions: nothing to relate.
+SmallVector<ExtentRelation> TableOp::getExtentRelations() { return {}; }
+
 LogicalResult
 TableOp::reifyResultShapes(OpBuilder &b,
                            ReifiedRankedShapedTypeDims &reifiedReturnShapes) {
@@ -427,6 +494,35 @@ static std::optional<int64_t> optionalInt(IntegerAttr attr) {
   return attr ? std::optional<int64_t>(attr.getInt()) : std::nullopt;
 }
 
+/// "[Hq]" or, with a leading extent, e.g. "[32, Hq]".
+static std::string headsLayout(StringRef headsStr, int64_t leading) {
+  if (!leading)
+    return headsStr.str();
+  return "[" + std::to_string(leading) + ", " +
+         headsStr.drop_front().str();
+}
+
+/// The extents of ALiBi slopes (`heads`, e.g. [Hq]) and of a T5 bias table
+/// ([buckets, heads...]).
+static void appendHeadRelations(SmallVectorImpl<ExtentRelation> &relations,
+                                Value alibi, Value relativeBias,
+                                RelativeBucketsAttr buckets,
+                                ArrayRef<Extent> heads, StringRef headsStr) {
+  auto ranked = [&](Value v, size_t rank) {
+    return v && cast<RankedTensorType>(v.getType()).getRank() ==
+                    static_cast<int64_t>(rank);
+  };
+  if (ranked(alibi, heads.size()))
+    appendShapeRelations(relations, alibi, heads, "ALiBi slopes", headsStr);
+  if (buckets && ranked(relativeBias, heads.size() + 1)) {
+    SmallVector<Extent> expected = {Extent::constant(buckets.getNumBuckets())};
+    expected.append(heads.begin(), heads.end());
+    appendShapeRelations(relations, relativeBias, expected,
+                         "a relative bias table",
+                         headsLayout(headsStr, buckets.getNumBuckets()));
+  }
+}
+
 /// The rules `rope.attention` and `rope.online_attention` share for window,
 /// soft-capping, ALiBi slopes and the T5 bias table. `heads` is the shape of
 /// the per-head operands (`[Hq]`, or `[Hkv, G]` for the online op), spelled
@@ -449,24 +545,14 @@ verifyAttentionExtras(Operation *op, std::optional<int64_t> window, bool causal,
     if (!std::isfinite(c) || c <= 0.0)
       return op->emitOpError() << "expects a positive finite softcap, got " << c;
   }
+  // Ranks here; extents are relations (appendHeadRelations).
   auto checkHeads = [&](Value v, StringRef what, int64_t leading) -> LogicalResult {
     auto type = cast<RankedTensorType>(v.getType());
-    SmallVector<int64_t> expected;
-    if (leading != 0)
-      expected.push_back(leading);
-    expected.append(heads.begin(), heads.end());
-    bool ok = type.getRank() == static_cast<int64_t>(expected.size());
-    for (int64_t i = 0; ok && i < type.getRank(); ++i)
-      ok = extentsAgree(type.getDimSize(i), expected[i]);
-    if (!ok) {
-      std::string want;
-      llvm::raw_string_ostream os(want);
-      os << (leading ? "[" + extentStr(leading) + ", " : "[")
-         << headsStr.drop_front().drop_back() << "]";
-      return op->emitOpError() << "expects " << what << " of shape " << want
-                               << ", got " << type;
-    }
-    return success();
+    if (type.getRank() == static_cast<int64_t>(heads.size()) + (leading != 0))
+      return success();
+    return op->emitOpError() << "expects " << what << " of shape "
+                             << headsLayout(headsStr, leading) << ", got "
+                             << type;
   };
   if (alibi && failed(checkHeads(alibi, "ALiBi slopes", 0)))
     return failure();
@@ -538,14 +624,8 @@ static LogicalResult verifyAttentionTables(AttentionOp op) {
     if (failed(verifyRotaryTables(op, inputType, 2, cosType, r, which)))
       return failure();
     int64_t rank = cosType.getRank();
-    // One row per token: the sequence does not broadcast, and a rank-4
-    // table does not vary by head (the kernels index tables by row).
-    int64_t seqExtent = cosType.getDimSize(rank - 2);
-    if (!extentsAgree(seqExtent, inputType.getDimSize(2)))
-      return op.emitOpError()
-             << "expects " << which << "tables with one row per token ("
-             << extentStr(inputType.getDimSize(2)) << "), got "
-             << extentStr(seqExtent);
+    // A rank-4 table does not vary by head (the kernels index tables by
+    // row); one row per token is a relation (getExtentRelations).
     if (rank == 4 && cosType.getDimSize(1) != 1)
       return op.emitOpError() << "expects " << which
                               << "tables of rank 4 to broadcast over the heads "
@@ -573,14 +653,7 @@ LogicalResult AttentionOp::verify() {
                             "got "
                          << q.getElementType() << ", " << k.getElementType()
                          << ", " << v.getElementType();
-  int64_t batch = q.getDimSize(0), hq = q.getDimSize(1), sq = q.getDimSize(2),
-          d = q.getDimSize(3);
-  int64_t hkv = k.getDimSize(1), sk = k.getDimSize(2);
-  if (!extentsAgree(batch, k.getDimSize(0)) ||
-      !extentsAgree(batch, v.getDimSize(0)) ||
-      !extentsAgree(k.getDimSize(0), v.getDimSize(0)))
-    return emitOpError() << "expects query, key and value to share the batch "
-                            "extent";
+  int64_t hq = q.getDimSize(1), d = q.getDimSize(3), hkv = k.getDimSize(1);
   if (ShapedType::isDynamic(d) || ShapedType::isDynamic(k.getDimSize(3)))
     return emitOpError() << "expects static query and key head dims";
   if (!extentsAgree(d, k.getDimSize(3)))
@@ -597,11 +670,6 @@ LogicalResult AttentionOp::verify() {
     return emitOpError() << "expects the query head count (" << hq
                          << ") to be a multiple of the key/value head count ("
                          << hkv << ")";
-  if (!extentsAgree(sk, v.getDimSize(2)))
-    return emitOpError() << "expects key and value to have the same sequence "
-                            "length, got "
-                         << extentStr(sk) << " and "
-                         << extentStr(v.getDimSize(2));
   if (ShapedType::isDynamic(v.getDimSize(3)))
     return emitOpError() << "expects a static value head dim";
 
@@ -623,43 +691,86 @@ LogicalResult AttentionOp::verify() {
       return emitOpError() << "expects an i1 mask, or an additive mask of f32 "
                               "or the query element type, got "
                            << maskElt;
-    SmallVector<int64_t> full = {batch, hq, sq, sk};
-    ArrayRef<int64_t> mshape = maskType.getShape();
-    for (int64_t i = 0, e = mshape.size(); i < e; ++i) {
-      int64_t m = mshape[e - 1 - i], t = full[3 - i];
-      if (m != 1 && !extentsAgree(m, t))
-        return emitOpError() << "expects mask dim " << e - 1 - i
-                             << " to be 1 or " << extentStr(t) << ", got "
-                             << extentStr(m);
-    }
   }
 
   if (Value sinks = getSinks()) {
     auto type = cast<RankedTensorType>(sinks.getType());
-    if (type.getRank() != 1 || !extentsAgree(type.getDimSize(0), hq))
+    if (type.getRank() != 1)
       return emitOpError() << "expects sinks of shape [" << hq
                            << "] (one logit per query head), got " << type;
   }
   if (static_cast<bool>(getQueryPositions()) !=
       static_cast<bool>(getKeyPositions()))
     return emitOpError() << "expects both query and key positions or neither";
-  if (Value qp = getQueryPositions()) {
-    if (failed(verifyPositionsShape(*this, cast<RankedTensorType>(qp.getType()),
-                                    batch, sq, "query positions")) ||
-        failed(verifyPositionsShape(
-            *this, cast<RankedTensorType>(getKeyPositions().getType()), batch,
-            sk, "key positions")))
+  if (Value qp = getQueryPositions())
+    if (failed(verifyPositionsRank(*this, qp, "query positions")) ||
+        failed(verifyPositionsRank(*this, getKeyPositions(), "key positions")))
       return failure();
-  }
   if (auto spec = getRotary())
     if (failed(verifySpecForHeadDim(*this, *spec, d)))
       return failure();
-  if (failed(verifyAttentionTables(*this)))
+  if (failed(verifyAttentionTables(*this)) ||
+      failed(verifyAttentionExtras(*this, optionalInt(getWindowAttr()),
+                                   getCausal(), getSoftcap(), getAlibiSlopes(),
+                                   getRelativeBias(), getRelativeBucketsAttr(),
+                                   {hq}, "[Hq]")))
     return failure();
-  return verifyAttentionExtras(*this, optionalInt(getWindowAttr()), getCausal(),
-                               getSoftcap(),
-                               getAlibiSlopes(), getRelativeBias(),
-                               getRelativeBucketsAttr(), {hq}, "[Hq]");
+  return verifyStaticExtentRelations(*this, getExtentRelations());
+}
+
+SmallVector<ExtentRelation> AttentionOp::getExtentRelations() {
+  Value q = getQuery(), k = getKey(), v = getValue();
+  Extent batch = Extent::of(q, 0), hq = Extent::of(q, 1),
+         sq = Extent::of(q, 2), sk = Extent::of(k, 2);
+  SmallVector<ExtentRelation> relations = {
+      {Extent::of(k, 0), batch, false,
+       "expects query, key and value to share the batch extent, got {1} "
+       "(query) and {0} (key)"},
+      {Extent::of(v, 0), batch, false,
+       "expects query, key and value to share the batch extent, got {1} "
+       "(query) and {0} (value)"},
+      {Extent::of(v, 0), Extent::of(k, 0), false,
+       "expects query, key and value to share the batch extent, got {1} "
+       "(key) and {0} (value)"},
+      {Extent::of(v, 2), sk, false,
+       "expects key and value to have the same sequence length, got {1} and "
+       "{0}"}};
+  if (Value mask = getMask()) {
+    // Trailing-aligned against [B, Hq, Sq, Sk].
+    Extent full[] = {batch, hq, sq, sk};
+    int64_t rank = cast<RankedTensorType>(mask.getType()).getRank();
+    for (int64_t i = 0; i < rank && i < 4; ++i)
+      relations.push_back({Extent::of(mask, rank - 1 - i), full[3 - i], true,
+                           ("expects mask dim " + Twine(rank - 1 - i) +
+                            " to be 1 or {1}, got {0}")
+                               .str()});
+  }
+  if (Value sinks = getSinks())
+    relations.push_back(
+        {Extent::of(sinks, 0), hq, false,
+         "expects sinks of shape [{1}] (one logit per query head), got [{0}]"});
+  if (Value qp = getQueryPositions()) {
+    appendPositionRelations(relations, qp, batch, sq, "query positions");
+    appendPositionRelations(relations, getKeyPositions(), batch, sk,
+                            "key positions");
+  }
+  if (getKeyCos()) {
+    for (auto [input, cos, sin, which] :
+         {std::tuple{q, getQueryCos(), getQuerySin(), "query "},
+          std::tuple{k, getKeyCos(), getKeySin(), "key "}}) {
+      appendTableRelations(relations, input, 2, cos, sin, which);
+      // One row per token: the sequence does not broadcast.
+      int64_t rank = cast<RankedTensorType>(cos.getType()).getRank();
+      relations.push_back({Extent::of(cos, rank - 2), Extent::of(input, 2),
+                           false,
+                           (Twine("expects ") + which +
+                            "tables with one row per token ({1}), got {0}")
+                               .str()});
+    }
+  }
+  appendHeadRelations(relations, getAlibiSlopes(), getRelativeBias(),
+                      getRelativeBucketsAttr(), {hq}, "[Hq]");
+  return relations;
 }
 
 LogicalResult
@@ -676,22 +787,15 @@ AttentionOp::reifyResultShapes(OpBuilder &b,
 // OnlineAttentionOp
 //===----------------------------------------------------------------------===//
 
-/// Checks `type` against `expected` (dynamic entries agree with anything);
-/// `what` and `layout` name the operand and its dims in the diagnostic.
-static LogicalResult verifyShape(Operation *op, Type type,
-                                 ArrayRef<int64_t> expected, StringRef what,
-                                 StringRef layout) {
-  auto ranked = cast<RankedTensorType>(type);
-  bool ok = ranked.getRank() == static_cast<int64_t>(expected.size());
-  for (int64_t i = 0; ok && i < ranked.getRank(); ++i)
-    ok = extentsAgree(ranked.getDimSize(i), expected[i]);
-  if (ok)
+/// Checks that `value` has the rank of `layout` (e.g. "[B, Hkv, Sk, D]",
+/// `rank` names); its extents are relations (getExtentRelations).
+static LogicalResult verifyRank(Operation *op, Value value, int64_t rank,
+                                StringRef what, StringRef layout) {
+  Type type = value.getType();
+  if (cast<RankedTensorType>(type).getRank() == rank)
     return success();
-  std::string want;
-  llvm::raw_string_ostream os(want);
-  llvm::interleaveComma(expected, os, [&](int64_t e) { os << extentStr(e); });
   return op->emitOpError() << "expects " << what << " of shape " << layout
-                           << " = [" << want << "], got " << type;
+                           << ", got " << type;
 }
 
 LogicalResult OnlineAttentionOp::verify() {
@@ -708,49 +812,32 @@ LogicalResult OnlineAttentionOp::verify() {
       (q.getElementType() != k.getElementType() && !q.getElementType().isF32()))
     return emitOpError() << "expects key and value of one element type, and a "
                             "query of that type or f32";
-  int64_t batch = q.getDimSize(0), hkv = q.getDimSize(1), g = q.getDimSize(2),
-          sq = q.getDimSize(3), d = q.getDimSize(4);
+  int64_t d = q.getDimSize(4);
   if (ShapedType::isDynamic(d))
     return emitOpError() << "expects a static head dim";
-  if (failed(verifyShape(*this, k, {batch, hkv, ShapedType::kDynamic, d}, "key",
-                         "[B, Hkv, Sk, D]")))
+  if (failed(verifyRank(*this, getKey(), 4, "key", "[B, Hkv, Sk, D]")))
     return failure();
-  int64_t sk = k.getDimSize(2);
   if (v.getRank() != 4)
     return emitOpError() << "expects a value of rank 4 ([B, Hkv, Sk, Dv])";
-  int64_t dv = v.getDimSize(3);
-  if (failed(verifyShape(*this, v, {batch, hkv, sk, dv}, "value",
-                         "[B, Hkv, Sk, Dv]")))
-    return failure();
   if (getOutputs().size() != 3)
     return emitOpError() << "expects three outs (accumulator, max, sum), got "
                          << getOutputs().size();
-  if (failed(verifyShape(*this, getAccumulatorInit().getType(),
-                         {batch, hkv, g, sq, dv}, "an accumulator",
-                         "[B, Hkv, G, Sq, Dv]")) ||
-      failed(verifyShape(*this, getMaxInit().getType(), {batch, hkv, g, sq},
-                         "a running max", "[B, Hkv, G, Sq]")) ||
-      failed(verifyShape(*this, getSumInit().getType(), {batch, hkv, g, sq},
-                         "a running sum", "[B, Hkv, G, Sq]")))
+  if (failed(verifyRank(*this, getAccumulatorInit(), 5, "an accumulator",
+                        "[B, Hkv, G, Sq, Dv]")) ||
+      failed(verifyRank(*this, getMaxInit(), 4, "a running max",
+                        "[B, Hkv, G, Sq]")) ||
+      failed(verifyRank(*this, getSumInit(), 4, "a running sum",
+                        "[B, Hkv, G, Sq]")))
     return failure();
 
   double scale = getScale().convertToDouble();
   if (!std::isfinite(scale) || scale <= 0.0)
     return emitOpError() << "expects a positive finite scale, got " << scale;
 
-  if (Value mask = getMask()) {
-    auto maskType = cast<RankedTensorType>(mask.getType());
-    if (maskType.getRank() != 5)
+  if (Value mask = getMask())
+    if (cast<RankedTensorType>(mask.getType()).getRank() != 5)
       return emitOpError() << "expects a mask of rank 5 ([B, Hkv, G, Sq, Sk], "
                               "1 to broadcast)";
-    SmallVector<int64_t> full = {batch, hkv, g, sq, sk};
-    for (int64_t i = 0; i < 5; ++i)
-      if (maskType.getDimSize(i) != 1 &&
-          !extentsAgree(maskType.getDimSize(i), full[i]))
-        return emitOpError() << "expects mask dim " << i << " to be 1 or "
-                             << extentStr(full[i]) << ", got "
-                             << extentStr(maskType.getDimSize(i));
-  }
 
   if (static_cast<bool>(getQueryPositions()) !=
       static_cast<bool>(getKeyPositions()))
@@ -762,11 +849,8 @@ LogicalResult OnlineAttentionOp::verify() {
     return emitOpError() << "expects positions for causal, ALiBi or "
                             "relative-bias attention";
   if (Value qp = getQueryPositions())
-    if (failed(verifyPositionsShape(*this, cast<RankedTensorType>(qp.getType()),
-                                    batch, sq, "query positions")) ||
-        failed(verifyPositionsShape(
-            *this, cast<RankedTensorType>(getKeyPositions().getType()), batch,
-            sk, "key positions")))
+    if (failed(verifyPositionsRank(*this, qp, "query positions")) ||
+        failed(verifyPositionsRank(*this, getKeyPositions(), "key positions")))
       return failure();
 
   if (static_cast<bool>(getRotary()) != static_cast<bool>(getKeyCos()) ||
@@ -780,26 +864,75 @@ LogicalResult OnlineAttentionOp::verify() {
     // One row per token ([S, w] or [B, S, w]), one coefficient per pair or
     // per rotated element.
     int64_t r = spec->getRotaryDims(d);
-    auto checkTable = [&](Value table, int64_t seq,
-                          StringRef what) -> LogicalResult {
+    for (auto [table, what] :
+         {std::pair{getQueryCos(), "query cos"}, {getQuerySin(), "query sin"},
+          {getKeyCos(), "key cos"}, {getKeySin(), "key sin"}}) {
+      if (!table)
+        continue;
       auto type = cast<RankedTensorType>(table.getType());
       int64_t width = type.getShape().back();
       if (width != r && width != r / 2)
         return emitOpError() << "expects " << what << " of width " << r
                              << " or " << r / 2 << ", got " << extentStr(width);
-      if (type.getRank() == 2)
-        return verifyShape(*this, type, {seq, width}, what, "[S, w]");
-      return verifyShape(*this, type, {batch, seq, width}, what, "[B, S, w]");
-    };
-    if ((getQueryCos() && (failed(checkTable(getQueryCos(), sq, "query cos")) ||
-                           failed(checkTable(getQuerySin(), sq, "query sin")))) ||
-        failed(checkTable(getKeyCos(), sk, "key cos")) ||
-        failed(checkTable(getKeySin(), sk, "key sin")))
-      return failure();
+      if (type.getRank() != 2 && type.getRank() != 3)
+        return emitOpError() << "expects " << what
+                             << " of shape [S, w] or [B, S, w], got " << type;
+    }
   }
-  return verifyAttentionExtras(*this, optionalInt(getWindowAttr()), getCausal(),
-                               getSoftcap(), getAlibiSlopes(), getRelativeBias(),
-                               getRelativeBucketsAttr(), {hkv, g}, "[Hkv, G]");
+  if (failed(verifyAttentionExtras(*this, optionalInt(getWindowAttr()),
+                                   getCausal(), getSoftcap(), getAlibiSlopes(),
+                                   getRelativeBias(), getRelativeBucketsAttr(),
+                                   {q.getDimSize(1), q.getDimSize(2)},
+                                   "[Hkv, G]")))
+    return failure();
+  return verifyStaticExtentRelations(*this, getExtentRelations());
+}
+
+SmallVector<ExtentRelation> OnlineAttentionOp::getExtentRelations() {
+  Value q = getQuery(), k = getKey(), v = getValue();
+  Extent batch = Extent::of(q, 0), hkv = Extent::of(q, 1),
+         g = Extent::of(q, 2), sq = Extent::of(q, 3), d = Extent::of(q, 4),
+         sk = Extent::of(k, 2), dv = Extent::of(v, 3);
+  Extent any = Extent::constant(ShapedType::kDynamic);
+  SmallVector<ExtentRelation> relations;
+  appendShapeRelations(relations, k, {batch, hkv, any, d}, "key",
+                       "[B, Hkv, Sk, D]");
+  appendShapeRelations(relations, v, {batch, hkv, sk, dv}, "value",
+                       "[B, Hkv, Sk, Dv]");
+  appendShapeRelations(relations, getAccumulatorInit(), {batch, hkv, g, sq, dv},
+                       "an accumulator", "[B, Hkv, G, Sq, Dv]");
+  appendShapeRelations(relations, getMaxInit(), {batch, hkv, g, sq},
+                       "a running max", "[B, Hkv, G, Sq]");
+  appendShapeRelations(relations, getSumInit(), {batch, hkv, g, sq},
+                       "a running sum", "[B, Hkv, G, Sq]");
+  if (Value mask = getMask()) {
+    Extent full[] = {batch, hkv, g, sq, sk};
+    for (int64_t i = 0; i < 5; ++i)
+      relations.push_back({Extent::of(mask, i), full[i], true,
+                           ("expects mask dim " + Twine(i) +
+                            " to be 1 or {1}, got {0}")
+                               .str()});
+  }
+  if (Value qp = getQueryPositions()) {
+    appendPositionRelations(relations, qp, batch, sq, "query positions");
+    appendPositionRelations(relations, getKeyPositions(), batch, sk,
+                            "key positions");
+  }
+  for (auto [table, seq, what] :
+       {std::tuple{getQueryCos(), sq, "query cos"},
+        std::tuple{getQuerySin(), sq, "query sin"},
+        std::tuple{getKeyCos(), sk, "key cos"},
+        std::tuple{getKeySin(), sk, "key sin"}}) {
+    if (!table)
+      continue;
+    if (cast<RankedTensorType>(table.getType()).getRank() == 2)
+      appendShapeRelations(relations, table, {seq}, what, "[S, w]");
+    else
+      appendShapeRelations(relations, table, {batch, seq}, what, "[B, S, w]");
+  }
+  appendHeadRelations(relations, getAlibiSlopes(), getRelativeBias(),
+                      getRelativeBucketsAttr(), {hkv, g}, "[Hkv, G]");
+  return relations;
 }
 
 //===----------------------------------------------------------------------===//
@@ -829,29 +962,36 @@ LogicalResult LinearAttentionOp::verify() {
   if (q.getElementType() != k.getElementType() ||
       q.getElementType() != v.getElementType())
     return emitOpError() << "expects query, key and value of one element type";
-  for (int64_t i = 0; i < 4; ++i)
-    if (!extentsAgree(q.getDimSize(i), k.getDimSize(i)))
-      return emitOpError() << "expects query and key of the same shape, dim "
-                           << i << " is " << extentStr(q.getDimSize(i))
-                           << " and " << extentStr(k.getDimSize(i));
-  for (int64_t i = 0; i < 3; ++i)
-    if (!extentsAgree(q.getDimSize(i), v.getDimSize(i)))
-      return emitOpError() << "expects value to share [B, H, S] with query, "
-                              "dim "
-                           << i << " is " << extentStr(v.getDimSize(i))
-                           << " instead of " << extentStr(q.getDimSize(i));
   if (ShapedType::isDynamic(q.getDimSize(3)) ||
       ShapedType::isDynamic(k.getDimSize(3)) ||
       ShapedType::isDynamic(v.getDimSize(3)))
     return emitOpError() << "expects static head dims";
   if (Value pos = getPositions())
-    if (failed(verifyPositionsShape(*this, cast<RankedTensorType>(pos.getType()),
-                                    q.getDimSize(0), q.getDimSize(2),
-                                    "positions")))
+    if (failed(verifyPositionsRank(*this, pos, "positions")))
       return failure();
   if (auto spec = getRotary())
-    return verifySpecForHeadDim(*this, *spec, q.getDimSize(3));
-  return success();
+    if (failed(verifySpecForHeadDim(*this, *spec, q.getDimSize(3))))
+      return failure();
+  return verifyStaticExtentRelations(*this, getExtentRelations());
+}
+
+SmallVector<ExtentRelation> LinearAttentionOp::getExtentRelations() {
+  Value q = getQuery(), k = getKey(), v = getValue();
+  SmallVector<ExtentRelation> relations;
+  for (int64_t i = 0; i < 4; ++i)
+    relations.push_back({Extent::of(k, i), Extent::of(q, i), false,
+                         ("expects query and key of the same shape, dim " +
+                          Twine(i) + " is {1} and {0}")
+                             .str()});
+  for (int64_t i = 0; i < 3; ++i)
+    relations.push_back({Extent::of(v, i), Extent::of(q, i), false,
+                         ("expects value to share [B, H, S] with query, dim " +
+                          Twine(i) + " is {0} instead of {1}")
+                             .str()});
+  if (Value pos = getPositions())
+    appendPositionRelations(relations, pos, Extent::of(q, 0), Extent::of(q, 2),
+                            "positions");
+  return relations;
 }
 
 LogicalResult LinearAttentionOp::reifyResultShapes(
@@ -894,6 +1034,10 @@ LogicalResult SinusoidalOp::verify() {
   return success();
 }
 
+/// The result takes its shape from the positions (a type rule, verified
+/// above): nothing to relate at run time.
+SmallVector<ExtentRelation> SinusoidalOp::getExtentRelations() { return {}; }
+
 LogicalResult
 SinusoidalOp::reifyResultShapes(OpBuilder &b,
                                 ReifiedRankedShapedTypeDims &reifiedReturnShapes) {
@@ -903,6 +1047,57 @@ SinusoidalOp::reifyResultShapes(OpBuilder &b,
     sources.push_back({getPositions(), i});
   sources.push_back({Value(), 0}); // The encoding dim is static.
   reifiedReturnShapes.push_back(mixedSizes(b, getLoc(), type, sources));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Runtime verification
+//===----------------------------------------------------------------------===//
+
+// Each op checks its extent relations with a dynamic side, and the byte
+// counts of its dynamically shaped results, before it runs.
+#define ROPE_RUNTIME_VERIFICATION(OpTy)                                        \
+  void OpTy::generateRuntimeVerification(                                      \
+      OpBuilder &builder, Location loc,                                        \
+      function_ref<std::string(Operation *, StringRef)> generateErrorMessage) { \
+    buildRuntimeChecks(*this, getExtentRelations(), builder, loc,              \
+                       generateErrorMessage);                                  \
+  }
+ROPE_RUNTIME_VERIFICATION(RotateOp)
+ROPE_RUNTIME_VERIFICATION(RotateWithTablesOp)
+ROPE_RUNTIME_VERIFICATION(TableOp)
+ROPE_RUNTIME_VERIFICATION(AttentionOp)
+ROPE_RUNTIME_VERIFICATION(OnlineAttentionOp)
+ROPE_RUNTIME_VERIFICATION(LinearAttentionOp)
+ROPE_RUNTIME_VERIFICATION(SinusoidalOp)
+#undef ROPE_RUNTIME_VERIFICATION
+
+//===----------------------------------------------------------------------===//
+// AssertOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AssertOp::verify() {
+  // Every `{i}` must name a value: the runtime substitutes them blindly.
+  StringRef message = getMessage();
+  for (size_t i = message.find('{'); i != StringRef::npos;
+       i = message.find('{', i + 1)) {
+    size_t close = message.find('}', i);
+    unsigned index;
+    if (close == StringRef::npos ||
+        message.slice(i + 1, close).getAsInteger(10, index))
+      continue;
+    if (index >= getValues().size())
+      return emitOpError() << "expects a value for each placeholder, {"
+                           << index << "} has none (" << getValues().size()
+                           << " values)";
+  }
+  return success();
+}
+
+LogicalResult AssertOp::canonicalize(AssertOp op, PatternRewriter &rewriter) {
+  if (!matchPattern(op.getCondition(), m_One()))
+    return failure();
+  rewriter.eraseOp(op);
   return success();
 }
 

@@ -32,6 +32,14 @@ namespace {
 Value splitHeadDim(OpBuilder &b, Location loc, Value t, int64_t dim, int64_t hkv,
                    int64_t g) {
   auto type = cast<RankedTensorType>(t.getType());
+  if (type.isDynamicDim(dim)) {
+    // Only a static 1 broadcasts: a dynamic extent is hkv·g, which the op's
+    // runtime checks make sure of.
+    SmallVector<int64_t> shape(type.getShape());
+    shape[dim] = hkv * g;
+    type = RankedTensorType::get(shape, type.getElementType());
+    t = tensor::CastOp::create(b, loc, type, t);
+  }
   bool broadcast = type.getDimSize(dim) == 1 && hkv * g != 1;
   SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, t);
   SmallVector<OpFoldResult> outSizes;

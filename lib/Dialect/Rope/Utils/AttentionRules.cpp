@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::rope;
@@ -78,6 +79,13 @@ Value buildRelativeBucket(OpBuilder &b, Location loc, Value qPos, Value kPos,
     n = arith::SubIOp::create(b, loc, zero,
                               arith::MinSIOp::create(b, loc, relative, zero));
   }
+  // Positions more than 2^63 - 1 apart wrap the subtraction, and the
+  // distance of INT64_MIN has no absolute value: such a distance is the
+  // largest one, so the bucket stays within the table.
+  n = arith::SelectOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, n, zero),
+      i64Const(b, loc, std::numeric_limits<int64_t>::max()), n);
   // max_exact + trunc(log(n / max_exact) / log(max_distance / max_exact) ·
   // (buckets − max_exact)), in f32 as T5 computes it, clamped to the last
   // bucket. For n < max_exact the value is unused (and may be −inf).

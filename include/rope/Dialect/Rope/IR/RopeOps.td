@@ -11,6 +11,7 @@ include "mlir/IR/OpAsmInterface.td"
 include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/TilingInterface.td"
 include "mlir/Dialect/Linalg/IR/LinalgInterfaces.td"
+include "mlir/Interfaces/RuntimeVerifiableOpInterface.td"
 
 // Data is stored as f32, f16 or bf16; all math is f32.
 def Rope_DataTensor : RankedTensorOf<[F32, F16, BF16]>;
@@ -27,6 +28,7 @@ def Rope_F32Tensor : RankedTensorOf<[F32]>;
 //===----------------------------------------------------------------------===//
 
 def Rope_RotateOp : Rope_Op<"rotate", [
+    DeclareOpInterfaceMethods<RuntimeVerifiableOpInterface>,
     Pure, AllTypesMatch<["input", "result"]>,
     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>]> {
   let summary = "Applies a rotary position embedding";
@@ -54,6 +56,9 @@ def Rope_RotateOp : Rope_Op<"rotate", [
     attr-dict `:` type($input) `,` type($positions)
   }];
   let extraClassDeclaration = [{
+    /// The relations between operand extents this op requires (checked by
+    /// the verifier when static, at run time otherwise).
+    ::llvm::SmallVector<::mlir::rope::ExtentRelation> getExtentRelations();
     /// seq_dim as a non-negative index into the input's dims.
     int64_t getNormalizedSeqDim() {
       int64_t d = getSeqDim();
@@ -71,6 +76,7 @@ def Rope_RotateOp : Rope_Op<"rotate", [
 //===----------------------------------------------------------------------===//
 
 def Rope_RotateWithTablesOp : Rope_Op<"rotate_with_tables", [
+    DeclareOpInterfaceMethods<RuntimeVerifiableOpInterface>,
     Pure, AllTypesMatch<["input", "result"]>, AllTypesMatch<["cos", "sin"]>,
     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>]> {
   let summary = "Applies a rotary position embedding given as cos/sin tables";
@@ -122,6 +128,9 @@ def Rope_RotateWithTablesOp : Rope_Op<"rotate_with_tables", [
     attr-dict `:` type($input) `,` type($cos)
   }];
   let extraClassDeclaration = [{
+    /// The relations between operand extents this op requires (checked by
+    /// the verifier when static, at run time otherwise).
+    ::llvm::SmallVector<::mlir::rope::ExtentRelation> getExtentRelations();
     int64_t getNormalizedSeqDim() {
       int64_t d = getSeqDim();
       return d < 0 ? d + getInput().getType().getRank() : d;
@@ -154,6 +163,7 @@ def Rope_RotateWithTablesOp : Rope_Op<"rotate_with_tables", [
 //===----------------------------------------------------------------------===//
 
 def Rope_TableOp : Rope_Op<"table", [
+    DeclareOpInterfaceMethods<RuntimeVerifiableOpInterface>,
     Pure, InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>,
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
@@ -175,6 +185,11 @@ def Rope_TableOp : Rope_Op<"table", [
     $positions `rotary` `(` qualified($spec) `)` `head_dim` `=` $head_dim attr-dict
     `:` type($positions)
   }];
+  let extraClassDeclaration = [{
+    /// The relations between operand extents this op requires (checked by
+    /// the verifier when static, at run time otherwise).
+    ::llvm::SmallVector<::mlir::rope::ExtentRelation> getExtentRelations();
+  }];
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
 }
@@ -184,6 +199,7 @@ def Rope_TableOp : Rope_Op<"table", [
 //===----------------------------------------------------------------------===//
 
 def Rope_AttentionOp : Rope_Op<"attention", [
+    DeclareOpInterfaceMethods<RuntimeVerifiableOpInterface>,
     Pure, AttrSizedOperandSegments, InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>]> {
   let summary = "Scaled dot-product attention, optionally with RoPE inside";
@@ -194,7 +210,8 @@ def Rope_AttentionOp : Rope_Op<"attention", [
     head `h` reads kv head `h / (Hq / Hkv)`.
 
     * `scale` defaults to `1/sqrt(D)`.
-    * `mask` broadcasts (trailing-aligned, rank 2 to 4) to `[B, Hq, Sq, Sk]`:
+    * `mask` broadcasts (trailing-aligned, rank 2 to 4) to `[B, Hq, Sq, Sk]`
+      where its extent is a static 1 (a dynamic extent must be the full one):
       `i1` means true = may attend, a float mask is added to the logits.
     * `positions(%qp, %kp)` gives absolute query and key positions (`[S]` or
       `[B, S]`); by default keys are at `0..Sk-1` and queries at
@@ -228,6 +245,16 @@ def Rope_AttentionOp : Rope_Op<"attention", [
     ALiBi, T5 bias) are added, then keys that are not visible (i1 mask false,
     causal, window) are dropped. A row whose keys are all dropped yields
     zeros (with sinks too).
+
+    Shape relations (positions against the sequence and batch, keys against
+    values, mask, sinks, slopes and tables against what they cover) are
+    checked by the verifier where extents are static; where one is dynamic,
+    `--rope-insert-runtime-checks` (run by both lowering pipelines) checks it
+    once per call before the op runs, with the same message. Positions may be
+    any integers: distances that wrap (positions more than 2^63 − 1 apart)
+    are defined (two's complement for ALiBi and windows, the last bucket for
+    T5), and the rotation phase is reduced in f64 (accurate to a few ulps for
+    |p| up to 2^20, bounded and norm-preserving beyond).
   }];
   let arguments = (ins Rope_DataTensor:$query,
                        Rope_DataTensor:$key,
@@ -275,6 +302,9 @@ def Rope_AttentionOp : Rope_Op<"attention", [
     attr-dict `:` type($query) `,` type($key) `,` type($value)
   }];
   let extraClassDeclaration = [{
+    /// The relations between operand extents this op requires (checked by
+    /// the verifier when static, at run time otherwise).
+    ::llvm::SmallVector<::mlir::rope::ExtentRelation> getExtentRelations();
     /// The scale actually applied: the attribute, else 1/sqrt(D).
     double getEffectiveScale();
     int64_t getHeadDim() { return getQuery().getType().getShape().back(); }
@@ -303,6 +333,7 @@ def Rope_AttentionOp : Rope_Op<"attention", [
 //===----------------------------------------------------------------------===//
 
 def Rope_OnlineAttentionOp : Rope_Op<"online_attention", [
+    DeclareOpInterfaceMethods<RuntimeVerifiableOpInterface>,
     Pure, AttrSizedOperandSegments, DestinationStyleOpInterface,
     AllTypesMatch<["outputs", "results"]>,
     DeclareOpInterfaceMethods<TilingInterface, [
@@ -387,6 +418,9 @@ def Rope_OnlineAttentionOp : Rope_Op<"online_attention", [
     attr-dict `:` type($query) `,` type($key) `,` type($value) `->` type($results)
   }];
   let extraClassDeclaration = [{
+    /// The relations between operand extents this op requires (checked by
+    /// the verifier when static, at run time otherwise).
+    ::llvm::SmallVector<::mlir::rope::ExtentRelation> getExtentRelations();
     MutableOperandRange getDpsInitsMutable() { return getOutputsMutable(); }
     Value getAccumulatorInit() { return getOutputs()[0]; }
     Value getMaxInit() { return getOutputs()[1]; }
@@ -408,6 +442,7 @@ def Rope_OnlineAttentionOp : Rope_Op<"online_attention", [
 //===----------------------------------------------------------------------===//
 
 def Rope_LinearAttentionOp : Rope_Op<"linear_attention", [
+    DeclareOpInterfaceMethods<RuntimeVerifiableOpInterface>,
     Pure, InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>]> {
   let summary = "Linear attention with RoPE (RoFormer eq. 19)";
@@ -432,6 +467,11 @@ def Rope_LinearAttentionOp : Rope_Op<"linear_attention", [
     (`causal` $causal^)?
     attr-dict `:` type($query) `,` type($key) `,` type($value)
   }];
+  let extraClassDeclaration = [{
+    /// The relations between operand extents this op requires (checked by
+    /// the verifier when static, at run time otherwise).
+    ::llvm::SmallVector<::mlir::rope::ExtentRelation> getExtentRelations();
+  }];
   let hasVerifier = 1;
 }
 
@@ -440,6 +480,7 @@ def Rope_LinearAttentionOp : Rope_Op<"linear_attention", [
 //===----------------------------------------------------------------------===//
 
 def Rope_SinusoidalOp : Rope_Op<"sinusoidal", [
+    DeclareOpInterfaceMethods<RuntimeVerifiableOpInterface>,
     Pure, DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>]> {
   let summary = "Absolute sinusoidal position encoding (Vaswani et al.)";
   let description = [{
@@ -452,7 +493,44 @@ def Rope_SinusoidalOp : Rope_Op<"sinusoidal", [
   let assemblyFormat = [{
     $positions (`base` `=` $base^)? attr-dict `:` type($positions) `->` type($result)
   }];
+  let extraClassDeclaration = [{
+    /// The relations between operand extents this op requires (checked by
+    /// the verifier when static, at run time otherwise).
+    ::llvm::SmallVector<::mlir::rope::ExtentRelation> getExtentRelations();
+  }];
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// rope.assert
+//===----------------------------------------------------------------------===//
+
+def Rope_AssertOp : Rope_Op<"assert", [MemoryEffects<[MemWrite]>]> {
+  let summary = "A run-time check whose message quotes run-time values";
+  let description = [{
+    `cf.assert` with values: when `condition` is false at run time, the
+    program stops and reports `message` with each `{i}` replaced by the
+    `i`-th of `values` (index or integers, printed as signed decimals). The
+    rope ops' runtime verification (`--rope-insert-runtime-checks`) makes
+    them, quoting the extents it compared:
+
+    ```mlir
+    rope.assert %ok, "x.mlir:3:8: error: 'rope.rotate' op expects positions to have {1} entries along the sequence, got {0}" (%np, %s : index, index)
+    ```
+
+    `--rope-lower-runtime-checks` turns it (and `cf.assert`) into a call of
+    the rope runtime's `ropeRuntimeError`, which hands the message to the
+    host and does not return (see docs/reliability.md). The memory write
+    effect keeps it in place: nothing that reads or writes memory moves
+    across it.
+  }];
+  let arguments = (ins I1:$condition, StrAttr:$message,
+                       Variadic<AnySignlessIntegerOrIndex>:$values);
+  let assemblyFormat = [{
+    $condition `,` $message (`(` $values^ `:` type($values) `)`)? attr-dict
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizeMethod = 1;
 }
 
 #endif // ROPE_DIALECT_ROPE_IR_ROPEOPS_TD

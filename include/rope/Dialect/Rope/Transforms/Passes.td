@@ -367,6 +367,36 @@ def RopeRaise : Pass<"rope-raise"> {
   ];
 }
 
+def RopeInsertRuntimeChecks : Pass<"rope-insert-runtime-checks"> {
+  let summary = "Check the rope ops' shape relations at run time where "
+                "extents are dynamic";
+  let description = [{
+    The verifier checks how a rope op's operand extents relate (positions
+    have one entry per token, keys and values have the same sequence
+    length, a mask dim is 1 or the extent it broadcasts to, ...) where the
+    extents are static. Where one is dynamic, a caller's mistake would
+    otherwise become an out-of-bounds access of its memory. This pass asks
+    each rope op (its `RuntimeVerifiableOpInterface`) to check those
+    relations just before it runs, with the verifier's own message: a
+    `rope.assert` per relation that quotes both extents, prefixed with the
+    op's location (`file:line:col: error: 'rope.rotate' op expects positions
+    to have {1} entries along the sequence, got {0}`). Each dynamically
+    shaped result is also checked to take at most 2^63 - 1 bytes, so that
+    no allocation size wraps. The checks run once per call, not per element.
+
+    Only rope ops are instrumented (upstream's
+    `--generate-runtime-verification` takes them too, with every other op
+    that has the interface). `--rope-lower-to-cpu` and `--rope-lower-to-nvvm`
+    run it first (option `runtime-checks`), and lower the asserts with
+    `--rope-lower-runtime-checks`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::rope::RopeDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def RopeTestSpecRecovery : Pass<"rope-test-spec-recovery"> {
   let summary = "Testing aid: recover each rope.rotate's spec from its "
                 "frequencies and check the round trip";
