@@ -92,10 +92,10 @@ void addHostLoopsToLLVMPasses(OpPassManager &pm, bool cWrappers,
 /// tiled rope.online_attention), or, without rows, one per attention step
 /// over whole tensors (scores, softmax, P·V).
 void addGPUMappingPasses(OpPassManager &pm, const LowerToNVVMOptions &options) {
-  if (options.foldRotation)
-    pm.addPass(createRopeFoldRotationIntoQK());
   if (options.runtimeChecks)
     pm.addPass(createRopeInsertRuntimeChecks());
+  if (options.foldRotation)
+    pm.addPass(createRopeFoldRotationIntoQK());
   if (options.streamAttention)
     pm.addPass(createRopeDecomposeAttentionRows());
   addRopeToLinalgPasses(pm);
@@ -139,14 +139,15 @@ static void addFrontendToLinalgPasses(OpPassManager &pm) {
 
 void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
                                          const LowerToCPUOptions &options) {
+  // Each rope op checks its dynamic extents where the caller wrote it, before
+  // anything (the frontend stage decomposes aggregated ops such as
+  // rope.online_attention) rewrites it.
+  if (options.runtimeChecks)
+    pm.addPass(createRopeInsertRuntimeChecks());
   addFrontendToLinalgPasses(pm);
   // rope level: rotations move into attention, attention into tiled loops.
   if (options.foldRotation)
     pm.addPass(createRopeFoldRotationIntoQK());
-  // Checked on the ops the caller's extents reach (after the fold, which
-  // needs the rotations' results used by attention alone).
-  if (options.runtimeChecks)
-    pm.addPass(createRopeInsertRuntimeChecks());
   if (options.decomposeAttention)
     pm.addPass(createRopeDecomposeAttention(
         RopeDecomposeAttentionOptions{options.queryTile, options.keyTile,

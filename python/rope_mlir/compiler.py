@@ -72,15 +72,26 @@ def _run(cmd: list[str], stdin: str | None = None) -> str:
 class TensorSig:
     dtype: str
     shape: tuple  # ints, None for a dynamic extent
+    name: str = ""  # the argument's SSA name (%q), for messages
+
+    def __str__(self) -> str:
+        dims = "".join(("?" if d is None else str(d)) + "x" for d in self.shape)
+        return f"tensor<{dims}{self.dtype}>"
 
 
-def _parse_tensor(text: str) -> TensorSig:
+class ArgumentError(ValueError, TypeError):
+    """An argument does not fit the compiled function's signature; the message
+    names the argument and both types. (A ValueError; also a TypeError, as
+    earlier versions raised.)"""
+
+
+def _parse_tensor(text: str, name: str = "") -> TensorSig:
     m = re.fullmatch(r"\s*tensor<([^>]*)>\s*", text)
     if not m:
         raise ValueError(f"only ranked tensor arguments and results are supported: {text!r}")
     parts = m.group(1).split("x")
     dims = tuple(None if d == "?" else int(d) for d in parts[:-1])
-    return TensorSig(parts[-1], dims)
+    return TensorSig(parts[-1], dims, name)
 
 
 def _split_top_level(text: str) -> list[str]:
@@ -102,7 +113,8 @@ def parse_signatures(mlir: str) -> dict[str, tuple[list[TensorSig], TensorSig]]:
     """Signatures of the public func.func ops of a module."""
     sigs = {}
     for m in re.finditer(r"func\.func\s+@(\w+)\s*\((.*?)\)\s*->\s*(tensor<[^>]*>)", mlir, re.S):
-        args = [_parse_tensor(a.split(":", 1)[1]) for a in _split_top_level(m.group(2))]
+        args = [_parse_tensor(a.split(":", 1)[1], a.split(":", 1)[0].strip())
+                for a in _split_top_level(m.group(2))]
         sigs[m.group(1)] = (args, _parse_tensor(m.group(3)))
     return sigs
 
@@ -126,19 +138,23 @@ def _descriptor(array: np.ndarray):
 
 
 def check_arguments(name: str, arrays, args_sig) -> None:
-    """Raises TypeError unless `arrays` fit the function's tensor arguments
-    (count, storage dtype, static extents)."""
+    """Raises ArgumentError unless `arrays` fit the function's tensor
+    arguments (count, storage dtype, rank, static extents), naming the
+    argument and both types."""
     if len(arrays) != len(args_sig):
-        raise TypeError(f"{name} takes {len(args_sig)} arguments, got {len(arrays)}")
+        raise ArgumentError(f"@{name} takes {len(args_sig)} arguments "
+                            f"({', '.join(map(str, args_sig))}), got {len(arrays)}")
     for i, (a, sig) in enumerate(zip(arrays, args_sig)):
-        want = _DTYPES[sig.dtype]
+        want = np.dtype(_DTYPES[sig.dtype])
+        what = f"@{name} argument #{i}{' (' + sig.name + ')' if sig.name else ''}"
+        got = f"{a.dtype} of shape {tuple(a.shape)}"
         if a.dtype != want:
-            raise TypeError(f"argument {i} of {name}: expected {np.dtype(want)} "
-                            f"for {sig.dtype}, got {a.dtype}")
-        if len(sig.shape) != a.ndim or any(
-                d is not None and d != s for d, s in zip(sig.shape, a.shape)):
-            raise TypeError(f"argument {i} of {name}: shape {a.shape} does not "
-                            f"fit tensor<{'x'.join('?' if d is None else str(d) for d in sig.shape)}>")
+            raise ArgumentError(f"{what}: expected {sig} (stored as {want}), got {got}")
+        if len(sig.shape) != a.ndim:
+            raise ArgumentError(f"{what}: expected {sig} (rank {len(sig.shape)}), got {got}")
+        for d, (want_d, got_d) in enumerate(zip(sig.shape, a.shape)):
+            if want_d is not None and want_d != got_d:
+                raise ArgumentError(f"{what}: expected {sig} (dim {d} = {want_d}), got {got}")
 
 
 _libc = ctypes.CDLL(None)

@@ -126,6 +126,7 @@ import math
 import sys
 
 from .reference import RotarySpec, Scaling
+from .spec_text import format_float
 
 __all__ = ["spec_from_config", "head_dims", "spec_attr", "attention_module",
            "attention_scale", "INTERLEAVED_MODEL_TYPES", "MLA_MODEL_TYPES"]
@@ -440,92 +441,13 @@ def spec_from_config(config: dict, *, layer_type: str | None = None,
 # ---------------------------------------------------------------------------
 
 
-def _f(value) -> str:
-    """An f64 literal that MLIR parses back to the same double (repr, with a '.')."""
-    v = float(value)
-    if not math.isfinite(v):
-        raise ValueError(f"cannot print non-finite value {value!r} as an MLIR float")
-    s = repr(v)
-    mantissa, e, exponent = s.partition("e")
-    if "." not in mantissa:
-        mantissa += ".0"  # MLIR float literals need a '.': 1e-05 -> 1.0e-05
-    return mantissa + e + exponent
-
-
-def _f_list(values) -> str:
-    return "[" + ", ".join(_f(v) for v in values) + "]"
-
-
-def _params(pairs) -> str:
-    return ", ".join(f"{k} = {v}" for k, v in pairs)
-
-
-def _scaling_attr(sc: Scaling) -> str | None:
-    kind = sc.kind
-    if kind == "default":
-        return None
-    orig = sc.original_max_position_embeddings
-    if kind == "linear":
-        p = [("factor", _f(sc.factor))]
-    elif kind == "dynamic":
-        p = [("factor", _f(sc.factor)), ("original_max_position_embeddings", int(orig))]
-    elif kind == "yarn":
-        p = [("factor", _f(sc.factor)), ("original_max_position_embeddings", int(orig))]
-        if float(sc.beta_fast) != 32.0:
-            p.append(("beta_fast", _f(sc.beta_fast)))
-        if float(sc.beta_slow) != 1.0:
-            p.append(("beta_slow", _f(sc.beta_slow)))
-        if sc.mscale is not None:
-            p.append(("mscale", _f(sc.mscale)))
-        if sc.mscale_all_dim is not None:
-            p.append(("mscale_all_dim", _f(sc.mscale_all_dim)))
-        if not sc.truncate:
-            p.append(("truncate", "false"))
-    elif kind == "llama3":
-        p = [("factor", _f(sc.factor))]
-        if float(sc.low_freq_factor) != 1.0:
-            p.append(("low_freq_factor", _f(sc.low_freq_factor)))
-        if float(sc.high_freq_factor) != 4.0:
-            p.append(("high_freq_factor", _f(sc.high_freq_factor)))
-        p.append(("original_max_position_embeddings", int(orig)))
-    elif kind == "longrope":
-        p = [("short_factor", _f_list(sc.short_factor)), ("long_factor", _f_list(sc.long_factor))]
-        if float(sc.factor) != 1.0:
-            p.append(("factor", _f(sc.factor)))
-        p.append(("original_max_position_embeddings", int(orig)))
-    elif kind == "freq_factors":
-        p = [("factors", _f_list(sc.freq_factors))]
-    else:
-        raise ValueError(f"unknown scaling kind {kind!r}")
-    if kind in ("dynamic", "yarn", "llama3", "longrope") and orig is None:
-        raise ValueError(f"{kind} scaling needs original_max_position_embeddings")
-    return f"#rope.{kind}<{_params(p)}>"
+# The printer lives with RotarySpec (spec_text); these names stay for callers.
+_f = format_float
 
 
 def spec_attr(spec: RotarySpec, head_dim: int) -> str:
     """``#rope.spec<...>`` for ``spec`` on heads of ``head_dim`` elements, defaults omitted."""
-    r = head_dim - spec.offset if spec.rotary_dims is None else int(spec.rotary_dims)
-    if r <= 0 or r % 2 or spec.offset < 0 or spec.offset + r > head_dim:
-        raise ValueError(f"rotary dims {r} at offset {spec.offset} do not fit head dim {head_dim}")
-    p = []
-    if float(spec.base) != 10000.0:
-        p.append(("base", _f(spec.base)))
-    if spec.offset != 0 or r != head_dim:
-        p.append(("dims", r))  # partial rotary (0, the default, means the whole head)
-    if spec.offset != 0:
-        p.append(("offset", int(spec.offset)))
-    if spec.layout != "half":
-        if spec.layout != "interleaved":
-            raise ValueError(f"unknown layout {spec.layout!r}")
-        p.append(("layout", "interleaved"))
-    scaling = _scaling_attr(spec.scaling)
-    if scaling is not None:
-        p.append(("scaling", scaling))
-    if spec.attention_factor is not None:
-        p.append(("attention_factor", _f(spec.attention_factor)))
-    if spec.inverse:
-        p.append(("inverse", "true"))
-    return f"#rope.spec<{_params(p)}>" if p else "#rope.spec<>"
+    return spec.to_attr(head_dim)
 
 
 # ---------------------------------------------------------------------------

@@ -78,6 +78,19 @@ class RotarySpec:
     attention_factor: float | None = None  # explicit m; overrides the scaling's default
     inverse: bool = False
 
+    # The dialect's spelling of a spec (rope_mlir.spec_text; the reference
+    # itself never reads MLIR).
+    def to_attr(self, head_dim: int | None = None) -> str:
+        """This spec as `#rope.spec<...>` text (see spec_text.format_spec)."""
+        from .spec_text import format_spec
+        return format_spec(self, head_dim)
+
+    @classmethod
+    def from_attr(cls, text: str) -> "RotarySpec":
+        """The spec of `#rope.spec<...>` text (see spec_text.parse_spec)."""
+        from .spec_text import parse_spec
+        return parse_spec(text)
+
 
 # ---------------------------------------------------------------------------
 # Frequencies

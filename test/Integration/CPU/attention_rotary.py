@@ -29,28 +29,22 @@ B, H, D = 2, 2, 16
 g = T.rng(16)
 SHORT = (1.0, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
 LONG = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 48.0, 64.0)
-lst = lambda f: "[" + ", ".join(map(str, f)) + "]"
-
-DYN_ATTR = "#rope.spec<scaling = #rope.dynamic<factor = 4.0, original_max_position_embeddings = 64>>"
 DYN = ref.RotarySpec(scaling=ref.Scaling("dynamic", factor=4.0, original_max_position_embeddings=64))
-LR_ATTR = (f"#rope.spec<scaling = #rope.longrope<short_factor = {lst(SHORT)}, long_factor = {lst(LONG)}, "
-           "factor = 16.0, original_max_position_embeddings = 64>>")
 LR = ref.RotarySpec(scaling=ref.Scaling("longrope", short_factor=SHORT, long_factor=LONG, factor=16.0,
                                         original_max_position_embeddings=64))
-LLAMA3_ATTR = ("#rope.spec<base = 500000.0, layout = interleaved, scaling = #rope.llama3<factor = 8.0, "
-               "original_max_position_embeddings = 8192>>")
 LLAMA3 = ref.RotarySpec(base=500000.0, layout="interleaved", scaling=ref.Scaling(
     "llama3", factor=8.0, original_max_position_embeddings=8192))
 
 CASES = {
-    # name: (spec attr, spec, causal, q positions, k positions, Sq, Sk, spanning)
-    "half causal prefill": ("#rope.spec<>", ref.RotarySpec(), True, None, None, 6, 6, False),
-    "interleaved llama3": (LLAMA3_ATTR, LLAMA3, False, np.array([12000, 70000, 99999]),
+    # name: (spec, causal, q positions, k positions, Sq, Sk, spanning); the
+    # kernel's #rope.spec is the spec's own text (RotarySpec.to_attr)
+    "half causal prefill": (ref.RotarySpec(), True, None, None, 6, 6, False),
+    "interleaved llama3": (LLAMA3, False, np.array([12000, 70000, 99999]),
                            np.array([0, 5, 9000, 11999, 40000, 69999, 100000]), 3, 7, False),
-    "dynamic max in queries": (DYN_ATTR, DYN, True, np.array([70, 71]), np.arange(8) * 9, 2, 8, True),
-    "dynamic max in keys": (DYN_ATTR, DYN, False, np.array([3, 10]), np.array([0, 1, 2, 3, 4, 200]), 2, 6, True),
-    "longrope max in queries": (LR_ATTR, LR, True, np.array([60, 64]), np.arange(8) * 8, 2, 8, True),
-    "positions [B,S]": ("#rope.spec<layout = interleaved>", ref.RotarySpec(layout="interleaved"), True,
+    "dynamic max in queries": (DYN, True, np.array([70, 71]), np.arange(8) * 9, 2, 8, True),
+    "dynamic max in keys": (DYN, False, np.array([3, 10]), np.array([0, 1, 2, 3, 4, 200]), 2, 6, True),
+    "longrope max in queries": (LR, True, np.array([60, 64]), np.arange(8) * 8, 2, 8, True),
+    "positions [B,S]": (ref.RotarySpec(layout="interleaved"), True,
                         np.array([[4, 5], [30, 31]]), np.array([[0, 1, 2, 3, 4], [27, 28, 29, 30, 31]]),
                         2, 5, False),
 }
@@ -78,12 +72,12 @@ def separately_rotated(q, k, v, spec, causal, qp, kp):
     return ref.attention(qr, kr, v, causal=causal, q_positions=qp, k_positions=kp)
 
 
-for name, (attr, spec, causal, qp, kp, sq, sk, spanning) in CASES.items():
+for name, (spec, causal, qp, kp, sq, sk, spanning) in CASES.items():
     q = T.quantize(g.standard_normal((B, H, sq, D)), "f32")
     k = T.quantize(g.standard_normal((B, H, sk, D)), "f32")
     v = T.quantize(g.standard_normal((B, H, sk, D)), "f32")
     with T.guard(name):
-        lib = compiler.compile_module(module(attr, causal, sq, sk, qp, kp))
+        lib = compiler.compile_module(module(spec.to_attr(), causal, sq, sk, qp, kp))
         args = [T.to_storage(a, "f32") for a in (q, k, v)]
         if qp is not None:
             args += [qp.astype(np.int64), kp.astype(np.int64)]

@@ -234,6 +234,32 @@ T.expect_runtime_error(linear, "kernel", [arr(1, 2, 6, 16), arr(1, 2, 6, 16), ar
 # CHECK: PASS linear value vs query
 # CHECK: PASS linear positions
 
+# --- rope.online_attention (the state carried by the caller) -----------------
+OQ, OK, OS = ty(1, 1, 1, None, 8), ty(1, 1, None, 8), ty(1, 1, 1, None)
+online = compiler.compile_module(
+    f"func.func @kernel(%q: {OQ}, %k: {OK}, %v: {OK}, %acc: {OQ}, %m: {OS}, %l: {OS}) -> {OQ} {{\n"
+    f"  %r:3 = rope.online_attention %q, %k, %v scale = 0.5 outs(%acc, %m, %l : {OQ}, {OS}, {OS}) "
+    f": {OQ}, {OK}, {OK} -> {OQ}, {OS}, {OS}\n"
+    f"  return %r#0 : {OQ}\n}}\n")
+
+
+def online_args(sq=3, sk=5, sv=5, sacc=3):
+    return [arr(1, 1, 1, sq, 8), arr(1, 1, sk, 8), arr(1, 1, sv, 8), np.zeros((1, 1, 1, sacc, 8), F32),
+            np.full((1, 1, 1, sq), -np.inf, F32), np.zeros((1, 1, 1, sq), F32)]
+
+
+with T.guard("online good"):
+    T.call(online, "kernel", *online_args())
+    print("PASS online good")
+T.expect_runtime_error(online, "kernel", online_args(sv=4),
+                       "expects value of shape [B, Hkv, Sk, Dv] with dim 2 = 5, got 4", "online value vs key")
+T.expect_runtime_error(online, "kernel", online_args(sacc=2),
+                       "expects an accumulator of shape [B, Hkv, G, Sq, Dv] with dim 3 = 3, got 2",
+                       "online accumulator vs query")
+# CHECK: PASS online good
+# CHECK: PASS online value vs key
+# CHECK: PASS online accumulator vs query
+
 # --- rope.table: a result whose byte count does not fit in 63 bits ------------
 # The positions claim 2^60 entries (the buffer holds 4): the check fails before
 # anything reads them.

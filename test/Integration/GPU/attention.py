@@ -19,8 +19,6 @@ import numpy as np
 from rope_mlir import gpu, reference as ref, testing as T
 
 D = 32
-LLAMA3_ATTR = ("#rope.spec<base = 500000.0, layout = interleaved, scaling = #rope.llama3<factor = 8.0, "
-               "original_max_position_embeddings = 8192>>")
 LLAMA3 = ref.RotarySpec(base=500000.0, layout="interleaved", scaling=ref.Scaling(
     "llama3", factor=8.0, original_max_position_embeddings=8192))
 
@@ -29,7 +27,7 @@ def ty(dims, e):
     return "tensor<" + "x".join(map(str, dims)) + f"x{e}>"
 
 
-# name: (dtype, B, Hq, Hkv, Sq, Sk, causal, rotary (attr, spec) | None, positions | None,
+# name: (dtype, B, Hq, Hkv, Sq, Sk, causal, rotary spec | None, positions | None,
 #        scale | None, with mask, rope as separate rope.rotate ops)
 CASES = {
     "causal prefill f32": ("f32", 2, 4, 4, 37, 37, True, None, None, None, False, False),
@@ -40,19 +38,17 @@ CASES = {
     "scale and additive mask": ("f32", 1, 2, 2, 9, 12, False, None, None, 0.3, True, False),
     "f16 causal": ("f16", 1, 4, 2, 21, 21, True, None, None, None, False, False),
     "bf16 causal": ("bf16", 1, 4, 2, 21, 21, True, None, None, None, False, False),
-    "rotary in op gqa decode": ("f32", 1, 4, 2, 2, 40, True, (LLAMA3_ATTR, LLAMA3),
+    "rotary in op gqa decode": ("f32", 1, 4, 2, 2, 40, True, LLAMA3,
                                 (np.array([20038, 20039]), np.arange(20000, 20040)), None, False,
                                 False),
-    "rotary in op f16 prefill": ("f16", 1, 2, 2, 17, 17, True, ("#rope.spec<>", ref.RotarySpec()),
+    "rotary in op f16 prefill": ("f16", 1, 2, 2, 17, 17, True, ref.RotarySpec(),
                                  None, None, False, False),
     "rotary dynamic ntk in op": ("f32", 1, 2, 2, 4, 8, False,
-                                 ("#rope.spec<scaling = #rope.dynamic<factor = 2.0, "
-                                  "original_max_position_embeddings = 16>>",
-                                  ref.RotarySpec(scaling=ref.Scaling(
-                                      "dynamic", factor=2.0, original_max_position_embeddings=16))),
+                                 ref.RotarySpec(scaling=ref.Scaling(
+                                     "dynamic", factor=2.0, original_max_position_embeddings=16)),
                                  (np.array([20, 21, 22, 23]), np.arange(8) * 3), None, False, False),
     "rope.rotate folded into attention": ("f32", 1, 8, 2, 13, 13, True,
-                                          (LLAMA3_ATTR, LLAMA3), (np.arange(13) + 8180,) * 2,
+                                          LLAMA3, (np.arange(13) + 8180,) * 2,
                                           None, False, True),
 }
 
@@ -70,11 +66,11 @@ def module(dt, b, hq, hkv, sq, sk, causal, rotary, pos, scale, with_mask, separa
         params += f", %qp: {qpt}, %kp: {kpt}"
         opnds += f" positions(%qp, %kp : {qpt}, {kpt})"
     if rotary is not None and separate:
-        body = (f"  %qr = rope.rotate %q, %qp rotary({rotary[0]}) : {qt}, {qpt}\n"
-                f"  %kr = rope.rotate %k, %kp rotary({rotary[0]}) : {kt}, {kpt}\n")
+        body = (f"  %qr = rope.rotate %q, %qp rotary({rotary.to_attr()}) : {qt}, {qpt}\n"
+                f"  %kr = rope.rotate %k, %kp rotary({rotary.to_attr()}) : {kt}, {kpt}\n")
         q_in, k_in = "%qr", "%kr"
     elif rotary is not None:
-        attrs.append(f"rotary({rotary[0]})")
+        attrs.append(f"rotary({rotary.to_attr()})")
     if causal:
         attrs.append("causal")
     if scale is not None:
@@ -106,7 +102,7 @@ for name, case in CASES.items():
             args += [pos[0].astype(np.int64), pos[1].astype(np.int64)]
             kw.update(q_positions=pos[0], k_positions=pos[1])
         out = T.call(lib, "kernel", *args)
-        spec = rotary[1] if rotary is not None else None
+        spec = rotary
         expected = ref.attention(q, k, v, rotary=spec, **kw)
         atol = 2.0 * T.attention_atol(q, k, v, scale=scale, rotary=spec, dtype=dt)
         T.check_stored(out, expected, atol, dt, f"gpu attention {name}")

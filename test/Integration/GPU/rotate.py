@@ -23,59 +23,45 @@ from rope_mlir import gpu, reference as ref, testing as T
 FF = (1.0, 1.0, 1.5, 2.0, 4.0, 8.0, 16.0, 32.0)
 SHORT = (1.0, 1.0, 1.25, 1.5, 2.0, 3.0, 5.0, 8.0)
 LONG = (1.0, 2.0, 4.0, 8.0, 16.0, 24.0, 32.0, 48.0)
-lst = lambda v: "[" + ", ".join(repr(float(f)) for f in v) + "]"
 
-# name: (spec attribute, reference spec, x shape, x type, positions, storage)
+# name: (spec, x shape, x type, positions, storage); the kernel's
+# #rope.spec is the spec's own text (RotarySpec.to_attr).
 P = np.array([0, 1, 2, 17, 1000, 8191, 8192, 40000, 1 << 17], np.int64)
 CASES = {
-    "default half f32": ("#rope.spec<>", ref.RotarySpec(), (2, 3, 9, 16),
-                         "tensor<2x3x9x16xf32>", P, "f32"),
+    "default half f32": (ref.RotarySpec(), (2, 3, 9, 16), "tensor<2x3x9x16xf32>", P, "f32"),
     "interleaved partial offset": (
-        "#rope.spec<base = 100.0, dims = 8, offset = 4, layout = interleaved>",
         ref.RotarySpec(base=100.0, rotary_dims=8, offset=4, layout="interleaved"),
         (2, 3, 9, 16), "tensor<2x3x9x16xf32>", P, "f32"),
-    "linear": ("#rope.spec<scaling = #rope.linear<factor = 4.0>>",
-               ref.RotarySpec(scaling=ref.Scaling("linear", factor=4.0)),
+    "linear": (ref.RotarySpec(scaling=ref.Scaling("linear", factor=4.0)),
                (1, 2, 9, 32), "tensor<1x2x?x32xf32>", P, "f32"),
-    "llama3": ("#rope.spec<base = 500000.0, scaling = #rope.llama3<factor = 8.0, "
-               "original_max_position_embeddings = 8192>>",
-               ref.RotarySpec(base=500000.0, scaling=ref.Scaling(
+    "llama3": (ref.RotarySpec(base=500000.0, scaling=ref.Scaling(
                    "llama3", factor=8.0, original_max_position_embeddings=8192)),
                (1, 2, 9, 64), "tensor<1x2x9x64xf32>", P, "f32"),
-    "freq_factors": (f"#rope.spec<scaling = #rope.freq_factors<factors = {lst(FF)}>>",
-                     ref.RotarySpec(scaling=ref.Scaling("freq_factors", freq_factors=FF)),
+    "freq_factors": (ref.RotarySpec(scaling=ref.Scaling("freq_factors", freq_factors=FF)),
                      (2, 1, 9, 16), "tensor<2x1x9x16xf32>", P, "f32"),
-    "yarn": ("#rope.spec<scaling = #rope.yarn<factor = 4.0, original_max_position_embeddings = 4096>>",
-             ref.RotarySpec(scaling=ref.Scaling("yarn", factor=4.0,
+    "yarn": (ref.RotarySpec(scaling=ref.Scaling("yarn", factor=4.0,
                                                 original_max_position_embeddings=4096)),
              (1, 2, 9, 32), "tensor<1x2x9x32xf32>", P, "f32"),
-    "dynamic ntk": ("#rope.spec<scaling = #rope.dynamic<factor = 4.0, "
-                    "original_max_position_embeddings = 64>>",
-                    ref.RotarySpec(scaling=ref.Scaling("dynamic", factor=4.0,
+    "dynamic ntk": (ref.RotarySpec(scaling=ref.Scaling("dynamic", factor=4.0,
                                                        original_max_position_embeddings=64)),
                     (1, 2, 9, 16), "tensor<1x2x?x16xf32>", P, "f32"),
-    "longrope long": (f"#rope.spec<layout = interleaved, scaling = #rope.longrope<short_factor = "
-                      f"{lst(SHORT)}, long_factor = {lst(LONG)}, factor = 8.0, "
-                      f"original_max_position_embeddings = 64>>",
-                      ref.RotarySpec(layout="interleaved", scaling=ref.Scaling(
+    "longrope long": (ref.RotarySpec(layout="interleaved", scaling=ref.Scaling(
                           "longrope", short_factor=SHORT, long_factor=LONG, factor=8.0,
                           original_max_position_embeddings=64)),
                       (1, 2, 9, 16), "tensor<1x2x9x16xf32>", P, "f32"),
-    "per-batch positions": ("#rope.spec<>", ref.RotarySpec(), (2, 2, 5, 16),
+    "per-batch positions": (ref.RotarySpec(), (2, 2, 5, 16),
                             "tensor<2x2x5x16xf32>", np.array([[0, 1, 2, 3, 4], [7, 9, 11, 300, 4096]],
                                                              np.int64), "f32"),
-    "f16 storage": ("#rope.spec<base = 500000.0>", ref.RotarySpec(base=500000.0), (2, 4, 9, 64),
-                    "tensor<2x4x9x64xf16>", P, "f16"),
-    "bf16 storage interleaved": ("#rope.spec<layout = interleaved>",
-                                 ref.RotarySpec(layout="interleaved"), (2, 4, 9, 64),
+    "f16 storage": (ref.RotarySpec(base=500000.0), (2, 4, 9, 64), "tensor<2x4x9x64xf16>", P, "f16"),
+    "bf16 storage interleaved": (ref.RotarySpec(layout="interleaved"), (2, 4, 9, 64),
                                  "tensor<2x4x9x64xbf16>", P, "bf16"),
 }
 
 g = T.rng(21)
-for name, (attr, spec, shape, x_type, pos, dtype) in CASES.items():
+for name, (spec, shape, x_type, pos, dtype) in CASES.items():
     with T.guard(f"gpu rotate {name}"):
         pos_type = "tensor<" + "x".join(map(str, pos.shape)) + "xi64>"
-        lib = gpu.compile_module(T.rotate_module(attr, x_type, pos_type))
+        lib = gpu.compile_module(T.rotate_module(spec.to_attr(), x_type, pos_type))
         if lib is None:
             print(f"COMPILED gpu rotate {name}")
             continue

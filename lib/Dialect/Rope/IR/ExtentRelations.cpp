@@ -4,6 +4,7 @@
 
 #include "rope/Dialect/Rope/IR/RopeOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -20,6 +21,17 @@ Value Extent::materialize(OpBuilder &b, Location loc) const {
   int64_t extent = getStatic();
   if (!ShapedType::isDynamic(extent))
     return arith::ConstantIndexOp::create(b, loc, extent);
+  // Read through a producer that knows its result shapes, so that a check
+  // adds no use to the producer's result (a rotation feeding attention must
+  // keep attention as its only user for the fold into Q·Kᵀ).
+  if (auto result = dyn_cast<OpResult>(value))
+    if (auto producer =
+            dyn_cast<ReifyRankedShapedTypeOpInterface>(result.getOwner())) {
+      ReifiedRankedShapedTypeDims reified;
+      if (succeeded(producer.reifyResultShapes(b, reified)))
+        return getValueOrCreateConstantIndexOp(
+            b, loc, reified[result.getResultNumber()][dim]);
+    }
   return b.createOrFold<tensor::DimOp>(loc, value, dim);
 }
 
