@@ -95,7 +95,8 @@ bench: build
 	PYTHONPATH=python ROPE_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) benchmarks/run.py
 
 # Every GPU test case and benchmark module compiled for GPU_CHIP into one
-# folder of small shared libraries plus libRopeCudaRuntime.so (a few MiB):
+# folder of small shared libraries plus libRopeCudaRuntime.so and
+# libRopeRuntime.so (a few MiB):
 # what a GPU machine with only the NVIDIA driver needs, besides this checkout.
 GPU_CHIP   ?= sm_90
 GPU_BUNDLE ?= $(BUILD)/gpu-bundle

@@ -32,9 +32,11 @@ import time
 from pathlib import Path
 
 from rope_mlir import gpu
+from rope_mlir import reference as ref
 
-LLAMA3 = ("#rope.spec<base = 500000.0, scaling = #rope.llama3<factor = 8.0, "
-          "original_max_position_embeddings = 8192>>")
+LLAMA3_SPEC = ref.RotarySpec(base=500000.0, scaling=ref.Scaling(
+    "llama3", factor=8.0, original_max_position_embeddings=8192))
+LLAMA3 = LLAMA3_SPEC.to_attr()
 ROTARY_SEQS = (1024, 4096, 16384)
 H, D = 32, 128
 ATTN_S = 4096
@@ -84,10 +86,7 @@ def timed(fn, sync, reps=20, warmup=3):
 
 
 def torch_tables(torch, positions, dtype):
-    from rope_mlir import reference as ref
-    spec = ref.RotarySpec(base=500000.0, scaling=ref.Scaling(
-        "llama3", factor=8.0, original_max_position_embeddings=8192))
-    inv = torch.tensor(ref.inv_freq(spec, D), dtype=torch.float32, device="cuda")
+    inv = torch.tensor(ref.inv_freq(LLAMA3_SPEC, D), dtype=torch.float32, device="cuda")
     freqs = torch.outer(positions.float(), inv)
     emb = torch.cat([freqs, freqs], dim=-1)
     return emb.cos().to(dtype), emb.sin().to(dtype)

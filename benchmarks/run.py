@@ -32,10 +32,9 @@ from rope_mlir import compiler, reference as ref
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 THREADS = os.cpu_count() or 1
-LLAMA3 = ("#rope.spec<base = 500000.0, scaling = #rope.llama3<factor = 8.0, "
-          "original_max_position_embeddings = 8192>>")
 LLAMA3_SPEC = ref.RotarySpec(base=500000.0, scaling=ref.Scaling(
     "llama3", factor=8.0, original_max_position_embeddings=8192))
+LLAMA3 = LLAMA3_SPEC.to_attr()
 PLAIN = "--rope-lower-to-cpu=fold-rotation=false decompose-attention=false"
 
 

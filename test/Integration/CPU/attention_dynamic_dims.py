@@ -20,15 +20,16 @@ from rope_mlir import compiler, reference as ref, testing as T
 
 D = 16
 g = T.rng(18)
+GQA_SPEC = ref.RotarySpec(base=500000.0)
 KERNELS = {
     "causal decode": ("""func.func @kernel(%q: tensor<?x2x?x16xf32>, %k: tensor<?x2x?x16xf32>, %v: tensor<?x2x?x16xf32>) -> tensor<?x2x?x16xf32> {
   %r = rope.attention %q, %k, %v causal : tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>
   return %r : tensor<?x2x?x16xf32>
 }""", 2, 2, None),
     "gqa rotary positions": ("""func.func @kernel(%q: tensor<?x4x?x16xf32>, %k: tensor<?x2x?x16xf32>, %v: tensor<?x2x?x16xf32>, %qp: tensor<?xi64>, %kp: tensor<?xi64>) -> tensor<?x4x?x16xf32> {
-  %r = rope.attention %q, %k, %v positions(%qp, %kp : tensor<?xi64>, tensor<?xi64>) rotary(#rope.spec<base = 500000.0>) causal : tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>
+  %r = rope.attention %q, %k, %v positions(%qp, %kp : tensor<?xi64>, tensor<?xi64>) rotary(SPEC) causal : tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>
   return %r : tensor<?x4x?x16xf32>
-}""", 4, 2, ref.RotarySpec(base=500000.0)),
+}""".replace("SPEC", GQA_SPEC.to_attr()), 4, 2, GQA_SPEC),
 }
 SHAPES = [(1, 1, 5), (3, 4, 4), (2, 2, 13)]  # (B, Sq, Sk)
 

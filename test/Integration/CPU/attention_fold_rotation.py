@@ -37,9 +37,9 @@ func.func @kernel(%q: {qt}, %k: {kt}, %v: {vt}, %qp: {qpt}{kp_arg}) -> {qt} {{
 }}"""
 
 
-def run_case(name, spec_attr, spec, q, k, v, qp, kp, causal, same_positions, types):
+def run_case(name, spec, q, k, v, qp, kp, causal, same_positions, types):
     with T.guard(name):
-        lib = compiler.compile_module(module(spec_attr, *types, causal, same_positions))
+        lib = compiler.compile_module(module(spec.to_attr(), *types, causal, same_positions))
         args = [T.to_storage(a, "f32") for a in (q, k, v)] + [qp] + ([] if same_positions else [kp])
         out = T.call(lib, "kernel", *args)
         # Separate rotations, as written: each sees its own positions.
@@ -58,9 +58,8 @@ q = T.quantize(rng.standard_normal((1, 8, S, 32)), "f32")
 k = T.quantize(rng.standard_normal((1, 2, S, 32)), "f32")
 v = T.quantize(rng.standard_normal((1, 2, S, 32)), "f32")
 pos = np.arange(S, dtype=np.int64) + 8180
-llama3_attr = "#rope.spec<base = 500000.0, scaling = #rope.llama3<factor = 8.0, original_max_position_embeddings = 8192>>"
 llama3 = ref.RotarySpec(base=500000.0, scaling=ref.Scaling("llama3", factor=8.0, original_max_position_embeddings=8192))
-run_case("gqa causal prefill llama3", llama3_attr, llama3, q, k, v, pos, pos, True, True,
+run_case("gqa causal prefill llama3", llama3, q, k, v, pos, pos, True, True,
          ("tensor<1x8x?x32xf32>", "tensor<1x2x?x32xf32>", "tensor<1x2x?x32xf32>", "tensor<?xi64>", "tensor<?xi64>"))
 
 # Decode against an un-rotated cache (non-causal: the cache holds only the past).
@@ -70,25 +69,22 @@ kc = T.quantize(rng.standard_normal((1, 4, P + 1, 24)), "f32")
 vc = T.quantize(rng.standard_normal((1, 4, P + 1, 24)), "f32")
 qp = np.array([P], np.int64)
 kp = np.arange(P + 1, dtype=np.int64)
-partial_attr = "#rope.spec<dims = 16, offset = 4, layout = interleaved>"
 partial = ref.RotarySpec(rotary_dims=16, offset=4, layout="interleaved")
-run_case("decode unrotated cache interleaved partial", partial_attr, partial, q1, kc, vc, qp, kp, False, False,
+run_case("decode unrotated cache interleaved partial", partial, q1, kc, vc, qp, kp, False, False,
          ("tensor<1x4x1x24xf32>", "tensor<1x4x?x24xf32>", "tensor<1x4x?x24xf32>", "tensor<1xi64>", "tensor<?xi64>"))
 
 # Yarn: m != 1 on both Q and K.
-yarn_attr = "#rope.spec<scaling = #rope.yarn<factor = 4.0, original_max_position_embeddings = 64>>"
 yarn = ref.RotarySpec(scaling=ref.Scaling("yarn", factor=4.0, original_max_position_embeddings=64))
-run_case("causal yarn", yarn_attr, yarn, q, k, v, pos - 8180, pos - 8180, True, True,
+run_case("causal yarn", yarn, q, k, v, pos - 8180, pos - 8180, True, True,
          ("tensor<1x8x?x32xf32>", "tensor<1x2x?x32xf32>", "tensor<1x2x?x32xf32>", "tensor<?xi64>", "tensor<?xi64>"))
 
 # Dynamic NTK, shared positions beyond the original context.
-dyn_attr = "#rope.spec<scaling = #rope.dynamic<factor = 2.0, original_max_position_embeddings = 8>>"
 dyn = ref.RotarySpec(scaling=ref.Scaling("dynamic", factor=2.0, original_max_position_embeddings=8))
-run_case("causal dynamic shared positions", dyn_attr, dyn, q, k, v, pos - 8170, pos - 8170, True, True,
+run_case("causal dynamic shared positions", dyn, q, k, v, pos - 8170, pos - 8170, True, True,
          ("tensor<1x8x?x32xf32>", "tensor<1x2x?x32xf32>", "tensor<1x2x?x32xf32>", "tensor<?xi64>", "tensor<?xi64>"))
 
 # The fold really happens in the default pipeline (and only there).
-folded = compiler.lower(module(llama3_attr, "tensor<1x8x?x32xf32>", "tensor<1x2x?x32xf32>",
+folded = compiler.lower(module(llama3.to_attr(), "tensor<1x8x?x32xf32>", "tensor<1x2x?x32xf32>",
                                "tensor<1x2x?x32xf32>", "tensor<?xi64>", "tensor<?xi64>", True, True),
                         "--rope-fold-rotation-into-qk")
 assert "rope.rotate" not in folded and "rotary(" in folded, folded

@@ -20,7 +20,7 @@ from rope_mlir import compiler, reference as ref, testing as T
 
 B, HQ, SQ, SK, D = 2, 8, 3, 10, 16
 g = T.rng(15)
-SPEC_ATTR = "#rope.spec<base = 10000.0>"
+SPEC_ATTR = ref.RotarySpec().to_attr()
 
 
 def module(hkv, attrs):

@@ -22,7 +22,7 @@ qp = np.array([40, 41, 42], dtype=np.int32)
 kp = np.stack([np.arange(Sk) * 5, np.arange(Sk) * 3]).astype(np.int64)
 spec = ref.RotarySpec(scaling=ref.Scaling(kind="dynamic", factor=2.0,
                                           original_max_position_embeddings=16))
-attr = "#rope.spec<scaling = #rope.dynamic<factor = 2.0, original_max_position_embeddings = 16>>"
+attr = spec.to_attr()
 qt, kt = "tensor<2x2x3x16xf32>", "tensor<2x2x9x16xf32>"
 text = (f"func.func @kernel(%q: {qt}, %k: {kt}, %v: {kt}, %qp: tensor<3xi32>, %kp: tensor<2x9xi64>) -> {qt} {{\n"
         f"  %r = rope.attention %q, %k, %v positions(%qp, %kp : tensor<3xi32>, tensor<2x9xi64>) "

@@ -69,7 +69,7 @@ for Sk in (1, 2, 5, 11):
     case(f"decode splits=8 Sk={Sk}", Hq=2, Hkv=2, Sq=1, Sk=Sk, splits=8, attrs="causal")
 spec = ref.RotarySpec(base=500000.0)
 case("decode rotary sinks splits=3", Hq=8, Hkv=2, Sq=2, Sk=50, splits=3,
-     attrs="rotary(#rope.spec<base = 500000.0>) causal", rotary=spec, sinks=True)
+     attrs=f"rotary({spec.to_attr()}) causal", rotary=spec, sinks=True)
 case("decode positions window splits=4", Hq=2, Hkv=1, Sq=2, Sk=29, splits=4,
      attrs="causal window = 9", window=9,
      positions=(np.array([[60, 61], [30, 33]]), np.stack([np.arange(29) * 2, np.arange(29)])))

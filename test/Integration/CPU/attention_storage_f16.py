@@ -23,8 +23,6 @@ from rope_mlir import compiler, reference as ref, testing as T
 
 B, D = 2, 16
 g = T.rng(17)
-LLAMA3_ATTR = ("#rope.spec<base = 500000.0, layout = interleaved, scaling = #rope.llama3<factor = 8.0, "
-               "original_max_position_embeddings = 8192>>")
 LLAMA3 = ref.RotarySpec(base=500000.0, layout="interleaved", scaling=ref.Scaling(
     "llama3", factor=8.0, original_max_position_embeddings=8192))
 
@@ -36,11 +34,11 @@ def ty(dims, e):
 CASES = {
     # name: (dtype, Hq, Hkv, Sq, Sk, attrs, mask, q positions, k positions, rotary, causal)
     "f16 causal prefill": ("f16", 2, 2, 5, 5, "causal", None, None, None, None, True),
-    "f16 gqa rotary decode": ("f16", 4, 2, 2, 9, f"rotary({LLAMA3_ATTR}) causal", None,
+    "f16 gqa rotary decode": ("f16", 4, 2, 2, 9, f"rotary({LLAMA3.to_attr()}) causal", None,
                               np.array([20007, 20008]), np.arange(20000, 20009), LLAMA3, True),
     "f16 additive f16 mask": ("f16", 2, 2, 3, 6, "", T.quantize(g.standard_normal((3, 6)), "f16"),
                               None, None, None, False),
-    "bf16 rotary causal": ("bf16", 2, 2, 4, 4, "rotary(#rope.spec<>) causal", None, None, None,
+    "bf16 rotary causal": ("bf16", 2, 2, 4, 4, f"rotary({ref.RotarySpec().to_attr()}) causal", None, None, None,
                            ref.RotarySpec(), True),
 }
 

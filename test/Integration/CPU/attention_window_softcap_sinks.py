@@ -103,7 +103,7 @@ run("window decode positions", Hq=2, Sq=2, Sk=30, attrs="causal window = 6",
     qp=np.array([40, 45]), kp=np.arange(30) * 2,
     ref_kwargs={**causal, "window": 6}, changes={"window": None})
 spec = ref.RotarySpec(base=10000.0)
-run("window rotary", Hq=2, Sq=20, Sk=20, attrs="rotary(#rope.spec<>) causal window = 5",
+run("window rotary", Hq=2, Sq=20, Sk=20, attrs=f"rotary({spec.to_attr()}) causal window = 5",
     ref_kwargs={**causal, "window": 5, "rotary": spec}, changes={"window": None})
 
 run("softcap", Hq=2, Sq=9, Sk=13, attrs="softcap = 2.5", scale_qk=3.0,
@@ -123,11 +123,11 @@ with T.guard("sinks fully masked row is zero"):
     assert out is not None and not np.any(out[:, :, 2, :]), "the masked row is not exactly 0"
     print("PASS sinks fully masked row is zero")
 
+spec = ref.RotarySpec(base=500000.0)
 run("window softcap sinks rotary f16", Hq=4, Hkv=2, Sq=16, Sk=16, e="f16",
-    attrs="rotary(#rope.spec<base = 500000.0>) causal window = 4 softcap = 3.0",
+    attrs=f"rotary({spec.to_attr()}) causal window = 4 softcap = 3.0",
     sinks=g.standard_normal(4), scale_qk=2.0,
-    ref_kwargs={**causal, "window": 4, "softcap": 3.0,
-                "rotary": ref.RotarySpec(base=500000.0)},
+    ref_kwargs={**causal, "window": 4, "softcap": 3.0, "rotary": spec},
     changes={"window": None, "softcap": None})
 T.finish()
 

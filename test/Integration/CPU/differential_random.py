@@ -195,6 +195,11 @@ def random_spec(g, head_dim: int, max_pos_hint: int):
     attr = "#rope.spec<" + ", ".join(parts) + ">"
     spec = ref.RotarySpec(base=base, rotary_dims=dims_attr, offset=offset, layout=layout,
                           scaling=sc, attention_factor=m, inverse=inverse)
+    # Written out here rather than by spec.to_attr(): the drawn spellings
+    # include defaults the printer omits (base = 10000.0, layout = half, a
+    # full `dims`, truncate = true), so rope-opt's parser sees them. They must
+    # still read back as the spec.
+    assert ref.RotarySpec.from_attr(attr) == spec, (attr, spec)
     return attr, spec, kind
 
 

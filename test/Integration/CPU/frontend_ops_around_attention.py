@@ -21,6 +21,7 @@ from rope_mlir import compiler, reference as ref, testing as T
 
 S, H, D = 8, 2, 16
 E = H * D
+SPEC = ref.RotarySpec(base=10000.0)
 MODULE = f"""
 func.func @kernel(%x: tensor<1x{S}x{E}xf16>, %wq: tensor<1x{E}x{E}xf32>, %wk: tensor<{E}x{E}xf32>,
                   %wv: tensor<{E}x{E}xf32>, %wo: tensor<{E}x{E}xf32>, %pos: tensor<{S}xi64>)
@@ -46,8 +47,8 @@ func.func @kernel(%x: tensor<1x{S}x{E}xf16>, %wq: tensor<1x{E}x{E}xf32>, %wk: te
   %k = linalg.transpose ins(%k4 : tensor<1x{S}x{H}x{D}xf32>) outs(%te : tensor<1x{H}x{S}x{D}xf32>) permutation = [0, 2, 1, 3]
   %v = linalg.transpose ins(%v4 : tensor<1x{S}x{H}x{D}xf32>) outs(%te : tensor<1x{H}x{S}x{D}xf32>) permutation = [0, 2, 1, 3]
   // RoPE and causal attention.
-  %qr = rope.rotate %q, %pos rotary(#rope.spec<base = 10000.0>) : tensor<1x{H}x{S}x{D}xf32>, tensor<{S}xi64>
-  %kr = rope.rotate %k, %pos rotary(#rope.spec<base = 10000.0>) : tensor<1x{H}x{S}x{D}xf32>, tensor<{S}xi64>
+  %qr = rope.rotate %q, %pos rotary({SPEC.to_attr()}) : tensor<1x{H}x{S}x{D}xf32>, tensor<{S}xi64>
+  %kr = rope.rotate %k, %pos rotary({SPEC.to_attr()}) : tensor<1x{H}x{S}x{D}xf32>, tensor<{S}xi64>
   %a = rope.attention %qr, %kr, %v causal scale = 0.25 : tensor<1x{H}x{S}x{D}xf32>, tensor<1x{H}x{S}x{D}xf32>, tensor<1x{H}x{S}x{D}xf32>
   // Output projection, then linalg.softmax and math.tanh on tensors.
   %ae = tensor.empty() : tensor<1x{S}x{H}x{D}xf32>
@@ -69,7 +70,7 @@ with T.guard("frontend ops around attention"):
     lib = compiler.compile_module(MODULE)
     out = T.call(lib, "kernel", T.to_storage(x, "f16"), T.to_storage(w[0][None], "f32"),
                  *(T.to_storage(m, "f32") for m in w[1:]), pos)
-    spec = ref.RotarySpec(base=10000.0)
+    spec = SPEC
     x2 = x[0]
     heads = lambda m: m.reshape(S, H, D).transpose(1, 0, 2)[None]  # [1, H, S, D]
     q, k, v = (heads(x2 @ m) for m in w[:3])

@@ -12,7 +12,8 @@ import numpy as np
 from rope_mlir import compiler, reference as ref, testing as T
 
 TY, PT = "tensor<2x3x5x16xf32>", "tensor<5xi64>"
-lib = compiler.compile_module(T.rotate_module("#rope.spec<dims = 8, offset = 4>", TY, PT))
+spec = ref.RotarySpec(rotary_dims=8, offset=4)
+lib = compiler.compile_module(T.rotate_module(spec.to_attr(), TY, PT))
 x = T.rng(3).standard_normal((2, 3, 5, 16)).astype(np.float32)
 p = np.array([0, 3, 7, 100, 4096], np.int64)
 before = x.copy()
@@ -20,7 +21,6 @@ first = lib.call("kernel", x, p)
 T.check(x, before, 0.0, "input unchanged")
 # Calling twice gives the same result (nothing carried over through the input).
 T.check(lib.call("kernel", x, p), first, 0.0, "second call identical")
-spec = ref.RotarySpec(rotary_dims=8, offset=4)
 T.check_rotation(first, ref.rotate(before.astype(np.float64), p, spec), before, spec, "f32", 2,
                  "partial rotation")
 

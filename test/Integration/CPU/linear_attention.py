@@ -19,23 +19,22 @@ from rope_mlir import compiler, reference as ref, testing as T
 B, H, S, D, DV = 2, 2, 7, 16, 8
 QT, VT = f"tensor<{B}x{H}x{S}x{D}xf32>", f"tensor<{B}x{H}x{S}x{DV}xf32>"
 g = T.rng(19)
-YARN_ATTR = "#rope.spec<layout = interleaved, scaling = #rope.yarn<factor = 4.0, original_max_position_embeddings = 64>>"
 YARN = ref.RotarySpec(layout="interleaved", scaling=ref.Scaling("yarn", factor=4.0, original_max_position_embeddings=64))
 P_S = np.array([5, 6, 7, 100, 101, 2000, 2001], np.int64)
 # Only relative positions matter (R_mᵀ R_n = R_{n−m}), so row 1 has other gaps.
 P_BS = np.array([np.arange(S), [40, 42, 45, 49, 54, 60, 67]], np.int64)
 
 CASES = {
-    # name: (spec attr or None, spec, causal, positions)
-    "non-causal plain": (None, None, False, None),
-    "causal plain": (None, None, True, None),
-    "non-causal rotary": ("#rope.spec<>", ref.RotarySpec(), False, None),
-    "causal rotary": ("#rope.spec<>", ref.RotarySpec(), True, None),
-    "non-causal yarn positions [S]": (YARN_ATTR, YARN, False, P_S),
-    "causal rotary positions [B,S]": ("#rope.spec<>", ref.RotarySpec(), True, P_BS),
+    # name: (spec or None, causal, positions); the #rope.spec is the spec's own text
+    "non-causal plain": (None, False, None),
+    "causal plain": (None, True, None),
+    "non-causal rotary": (ref.RotarySpec(), False, None),
+    "causal rotary": (ref.RotarySpec(), True, None),
+    "non-causal yarn positions [S]": (YARN, False, P_S),
+    "causal rotary positions [B,S]": (ref.RotarySpec(), True, P_BS),
 }
 
-for name, (attr, spec, causal, pos) in CASES.items():
+for name, (spec, causal, pos) in CASES.items():
     q = T.quantize(g.standard_normal((B, H, S, D)), "f32")
     k = T.quantize(g.standard_normal((B, H, S, D)), "f32")
     v = T.quantize(g.standard_normal((B, H, S, DV)), "f32")
@@ -45,8 +44,8 @@ for name, (attr, spec, causal, pos) in CASES.items():
         params += f", %p: {pt}"
         opnds += f" positions(%p : {pt})"
         args.append(pos)
-    if attr is not None:
-        opnds += f" rotary({attr})"
+    if spec is not None:
+        opnds += f" rotary({spec.to_attr()})"
     if causal:
         opnds += " causal"
     mlir = f"""func.func @kernel({params}) -> {VT} {{

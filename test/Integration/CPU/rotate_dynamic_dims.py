@@ -11,9 +11,9 @@ import numpy as np
 
 from rope_mlir import compiler, reference as ref, testing as T
 
-SPEC_ATTR = "#rope.spec<base = 500000.0, scaling = #rope.llama3<factor = 8.0, original_max_position_embeddings = 8192>>"
 spec = ref.RotarySpec(base=500000.0, scaling=ref.Scaling(
     "llama3", factor=8.0, original_max_position_embeddings=8192))
+SPEC_ATTR = spec.to_attr()
 g = T.rng(8)
 
 KERNELS = {

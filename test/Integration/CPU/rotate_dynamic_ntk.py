@@ -13,11 +13,8 @@ import numpy as np
 
 from rope_mlir import compiler, reference as ref, testing as T
 
-MODULE = T.rotate_module(
-    "#rope.spec<scaling = #rope.dynamic<factor = 4.0, original_max_position_embeddings = 64>>",
-    "tensor<1x2x?x16xf32>", "tensor<?xi64>")
-
 spec = ref.RotarySpec(scaling=ref.Scaling("dynamic", factor=4.0, original_max_position_embeddings=64))
+MODULE = T.rotate_module(spec.to_attr(), "tensor<1x2x?x16xf32>", "tensor<?xi64>")
 default = ref.RotarySpec()
 lib = compiler.compile_module(MODULE)  # one kernel for every length
 g = T.rng(2)

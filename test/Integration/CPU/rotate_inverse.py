@@ -23,67 +23,62 @@ from rope_mlir import compiler, reference as ref, testing as T
 
 TY = "tensor<2x3x?x16xf32>"
 PT = "tensor<?xi64>"
+# Each kernel's #rope.spec is the spec's own text (RotarySpec.to_attr).
 ROUND_TRIP = {
-    "half": ("layout = half", ref.RotarySpec()),
-    "interleaved": ("layout = interleaved", ref.RotarySpec(layout="interleaved")),
-    "partial": ("dims = 8, offset = 4, layout = interleaved",
-                ref.RotarySpec(rotary_dims=8, offset=4, layout="interleaved")),
-    "llama3": ("base = 500000.0, scaling = #rope.llama3<factor = 8.0, original_max_position_embeddings = 1024>",
-               ref.RotarySpec(base=500000.0, scaling=ref.Scaling(
-                   "llama3", factor=8.0, original_max_position_embeddings=1024))),
+    "half": ref.RotarySpec(),
+    "interleaved": ref.RotarySpec(layout="interleaved"),
+    "partial": ref.RotarySpec(rotary_dims=8, offset=4, layout="interleaved"),
+    "llama3": ref.RotarySpec(base=500000.0, scaling=ref.Scaling(
+        "llama3", factor=8.0, original_max_position_embeddings=1024)),
 }
-YARN = "scaling = #rope.yarn<factor = 4.0, original_max_position_embeddings = 256>"
 YARN_SPEC = ref.RotarySpec(scaling=ref.Scaling("yarn", factor=4.0, original_max_position_embeddings=256))
-INVERSE = {
-    "inverse_half": ("#rope.spec<inverse = true>", ref.RotarySpec(inverse=True), 2),
+INVERSE = {  # name: (spec, f32 ulps)
+    "inverse_half": (ref.RotarySpec(inverse=True), 2),
     "inverse_interleaved_partial": (
-        "#rope.spec<dims = 12, offset = 2, layout = interleaved, inverse = true>",
         ref.RotarySpec(rotary_dims=12, offset=2, layout="interleaved", inverse=True), 2),
-    "inverse_yarn": (f"#rope.spec<{YARN}, inverse = true>",
-                     ref.RotarySpec(scaling=YARN_SPEC.scaling, inverse=True), 3),
+    "inverse_yarn": (ref.RotarySpec(scaling=YARN_SPEC.scaling, inverse=True), 3),
 }
 
+def inverted(spec):
+    return ref.RotarySpec(**{**spec.__dict__, "inverse": not spec.inverse})
 
-def round_trip(params, separate_positions=False):
+
+def round_trip(spec, separate_positions=False):
     q = "%q" if separate_positions else "%p"
     extra = f", %q: {PT}" if separate_positions else ""
     return f"""
 func.func @kernel(%x: {TY}, %p: {PT}{extra}) -> {TY} {{
-  %y = rope.rotate %x, %p rotary(#rope.spec<{params}>) : {TY}, {PT}
-  %z = rope.rotate %y, {q} rotary(#rope.spec<{params}, inverse = true>) : {TY}, {PT}
+  %y = rope.rotate %x, %p rotary({spec.to_attr()}) : {TY}, {PT}
+  %z = rope.rotate %y, {q} rotary({inverted(spec).to_attr()}) : {TY}, {PT}
   return %z : {TY}
 }}"""
-
-
-def inverted(spec):
-    return ref.RotarySpec(**{**spec.__dict__, "inverse": not spec.inverse})
 
 
 x = T.quantize(T.rng(6).standard_normal((2, 3, 7, 16)), "f32")
 p = np.array([0, 1, 9, 130, 1023, 5000, 70000], np.int64)
 xs = T.to_storage(x, "f32")
 
-for name, (params, spec) in ROUND_TRIP.items():
+for name, spec in ROUND_TRIP.items():
     with T.guard(f"round trip {name}"):
-        lib = compiler.compile_module(round_trip(params))
+        lib = compiler.compile_module(round_trip(spec))
         T.check_rotation_stored(T.call(lib, "kernel", xs, p), x, x, spec, "f32", 4, f"round trip {name}")
 
 with T.guard("round trip unfolded"):
-    lib = compiler.compile_module(round_trip("layout = half", separate_positions=True))
+    lib = compiler.compile_module(round_trip(ref.RotarySpec(), separate_positions=True))
     out = T.call(lib, "kernel", xs, p, p.copy())
     T.check_rotation_stored(out, x, x, ref.RotarySpec(), "f32", 4, "round trip unfolded")
 
 with T.guard("round trip yarn"):
-    lib = compiler.compile_module(round_trip(YARN))
+    lib = compiler.compile_module(round_trip(YARN_SPEC))
     out = T.call(lib, "kernel", xs, p)
     m = ref.attention_factor(YARN_SPEC)
     expected = ref.rotate(ref.rotate(x, p, YARN_SPEC), p, inverted(YARN_SPEC))
     assert np.allclose(expected, m * m * x, rtol=0, atol=1e-12)
     T.check(out, expected, 7 * T.ulp(m * m * T.pair_norms(x, YARN_SPEC), "f32"), "round trip yarn")
 
-for name, (attr, spec, ulps) in INVERSE.items():
+for name, (spec, ulps) in INVERSE.items():
     with T.guard(name):
-        lib = compiler.compile_module(T.rotate_module(attr, TY, PT))
+        lib = compiler.compile_module(T.rotate_module(spec.to_attr(), TY, PT))
         out = T.call(lib, "kernel", xs, p)
         T.check_rotation_stored(out, ref.rotate(x, p, spec), x, spec, "f32", ulps, name)
         forward = ref.rotate(x, p, inverted(spec))

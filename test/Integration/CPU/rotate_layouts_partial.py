@@ -16,9 +16,8 @@ D = 20
 CASES = {}
 for layout in ("half", "interleaved"):
     for dims, offset in ((0, 0), (8, 0), (8, 6)):
-        attr = f"#rope.spec<base = 100.0, dims = {dims}, offset = {offset}, layout = {layout}>"
         spec = ref.RotarySpec(base=100.0, rotary_dims=dims or None, offset=offset, layout=layout)
-        CASES[f"{layout}_d{dims}_o{offset}"] = (attr, spec)
+        CASES[f"{layout}_d{dims}_o{offset}"] = (spec.to_attr(D), spec)
 
 x = T.quantize(T.rng(5).standard_normal((2, 3, 6, D)), "f32")
 p = np.array([0, 1, 2, 3, 50, 777], np.int64)

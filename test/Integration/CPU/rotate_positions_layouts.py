@@ -16,8 +16,8 @@ import numpy as np
 from rope_mlir import compiler, reference as ref, testing as T
 
 B, H, S, D = 3, 2, 5, 16
-SPEC_ATTR = "#rope.spec<base = 10000.0, layout = interleaved>"
 spec = ref.RotarySpec(layout="interleaved")
+SPEC_ATTR = spec.to_attr()
 g = T.rng(7)
 
 p_s = np.array([0, 1, 2, 3, 4], np.int64)

@@ -14,26 +14,23 @@ import numpy as np
 from rope_mlir import compiler, reference as ref, testing as T
 
 FF = (1.0, 1.0, 1.5, 2.0, 4.0, 8.0, 16.0, 32.0)
+# Each kernel's #rope.spec is the spec's own text (RotarySpec.to_attr).
 SPECS = {
-    "default": ("#rope.spec<>", ref.RotarySpec()),
-    "linear": ("#rope.spec<scaling = #rope.linear<factor = 4.0>>",
-               ref.RotarySpec(scaling=ref.Scaling("linear", factor=4.0))),
-    "llama3": ("#rope.spec<base = 500000.0, scaling = #rope.llama3<factor = 8.0, "
-               "low_freq_factor = 1.0, high_freq_factor = 4.0, original_max_position_embeddings = 8192>>",
-               ref.RotarySpec(base=500000.0, scaling=ref.Scaling(
-                   "llama3", factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
-                   original_max_position_embeddings=8192))),
-    "freq_factors": (f"#rope.spec<scaling = #rope.freq_factors<factors = [{', '.join(map(str, FF))}]>>",
-                     ref.RotarySpec(scaling=ref.Scaling("freq_factors", freq_factors=FF))),
+    "default": ref.RotarySpec(),
+    "linear": ref.RotarySpec(scaling=ref.Scaling("linear", factor=4.0)),
+    "llama3": ref.RotarySpec(base=500000.0, scaling=ref.Scaling(
+        "llama3", factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
+        original_max_position_embeddings=8192)),
+    "freq_factors": ref.RotarySpec(scaling=ref.Scaling("freq_factors", freq_factors=FF)),
 }
 
 x = T.quantize(T.rng(1).standard_normal((2, 3, 9, 16)), "f32")
 p = np.array([0, 1, 2, 17, 1000, 8191, 8192, 40000, 1 << 17], np.int64)
 default = ref.rotate(x, p, ref.RotarySpec())
 
-for name, (attr, spec) in SPECS.items():
+for name, spec in SPECS.items():
     with T.guard(f"rotate {name}"):
-        lib = compiler.compile_module(T.rotate_module(attr, "tensor<2x3x?x16xf32>", "tensor<?xi64>"))
+        lib = compiler.compile_module(T.rotate_module(spec.to_attr(), "tensor<2x3x?x16xf32>", "tensor<?xi64>"))
         out = T.call(lib, "kernel", T.to_storage(x, "f32"), p)
         T.check_rotation_stored(out, ref.rotate(x, p, spec), x, spec, "f32", 2, f"rotate {name}")
         if name != "default":

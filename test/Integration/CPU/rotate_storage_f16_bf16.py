@@ -15,17 +15,15 @@ import numpy as np
 
 from rope_mlir import compiler, reference as ref, testing as T
 
-LLAMA3 = "scaling = #rope.llama3<factor = 8.0, original_max_position_embeddings = 8192>"
-LAYOUTS = {"half": "layout = half", "interleaved": "layout = interleaved"}
 g = T.rng(9)
 p_s = np.array([0, 1, 2, 500, 8191, 8192, 1 << 17], np.int64)
 p_bs = np.stack([p_s, p_s[::-1] + 3])
 
 for dtype in ("f16", "bf16"):
-    for layout, lay_attr in LAYOUTS.items():
+    for layout in ("half", "interleaved"):
         spec = ref.RotarySpec(base=500000.0, layout=layout, scaling=ref.Scaling(
             "llama3", factor=8.0, original_max_position_embeddings=8192))
-        attr = f"#rope.spec<base = 500000.0, {lay_attr}, {LLAMA3}>"
+        attr = spec.to_attr()
         for pname, p, pty in (("[S]", p_s, "tensor<?xi64>"), ("[B,S]", p_bs, "tensor<2x?xi64>")):
             name = f"{dtype} {layout} positions {pname}"
             x = T.quantize(4.0 * g.standard_normal((2, 3, p_s.size, 32)), dtype)

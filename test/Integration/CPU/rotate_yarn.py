@@ -17,20 +17,13 @@ import numpy as np
 
 from rope_mlir import compiler, reference as ref, testing as T
 
+# name: scaling; the kernel's #rope.spec is the spec's own text.
 SPECS = {
-    "default_mscale": (
-        "#rope.spec<scaling = #rope.yarn<factor = 4.0, original_max_position_embeddings = 4096>>",
-        ref.Scaling("yarn", factor=4.0, original_max_position_embeddings=4096)),
-    "mscale_ratio": (
-        "#rope.spec<scaling = #rope.yarn<factor = 4.0, original_max_position_embeddings = 4096, "
-        "mscale = 1.0, mscale_all_dim = 0.5>>",
-        ref.Scaling("yarn", factor=4.0, original_max_position_embeddings=4096,
-                    mscale=1.0, mscale_all_dim=0.5)),
-    "untruncated": (
-        "#rope.spec<scaling = #rope.yarn<factor = 8.0, original_max_position_embeddings = 4096, "
-        "beta_fast = 16.0, beta_slow = 2.0, truncate = false>>",
-        ref.Scaling("yarn", factor=8.0, original_max_position_embeddings=4096,
-                    beta_fast=16.0, beta_slow=2.0, truncate=False)),
+    "default_mscale": ref.Scaling("yarn", factor=4.0, original_max_position_embeddings=4096),
+    "mscale_ratio": ref.Scaling("yarn", factor=4.0, original_max_position_embeddings=4096,
+                                mscale=1.0, mscale_all_dim=0.5),
+    "untruncated": ref.Scaling("yarn", factor=8.0, original_max_position_embeddings=4096,
+                               beta_fast=16.0, beta_slow=2.0, truncate=False),
 }
 x = T.quantize(T.rng(3).standard_normal((2, 2, 8, 32)), "f32")
 p = np.array([0, 1, 31, 500, 4095, 4096, 12000, 16383], np.int64)
@@ -38,11 +31,11 @@ expected_m = {"default_mscale": 0.1 * np.log(4.0) + 1.0,
               "mscale_ratio": (0.1 * np.log(4.0) + 1.0) / (0.05 * np.log(4.0) + 1.0),
               "untruncated": 0.1 * np.log(8.0) + 1.0}
 
-for name, (attr, scaling) in SPECS.items():
+for name, scaling in SPECS.items():
     spec = ref.RotarySpec(scaling=scaling)
     assert abs(ref.attention_factor(spec) - expected_m[name]) < 1e-12
     with T.guard(f"yarn {name}"):
-        lib = compiler.compile_module(T.rotate_module(attr, "tensor<2x2x?x32xf32>", "tensor<?xi64>"))
+        lib = compiler.compile_module(T.rotate_module(spec.to_attr(), "tensor<2x2x?x32xf32>", "tensor<?xi64>"))
         out = T.call(lib, "kernel", T.to_storage(x, "f32"), p)
         T.check_rotation_stored(out, ref.rotate(x, p, spec), x, spec, "f32", 3, f"yarn {name}")
         # The norm of every pair is scaled by m (half layout: pairs (i, i + 16)).

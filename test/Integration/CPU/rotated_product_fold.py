@@ -107,11 +107,11 @@ def run_table_case(name, rotation, layout, r, offset, qtab_shape, ktab_shape, b,
         check_scores(name, out, qr, kr, b, h, sq, sk)
 
 
-def run_case(name, spec_attr, spec, b, h, sq, sk, d, qp, kp, dtype="f32"):
+def run_case(name, spec, b, h, sq, sk, d, qp, kp, dtype="f32"):
     rng = T.rng(len(name))
     q = T.quantize(rng.standard_normal((b, h, sq, d)), dtype)
     k = T.quantize(rng.standard_normal((b, h, sk, d)), dtype)
-    text = module(spec_attr, b, h, sq, sk, d, dtype)
+    text = module(spec.to_attr(), b, h, sq, sk, d, dtype)
     with T.guard(name):
         check_folded(name, text)
         lib = compiler.compile_module(text)
@@ -125,23 +125,20 @@ def run_case(name, spec_attr, spec, b, h, sq, sk, d, qp, kp, dtype="f32"):
     return text
 
 
-llama3_attr = "#rope.spec<base = 500000.0, scaling = #rope.llama3<factor = 8.0, original_max_position_embeddings = 64>>"
 llama3 = ref.RotarySpec(base=500000.0, scaling=ref.Scaling("llama3", factor=8.0, original_max_position_embeddings=64))
 pos = np.arange(9, dtype=np.int64) + 100
-half = run_case("half llama3 shared positions", llama3_attr, llama3, 2, 2, 9, 9, 32, pos, pos)
+half = run_case("half llama3 shared positions", llama3, 2, 2, 9, 9, 32, pos, pos)
 
 P = 30
-run_case("interleaved decode f16", "#rope.spec<layout = interleaved>", ref.RotarySpec(layout="interleaved"),
+run_case("interleaved decode f16", ref.RotarySpec(layout="interleaved"),
          1, 4, 1, P + 1, 16, np.array([P], np.int64), np.arange(P + 1, dtype=np.int64), dtype="f16")
 
-yarn_attr = "#rope.spec<scaling = #rope.yarn<factor = 4.0, original_max_position_embeddings = 16>>"
 yarn = ref.RotarySpec(scaling=ref.Scaling("yarn", factor=4.0, original_max_position_embeddings=16))
-run_case("yarn attention factor", yarn_attr, yarn, 1, 2, 7, 7, 16, pos[:7], pos[:7])
+run_case("yarn attention factor", yarn, 1, 2, 7, 7, 16, pos[:7], pos[:7])
 
-run_case("partial half (GPT-NeoX)", "#rope.spec<dims = 8>", ref.RotarySpec(rotary_dims=8),
+run_case("partial half (GPT-NeoX)", ref.RotarySpec(rotary_dims=8),
          1, 2, 6, 6, 16, pos[:6], pos[:6])
-run_case("partial interleaved offset", "#rope.spec<dims = 8, offset = 2, layout = interleaved>",
-         ref.RotarySpec(rotary_dims=8, offset=2, layout="interleaved"),
+run_case("partial interleaved offset", ref.RotarySpec(rotary_dims=8, offset=2, layout="interleaved"),
          1, 2, 5, 7, 16, pos[2:7], pos[:7])
 
 

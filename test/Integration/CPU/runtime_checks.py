@@ -43,7 +43,7 @@ def compile_fn(args, body, result):
 
 
 X, P = ty(None, None, None, 16), ty(None, e="i64")
-SPEC = "#rope.spec<base = 10000.0>"
+SPEC = ref.RotarySpec().to_attr()
 
 # --- rope.rotate: the case (16 sequence rows, 10 positions) ------------
 rotate = compile_fn([("x", X), ("p", P)], f"rope.rotate %x, %p rotary({SPEC}) : {X}, {P}", X)

@@ -17,18 +17,14 @@ import numpy as np
 from rope_mlir import compiler, reference as ref, testing as T
 
 HEAD_DIM = 16
+# Each kernel's #rope.spec is the spec's own text (RotarySpec.to_attr).
 SPECS = {
-    "default": ("#rope.spec<>", ref.RotarySpec()),
-    "llama3 partial": ("#rope.spec<base = 500000.0, dims = 12, scaling = #rope.llama3<factor = 8.0, "
-                       "original_max_position_embeddings = 8192>>",
-                       ref.RotarySpec(base=500000.0, rotary_dims=12, scaling=ref.Scaling(
-                           "llama3", factor=8.0, original_max_position_embeddings=8192))),
-    "yarn inverse": ("#rope.spec<scaling = #rope.yarn<factor = 4.0, original_max_position_embeddings = 4096>, "
-                     "inverse = true>",
-                     ref.RotarySpec(inverse=True, scaling=ref.Scaling(
-                         "yarn", factor=4.0, original_max_position_embeddings=4096))),
-    "dynamic": ("#rope.spec<scaling = #rope.dynamic<factor = 2.0, original_max_position_embeddings = 1024>>",
-                ref.RotarySpec(scaling=ref.Scaling("dynamic", factor=2.0, original_max_position_embeddings=1024))),
+    "default": ref.RotarySpec(),
+    "llama3 partial": ref.RotarySpec(base=500000.0, rotary_dims=12, scaling=ref.Scaling(
+        "llama3", factor=8.0, original_max_position_embeddings=8192)),
+    "yarn inverse": ref.RotarySpec(inverse=True, scaling=ref.Scaling(
+        "yarn", factor=4.0, original_max_position_embeddings=4096)),
+    "dynamic": ref.RotarySpec(scaling=ref.Scaling("dynamic", factor=2.0, original_max_position_embeddings=1024)),
 }
 
 g = T.rng(11)
@@ -48,13 +44,13 @@ func.func @{which}_table(%p: {pty}) -> {rty} {{
 }}""" for which in ("cos", "sin"))
 
 
-for name, (attr, spec) in SPECS.items():
+for name, spec in SPECS.items():
     h = (spec.rotary_dims or HEAD_DIM) // 2
     m = ref.attention_factor(spec)
     for pname, p in POSITIONS.items():
         pty = "tensor<?xi64>" if p.ndim == 1 else "tensor<3x?xi64>"
         with T.guard(f"table {name} {pname}"):
-            lib = compiler.compile_module(module(attr, pty, h))
+            lib = compiler.compile_module(module(spec.to_attr(), pty, h))
             cos, sin = ref.cos_sin_table(p, spec, HEAD_DIM)
             atol = 2 * T.ulp(m, "f32")
             T.check(T.call(lib, "cos_table", p), cos, atol, f"table {name} {pname} cos")
