@@ -90,7 +90,7 @@ fuzz: build
 
 # Benchmarks against numpy/OpenBLAS, PyTorch CPU and a plain copy; writes
 # benchmarks/results/ (table + plot). Never part of `check`.
-bench: build
+bench: build frontends
 	@bash utils/setup.sh --bench
 	PYTHONPATH=python ROPE_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) benchmarks/run.py
 

@@ -187,6 +187,45 @@ def isolated_attention(pipeline, hq, hkv, s, d, workdir):
 
 
 # ---------------------------------------------------------------------------
+# Baselines outside this process
+# ---------------------------------------------------------------------------
+
+def frontend_python():
+    """The frontend venv's python (PyTorch 2 from PyPI), if set up
+    (utils/setup_frontends.sh)."""
+    venv = Path(os.environ.get("ROPE_FRONTENDS_VENV",
+                               Path.home() / ".cache" / "rope-mlir" / "venv-frontends"))
+    python = venv / "bin" / "python"
+    return python if python.exists() else None
+
+
+def torch2_sdpa_times(configs):
+    """{(Hq, Hkv, S): seconds} of PyTorch 2's scaled_dot_product_attention with
+    HF RoPE (benchmarks/torch2_sdpa.py, in the frontend venv), and its version;
+    empty without the venv."""
+    python = frontend_python()
+    if python is None:
+        return {}, None
+    inv = ref.inv_freq(LLAMA3_SPEC, 128).tolist()
+    out = subprocess.run([str(python), str(HERE / "torch2_sdpa.py"), str(THREADS), json.dumps(inv),
+                          json.dumps([list(c) for c in configs])],
+                         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ""})
+    if out.returncode != 0:
+        print(f"PyTorch 2 baseline failed: {out.stderr[-2000:]}", flush=True)
+        return {}, None
+    data = json.loads(out.stdout)
+    return {tuple(map(int, k.split("/"))): t for k, t in data["times"].items()}, data["version"]
+
+
+def sgemm_gflops(n=2048):
+    """The machine's SGEMM rate on THREADS threads: numpy (OpenBLAS) n×n×n f32."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((n, n), dtype=np.float32)
+    b = rng.standard_normal((n, n), dtype=np.float32)
+    return 2 * n ** 3 / best_time(lambda: a @ b, reps=5, warmup=1) / 1e9
+
+
+# ---------------------------------------------------------------------------
 # Benchmarks
 # ---------------------------------------------------------------------------
 
@@ -201,14 +240,17 @@ def bench_rotary(results, seqs, torch_parts):
         moved = 2 * (q.nbytes + k.nbytes)  # read + write
         dst_q, dst_k = np.empty_like(q), np.empty_like(k)
         row = {"S": s, "bytes": moved}
-        row["copy"] = best_time(lambda: (np.copyto(dst_q, q), np.copyto(dst_k, k)))
-        row["ours"] = best_time(lambda: (lib.call("rotate_q", q, p), lib.call("rotate_k", k, p)))
-        row["numpy"] = best_time(lambda: (np_rotate(q, cos, sin), np_rotate(k, cos, sin)))
+        # Small sizes take a millisecond and vary most (caches, clocks): more
+        # repetitions there, the same for every contender.
+        reps = 10 if s <= 1024 else 5
+        row["copy"] = best_time(lambda: (np.copyto(dst_q, q), np.copyto(dst_k, k)), reps=reps)
+        row["ours"] = best_time(lambda: (lib.call("rotate_q", q, p), lib.call("rotate_k", k, p)), reps=reps)
+        row["numpy"] = best_time(lambda: (np_rotate(q, cos, sin), np_rotate(k, cos, sin)), reps=reps)
         if torch_parts:
             torch, t_rotate, _ = torch_parts
             tq, tk = torch.from_numpy(q), torch.from_numpy(k)
             tc, ts = torch.from_numpy(cos), torch.from_numpy(sin)
-            row["torch"] = best_time(lambda: (t_rotate(tq, tc, ts), t_rotate(tk, tc, ts)))
+            row["torch"] = best_time(lambda: (t_rotate(tq, tc, ts), t_rotate(tk, tc, ts)), reps=reps)
         results["rotary"].append(row)
         print(f"rotary S={s}: " + ", ".join(
             f"{k} {moved / v / 1e9:.1f} GB/s" for k, v in row.items() if k not in ("S", "bytes")), flush=True)
@@ -216,6 +258,8 @@ def bench_rotary(results, seqs, torch_parts):
 
 def bench_prefill(results, configs, torch_parts, workdir):
     rng = np.random.default_rng(1)
+    sdpa, version = torch2_sdpa_times(configs)
+    results["machine"]["torch2"] = version
     for hq, hkv, s in configs:
         d = 128
         flops = 4 * hq * s * s * d
@@ -232,9 +276,12 @@ def bench_prefill(results, configs, torch_parts, workdir):
             torch, _, t_attention = torch_parts
             args = [torch.from_numpy(a) for a in (q, k, v, cos, sin)]
             row["torch"] = best_time(lambda: t_attention(*args), reps=reps, warmup=1)
+        if (hq, hkv, s) in sdpa:
+            row["torch2_sdpa"] = sdpa[(hq, hkv, s)]
         results["prefill"].append(row)
         print(f"prefill Hq={hq} Hkv={hkv} S={s}: " + ", ".join(
-            f"{k} {flops / row[k] / 1e9:.1f} GFLOP/s" for k in ("ours", "ours_unfused", "numpy", "torch") if k in row)
+            f"{k} {flops / row[k] / 1e9:.1f} GFLOP/s" for k in ("ours", "ours_unfused", "numpy", "torch", "torch2_sdpa")
+            if k in row)
             + f"; peak MiB fused {row['ours_peak_mib']:.0f} unfused {row['unfused_peak_mib']:.0f}", flush=True)
 
 
@@ -272,7 +319,9 @@ def write_markdown(results, path):
     m = results["machine"]
     lines = [f"# CPU benchmarks", "",
              f"Machine: {m['cpu']}, {m['threads']} threads; numpy {m['numpy']} on {m['blas']}; "
-             f"PyTorch {m.get('torch', 'absent')}. All figures from one run of `make bench` "
+             f"PyTorch {m.get('torch', 'absent')} (Debian) and {m.get('torch2') or 'no PyTorch 2'} "
+             f"(PyPI, the frontend venv); SGEMM (numpy 2048³) {results.get('sgemm_gflops', float('nan')):.1f} GFLOP/s. "
+             f"All figures from one run of `make bench` "
              f"({m['date']}). Best of several repetitions; glibc keeps freed memory for reuse "
              f"(no page faults on fresh outputs), for every contender.", "",
              "## Rotary application (Q [1,32,S,128] + K [1,8,S,128], f32, llama3)", "",
@@ -284,15 +333,20 @@ def write_markdown(results, path):
         lines.append(f"| {r['S']} | {g('copy'):.1f} | {g('ours'):.1f} | {g('numpy'):.1f} | {g('torch'):.1f} | "
                      f"{r['copy'] / r['ours']:.0%} | {r['numpy'] / r['ours']:.1f}× | "
                      f"{(r['torch'] / r['ours']) if 'torch' in r else float('nan'):.1f}× |")
+    sgemm = results.get("sgemm_gflops", float("nan"))
     lines += ["", "## Prefill attention with RoPE, causal, B=1, D=128", "",
-              "GFLOP/s with the dense count 4·B·H·S²·D (causal work is half of it). Peak: extra resident memory of the call, fresh process.", "",
-              "| Hq/Hkv | S | ours (fused) | ours (unfused) | numpy+OpenBLAS | torch | fused vs numpy | fused vs torch | fused vs unfused | peak MiB fused / unfused |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+              "GFLOP/s with the dense count 4·B·H·S²·D (causal work is half of it). `torch` is PyTorch 1.13 "
+              "eager (explicit softmax); `SDPA` is PyTorch 2's `scaled_dot_product_attention` (flash-attention "
+              "CPU kernel) with HF RoPE. Causal rate / SGEMM: ours at the causal count (half the dense one) "
+              "over the SGEMM rate of the same run. Peak: extra resident memory of the call, fresh process.", "",
+              "| Hq/Hkv | S | ours (fused) | ours (unfused) | numpy+OpenBLAS | torch | SDPA | fused vs numpy | fused vs torch | fused vs SDPA | causal rate / SGEMM | fused vs unfused | peak MiB fused / unfused |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results["prefill"]:
         g = lambda k: r["flops"] / r[k] / 1e9 if k in r else float("nan")
+        vs = lambda k: (r[k] / r["ours"]) if k in r else float("nan")
         lines.append(f"| {r['Hq']}/{r['Hkv']} | {r['S']} | {g('ours'):.1f} | {g('ours_unfused'):.1f} | {g('numpy'):.1f} | "
-                     f"{g('torch'):.1f} | {r['numpy'] / r['ours']:.1f}× | "
-                     f"{(r['torch'] / r['ours']) if 'torch' in r else float('nan'):.1f}× | "
+                     f"{g('torch'):.1f} | {g('torch2_sdpa'):.1f} | {vs('numpy'):.1f}× | {vs('torch'):.1f}× | "
+                     f"{vs('torch2_sdpa'):.2f}× | {g('ours') / 2 / sgemm:.0%} | "
                      f"{r['ours_unfused'] / r['ours']:.1f}× | {r['ours_peak_mib']:.0f} / {r['unfused_peak_mib']:.0f} |")
     lines += ["", "## Decode: one query, Hq/Hkv = 32/8, un-rotated KV cache", "",
               "| cached keys | rotate on load (fused) ms | re-rotate cache, then attend ms | numpy ms | on-load speed-up |",
@@ -319,7 +373,8 @@ def plot(results, path):
     axes[0].set(title="Rotary application (Q+K)", xlabel="S", ylabel="GB/s moved", xscale="log")
     pre = [r for r in results["prefill"] if r["Hkv"] == 32]
     for key, label in (("ours", "rope-mlir fused"), ("ours_unfused", "rope-mlir unfused"),
-                       ("numpy", "numpy+OpenBLAS"), ("torch", "PyTorch")):
+                       ("numpy", "numpy+OpenBLAS"), ("torch", "PyTorch 1.13"),
+                       ("torch2_sdpa", "PyTorch 2 SDPA")):
         if pre and all(key in r for r in pre):
             axes[1].plot([r["S"] for r in pre], [r["flops"] / r[key] / 1e9 for r in pre], "o-", label=label)
     axes[1].set(title="Causal prefill attention + RoPE, H=32", xlabel="S", ylabel="GFLOP/s (dense count)", xscale="log")
@@ -376,6 +431,8 @@ def main():
     workdir.mkdir(exist_ok=True)
     torch_parts = torch_fns()
     results = {"machine": machine(), "rotary": [], "prefill": [], "decode": []}
+    results["sgemm_gflops"] = sgemm_gflops()
+    print(f"SGEMM (numpy 2048^3, {THREADS} threads): {results['sgemm_gflops']:.1f} GFLOP/s", flush=True)
     bench_rotary(results, [512, 2048] if quick else [512, 1024, 2048, 4096], torch_parts)
     prefill = [(32, 32, 512), (32, 32, 2048)] if quick else \
         [(32, 32, 512), (32, 32, 1024), (32, 32, 2048), (32, 32, 4096), (32, 8, 2048)]
