@@ -31,7 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-from rope_mlir import gpu
+from rope_mlir import gpu, testing as T
 from rope_mlir import reference as ref
 
 LLAMA3_SPEC = ref.RotarySpec(base=500000.0, scaling=ref.Scaling(
@@ -101,7 +101,7 @@ def run(out_dir: Path):
     import torch
     import torch.nn.functional as F
 
-    libs = {name: gpu.compile_module(text) for name, text in MODULES.items()}
+    libs = {name: T.gpu_compile(text) for name, text in MODULES.items()}
     sync = torch.cuda.synchronize
     results = {"gpu": gpu.device_name(), "torch": torch.__version__, "rotary": [], "attention": []}
 
@@ -174,9 +174,9 @@ def run(out_dir: Path):
 
 
 def main():
-    if gpu.compile_only():
+    if T.gpu_compile_only():
         for name, text in MODULES.items():
-            gpu.build(text)
+            gpu.build(text, T.gpu_options())
             print(f"COMPILED {name}")
         return
     run(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent / "results")

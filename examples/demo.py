@@ -4,14 +4,14 @@ and LLVM, run it on random hidden states and weights, and compare it with the
 independent float64 reference (numpy)."""
 
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref
+import rope_mlir
+from rope_mlir import reference as ref
 
 HERE = Path(__file__).resolve().parent
 EXAMPLE = HERE / "llama31_8b_attention_block.mlir"
@@ -41,18 +41,16 @@ def reference_block(hidden, positions, wq, wk, wv, wo):
 
 
 def main():
-    rope_opt = compiler.rope_opt()
-    print(f"== rope-opt {EXAMPLE.relative_to(HERE.parent)} (verified, canonicalized; rope ops) ==")
-    text = subprocess.run([str(rope_opt), "--canonicalize", str(EXAMPLE)],
-                          check=True, capture_output=True, text=True).stdout
+    print(f"== {EXAMPLE.relative_to(HERE.parent)} (verified, canonicalized; rope ops) ==")
+    text = rope_mlir.lower(EXAMPLE, "canonicalize")
     for line in text.splitlines():
         if "rope." in line or "#rope" in line:
             print("  " + line.strip())
 
     t0 = time.perf_counter()
-    lib = compiler.compile_module(EXAMPLE.read_text())
+    lib = rope_mlir.compile(EXAMPLE)
     t_compile = time.perf_counter() - t0
-    print(f"== compiled with --rope-lower-to-cpu + LLVM in {t_compile:.2f} s ==")
+    print(f"== compiled in process (--rope-lower-to-cpu + LLVM JIT) in {t_compile:.2f} s ==")
 
     rng = np.random.default_rng(0)
     hidden = rng.standard_normal((1, SEQ, 4096)).astype(np.float32)

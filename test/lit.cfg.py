@@ -7,21 +7,25 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "ROPE"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir", ".py", ".test"]
+config.suffixes = [".mlir", ".py", ".test", ".c"]
 config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.rope_obj_root, "test")
 
 llvm_config.use_default_substitutions()
 
-# Numerical tests run on Debian's python3 (numpy comes from python3-numpy), with
-# the project's package on the path and the build's tools found by it.
+# Numerical tests run on Debian's python3 (numpy comes from python3-numpy) and
+# import the package as this build staged it (python/CMakeLists.txt), with its
+# native libraries. ROPE_BUILD_DIR: tests of rope-opt's printer run the build's.
 python = "/usr/bin/python3"
-config.environment["PYTHONPATH"] = os.path.join(config.rope_src_root, "python")
+config.environment["PYTHONPATH"] = os.path.join(config.rope_obj_root, "python_packages")
 config.environment["ROPE_BUILD_DIR"] = config.rope_obj_root
-config.environment["ROPE_LLVM_BIN"] = config.llvm_tools_dir
 config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
 config.substitutions.append(("%python", python))
+config.substitutions.append(("%rope_src_root", config.rope_src_root))
+config.substitutions.append(
+    ("%rope_capi_test", os.path.join(config.rope_tools_dir, "rope-capi-test")))
+config.substitutions.append(("%rope_obj_root", config.rope_obj_root))
 # Attention tests run once per CPU pipeline variant: the default (rotation
 # folded into attention, online-softmax tiles), the plain lowering that
 # materialises rotated Q/K and the S×S scores, and tiles so small that every
@@ -84,6 +88,8 @@ else:
     config.substitutions.append(("%torch_python", "false"))
 config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
 config.substitutions.append(("%rope_src_root", config.rope_src_root))
+config.substitutions.append(
+    ("%rope_capi_test", os.path.join(config.rope_tools_dir, "rope-capi-test")))
 config.substitutions.append(("%rope_obj_root", config.rope_obj_root))
 config.substitutions.append(
     ("%rope_plugin", os.path.join(config.rope_lib_dir, "libRopePlugin.so")))
@@ -161,3 +167,13 @@ if _cmake_cache_flag("ROPE_ENABLE_SANITIZERS"):
         capture_output=True, text=True).stdout.strip()
     config.substitutions.insert(
         0, ("%mlir_opt", f"env LD_PRELOAD={asan_rt} {os.path.join(config.llvm_tools_dir, 'mlir-opt')}"))
+    # Python compiles in process through the (instrumented) libRopeCAPI.so:
+    # it runs with the runtime preloaded too, without leak checks (CPython
+    # keeps its objects at exit). rope_mlir.testing.tool_env() drops the
+    # preload for the tools a test starts (rope-opt has its own runtime).
+    python_options = config.environment["ASAN_OPTIONS"].replace("detect_leaks=1", "detect_leaks=0")
+    for name in ("%torch_python", "%python"):
+        for i, (pattern, value) in enumerate(config.substitutions):
+            if pattern == name and value != "false":
+                config.substitutions[i] = (
+                    pattern, f"env LD_PRELOAD={asan_rt} ASAN_OPTIONS={python_options} {value}")

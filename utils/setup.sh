@@ -13,16 +13,14 @@ PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22 lld-22 libomp-22-dev
   libclang-rt-22-dev
   cmake ninja-build ccache python3 python3-numpy
+  # venv + pip: the test that installs the Python package into a fresh venv
+  python3-venv python3-pip
 )
 
 # `setup.sh --bench` adds the benchmark baselines (numpy on OpenBLAS, PyTorch
 # CPU) and matplotlib for the plot.
 if [ "${1:-}" = "--bench" ]; then
   PACKAGES+=(libopenblas0-pthread python3-torch python3-matplotlib)
-fi
-# `setup.sh --frontends` needs Debian's venv module (ensurepip) for the venv.
-if [ "${1:-}" = "--frontends" ]; then
-  PACKAGES+=(python3-venv)
 fi
 
 finish() {

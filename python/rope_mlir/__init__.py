@@ -1,14 +1,17 @@
-"""rope-mlir's Python package: the f64 reference, the compiler driver and the
-Hugging Face importer. The names most programs need are here:
+"""rope-mlir's Python package: compile MLIR with the rope dialect in process
+and call it on numpy arrays or DLPack tensors (PyTorch, ...); the f64
+reference of every rotary scaling; the Hugging Face importer.
 
-    from rope_mlir import RotarySpec, Scaling, compile_module
-    lib = compile_module(text)              # CPU; rope_mlir.gpu for NVIDIA
-    out = lib.call("kernel", x, positions)  # numpy in, numpy out
+    import rope_mlir
+    module = rope_mlir.compile(text)                 # target="cpu" (JIT) or "cuda"
+    out = module.kernel(x, positions)                # numpy or torch in, same out
+    spec = rope_mlir.RotarySpec(scaling=rope_mlir.Scaling("llama3", factor=8.0))
+    spec.to_attr()                                   # '#rope.spec<...>'
 """
 
-from .compiler import (ArgumentError, CompileError, Library, RuntimeCheckError,
-                       compile_module)
+from .compiler import (ArgumentError, CompileError, CompileOptions, Diagnostic, Module,
+                       RuntimeCheckError, compile, compile_module, lower)
 from .reference import RotarySpec, Scaling
 
-__all__ = ["ArgumentError", "CompileError", "Library", "RotarySpec", "RuntimeCheckError",
-           "Scaling", "compile_module"]
+__all__ = ["ArgumentError", "CompileError", "CompileOptions", "Diagnostic", "Module",
+           "RotarySpec", "RuntimeCheckError", "Scaling", "compile", "compile_module", "lower"]

@@ -1,89 +1,55 @@
-"""Compile MLIR for NVIDIA GPUs (``--rope-lower-to-nvvm``) and run it on numpy arrays.
+"""Modules compiled for NVIDIA GPUs (``rope_mlir.compile(text, target="cuda")``).
 
-    lib = gpu.compile_module(MLIR_TEXT)          # cubin for $ROPE_GPU_CHIP (sm_90)
-    out = lib.call("kernel", x, positions)       # host arrays in, host array out
+    module = rope_mlir.compile(text, target="cuda", chip="sm_90")
+    out = module.kernel(x, positions)   # numpy/CPU tensors in: copied to the GPU and back
+    out = module.kernel(xd, pd)         # CUDA tensors (torch, DLPack): used in place,
+                                        # the result stays on the GPU
 
-The lowered functions take and return GPU buffers; `GpuLibrary.call` copies
-the arguments to the device, calls the function's ``_mlir_ciface_`` wrapper
-with device memref descriptors, copies the result back and frees what the
-function allocated. Everything runs through our runtime,
-``libRopeCudaRuntime.so`` (the mgpu* API on the CUDA driver).
+GPU modules are compiled ahead of time: the pipeline (``--rope-lower-to-nvvm``,
+kernels as cubins for `chip`) runs in process through the C API, and the host
+code is linked into ``<key>.so`` in a kernel folder (`output`, default
+``~/.cache/rope-mlir/kernels``) with a copy of the runtimes and the
+signatures (``<key>.json``). The key hashes the module text and the pipeline.
+A GPU machine without LLVM loads from such a folder (``prebuilt_only=True``;
+`make gpu-bundle` fills one). A folder belongs to one compiler build: when a
+different build compiles into it, the kernels already there are removed.
 
-Ahead of time (a GPU machine has the NVIDIA driver but no LLVM):
-``$ROPE_KERNEL_CACHE`` names a folder where every compiled module is kept,
-keyed by a hash of its text and pipeline, next to a copy of the runtime;
-with ``$ROPE_PREBUILT_ONLY=1`` nothing is compiled and a module missing from
-the cache is an error. The key does not cover the compiler itself (the GPU
-machine has none to ask), so a cache is made fresh per build: `make
-gpu-bundle` empties its folder first. ``$ROPE_GPU_COMPILE_ONLY=1`` compiles (and caches)
-without touching a GPU: test files then stop after compiling each case.
-
-Without a GPU, ``$ROPE_GPU_EMULATE=1`` compiles through
-``--rope-test-gpu-mapping-on-cpu`` instead: the same mapping onto grids of
-threads, with the kernels run as host loops, so the GPU test files check the
-mapping numerically on the CPU (everything but NVVM code generation and the
-runtime).
+Everything on the device runs through our runtime, ``libRopeCudaRuntime.so``
+(the mgpu* API on the CUDA driver).
 """
 
 from __future__ import annotations
 
 import ctypes
 import hashlib
+import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from . import compiler
-from .compiler import (CompileError, _DTYPES, _descriptor_type, _run, check_arguments,
-                       parse_signatures)
+from . import _native, arrays
+from .compiler import (CompileError, CompileOptions, Module, TensorSig, _signatures,
+                       call_checked, compile_object, descriptor, descriptor_type,
+                       link_shared_library, rope_runtime)
+from .arrays import STORAGE_DTYPES, DeviceArray
 
-
-def chip() -> str:
-    return os.environ.get("ROPE_GPU_CHIP", "sm_90")
-
-
-def compile_only() -> bool:
-    """True when test files should compile their cases but not run them."""
-    return os.environ.get("ROPE_GPU_COMPILE_ONLY", "") not in ("", "0")
-
-
-def emulate() -> bool:
-    return os.environ.get("ROPE_GPU_EMULATE", "") not in ("", "0")
-
-
-def prebuilt_only() -> bool:
-    return os.environ.get("ROPE_PREBUILT_ONLY", "") not in ("", "0")
-
-
-def pipeline(chip_name: str | None = None, **options) -> str:
-    """``--rope-lower-to-nvvm`` for `chip_name` (default `chip()`); keyword
-    options are pipeline options with '_' for '-', e.g. ``block_size=128``."""
-    opts = {"chip": chip_name or chip(), **options}
-    text = " ".join(f"{k.replace('_', '-')}={str(v).lower() if isinstance(v, bool) else v}"
-                    for k, v in opts.items())
-    return f"--rope-lower-to-nvvm={text}"
-
-
-def runtime_path() -> Path:
-    cache = os.environ.get("ROPE_KERNEL_CACHE")
-    if cache and (Path(cache) / "libRopeCudaRuntime.so").exists():
-        return Path(cache) / "libRopeCudaRuntime.so"
-    return Path(os.environ.get("ROPE_CUDA_RUNTIME",
-                               compiler.build_dir() / "lib" / "libRopeCudaRuntime.so"))
-
-
+DEFAULT_KERNEL_CACHE = Path.home() / ".cache" / "rope-mlir" / "kernels"
+_RUNTIMES = ("RopeCudaRuntime", "RopeRuntime")
 _runtime = None
 
 
-def runtime() -> ctypes.CDLL:
+def runtime(folder: Path | None = None) -> ctypes.CDLL:
     """Our CUDA runtime, loaded once and globally (kernel libraries need its
-    symbols). Raises OSError without an NVIDIA driver (no libcuda.so.1)."""
+    symbols): the copy in `folder` (a kernel folder) if there is one, else
+    the package's. Raises OSError without an NVIDIA driver (libcuda.so.1)."""
     global _runtime
     if _runtime is None:
-        rt = ctypes.CDLL(str(runtime_path()), mode=ctypes.RTLD_GLOBAL)
+        path = (folder / "libRopeCudaRuntime.so"
+                if folder is not None and (folder / "libRopeCudaRuntime.so").exists()
+                else _native.library_path("RopeCudaRuntime"))
+        rt = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
         rt.mgpuMemAlloc.restype = ctypes.c_void_p
         rt.mgpuMemAlloc.argtypes = [ctypes.c_uint64, ctypes.c_void_p, ctypes.c_bool]
         rt.mgpuMemFree.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
@@ -95,10 +61,10 @@ def runtime() -> ctypes.CDLL:
     return _runtime
 
 
-def device_count() -> int:
+def device_count(folder: Path | None = None) -> int:
     """GPUs the runtime sees; 0 without a driver or runtime."""
     try:
-        return int(runtime().ropeCudaDeviceCount())
+        return int(runtime(folder).ropeCudaDeviceCount())
     except OSError:
         return 0
 
@@ -108,11 +74,13 @@ def device_name() -> str:
 
 
 class DeviceBuffer:
-    """Device memory of `nbytes`, freed when dropped."""
+    """Device memory of `nbytes`, freed when dropped (or adopted: `pointer`
+    is an allocation of the runtime's that this buffer now owns)."""
 
-    def __init__(self, nbytes: int):
+    def __init__(self, nbytes: int, pointer: int | None = None):
         self.nbytes = nbytes
-        self.ptr = runtime().mgpuMemAlloc(max(nbytes, 1), None, False)
+        self.ptr = pointer if pointer is not None else runtime().mgpuMemAlloc(
+            max(nbytes, 1), None, False)
 
     @classmethod
     def from_array(cls, array: np.ndarray) -> "DeviceBuffer":
@@ -136,134 +104,171 @@ def _raise_cuda_error(name: str) -> None:
         raise RuntimeError(f"@{name}: CUDA error {err} (details on stderr)")
 
 
-def _device_descriptor(buf: DeviceBuffer, shape):
-    desc = _descriptor_type(len(shape))()
-    desc.allocated = desc.aligned = buf.ptr
-    desc.offset = 0
-    if shape:
-        desc.sizes[:] = shape
-        strides, acc = [], 1
-        for n in reversed(shape):
-            strides.append(acc)
-            acc *= n
-        desc.strides[:] = strides[::-1]
-    return desc
+class GpuModule(Module):
+    """A module compiled for the GPU and loaded. `call` takes host arrays
+    (copied to the device, the result copied back) or CUDA tensors (used in
+    place; the result stays on the device, returned as the same library's
+    tensor); `call_device` takes DeviceBuffers (timing without transfers)."""
 
+    _device = "cuda"
 
-class GpuLibrary:
-    """A module compiled for the GPU; `call` runs one function on host arrays,
-    `call_device` on device buffers (for timing without transfers)."""
-
-    def __init__(self, path: Path, signatures):
-        self.path = path
-        self._sigs = signatures
+    def __init__(self, path: Path, functions):
+        super().__init__(functions)
+        self.path = Path(path)
+        folder = self.path.parent
         # Loading runs the module's constructor, which loads its kernels and
         # aborts the process without a GPU: say so as an exception first.
-        if device_count() == 0:
+        if device_count(folder) == 0:
             raise RuntimeError("no CUDA device: the NVIDIA driver (libcuda.so.1) or a GPU is "
-                               "missing (set ROPE_GPU_EMULATE=1 to run the GPU mapping on the CPU)")
-        compiler.rope_runtime()  # before the library, which links it
-        self._lib = ctypes.CDLL(str(path))
+                               "missing (compile with emulate=True to run the GPU mapping on "
+                               "the CPU)")
+        rope_runtime(folder / "libRopeRuntime.so"
+                     if (folder / "libRopeRuntime.so").exists() else None)
+        self._lib = ctypes.CDLL(str(self.path))
+
+    def function_address(self, name: str) -> int:
+        return ctypes.cast(getattr(self._lib, f"_mlir_ciface_{name}"), ctypes.c_void_p).value
 
     def call_device(self, name: str, buffers, shapes):
-        """Calls `name` on device buffers of the given shapes; returns the
-        result's descriptor (device pointers). The caller frees
-        `result.allocated` with `free_result`."""
-        _, result_sig = self._sigs[name]
-        descs = [_device_descriptor(b, s) for b, s in zip(buffers, shapes)]
-        result = _descriptor_type(len(result_sig.shape))()
-        fn = getattr(self._lib, f"_mlir_ciface_{name}")
-        compiler.call_checked(fn, name, [result, *descs])
+        """Calls `name` on device buffers (DeviceBuffer or DeviceArray) of the
+        given shapes; returns the result's descriptor (device pointers). The
+        caller frees `result.allocated` with `free_result`."""
+        _, result_sig = self.functions[name].callable_types()
+        descs = [descriptor(getattr(b, "ptr", None) or b.pointer, s)
+                 for b, s in zip(buffers, shapes)]
+        result = descriptor_type(len(result_sig.shape))()
+        call_checked(self.function_address(name), name, [result, *descs])
         _raise_cuda_error(name)
         return result
 
     def free_result(self, result, buffers):
-        if result.allocated and not any(result.allocated == b.ptr for b in buffers):
+        if result.allocated and not any(
+                result.allocated == (getattr(b, "ptr", None) or b.pointer) for b in buffers):
             runtime().mgpuMemFree(result.allocated, None)
 
-    def call(self, name: str, *arrays: np.ndarray) -> np.ndarray:
-        # np.require keeps 0-d arrays 0-d (ascontiguousarray makes them 1-d).
-        arrays = [np.require(a, requirements="C") for a in arrays]
-        check_arguments(name, arrays, self._sigs[name][0])
-        _, result_sig = self._sigs[name]
+    def _result_layout(self, name, result, result_sig: TensorSig, buffers):
+        rank = len(result_sig.shape)
+        shape = tuple(result.sizes) if rank else ()
+        strides = list(result.strides) if rank else []
+        contiguous = [int(np.prod(shape[i + 1:])) for i in range(rank)]
+        if int(np.prod(shape)) and any(n > 1 and s != c
+                                       for n, s, c in zip(shape, strides, contiguous)):
+            self.free_result(result, buffers)
+            raise RuntimeError(f"@{name} returned a non-contiguous buffer (strides {strides})")
+        return shape, contiguous
+
+    def call(self, name: str, *args):
+        from .compiler import check_arguments
+        if name not in self.functions:
+            raise AttributeError(f"the module has no public function @{name}")
+        args_sig, result_sig = self.functions[name].callable_types()
+        values, kind = arrays.import_arguments(args, allow_device=True)
+        check_arguments(name, values, args_sig)
+        on_device = any(isinstance(v, DeviceArray) for v in values)
+        for i, v in enumerate(values):
+            if isinstance(v, DeviceArray) and not v.is_contiguous():
+                raise ValueError(f"@{name} argument #{i}: a non-contiguous GPU tensor "
+                                 "(make it contiguous first)")
         runtime().ropeCudaTakeError()  # errors of earlier work are not this call's
-        buffers = [DeviceBuffer.from_array(a) for a in arrays]
-        result = self.call_device(name, buffers, [a.shape for a in arrays])
+        buffers = [v if isinstance(v, DeviceArray) else DeviceBuffer.from_array(v)
+                   for v in values]
+        result = self.call_device(name, buffers, [v.shape for v in values])
+        shape, strides = self._result_layout(name, result, result_sig, buffers)
+        dtype = np.dtype(STORAGE_DTYPES[result_sig.dtype])
+        data = result.aligned + result.offset * dtype.itemsize
+        if on_device and kind is not None:
+            # The result stays on the GPU; the caller's library owns it now
+            # (or a copy, where it aliases an argument).
+            aliased = any(result.allocated == getattr(b, "pointer", None) for b in buffers)
+            owner = None if aliased else DeviceBuffer(0, result.allocated)
+            exported = arrays.Exported(data, shape, strides, result_sig.dtype, owner or buffers,
+                                       device=(arrays.CUDA, 0))
+            out = kind.from_dlpack(exported)
+            return out.clone() if aliased and hasattr(out, "clone") else out
         try:
-            rank = len(result_sig.shape)
-            dtype = np.dtype(_DTYPES[result_sig.dtype])
-            shape = tuple(result.sizes) if rank else ()
             out = np.empty(shape, dtype)
-            strides = list(result.strides) if rank else []
-            contiguous = [int(np.prod(shape[i + 1:])) for i in range(rank)]
-            if out.size and any(n > 1 and s != c for n, s, c in zip(shape, strides, contiguous)):
-                raise RuntimeError(f"@{name} returned a non-contiguous buffer (strides {strides})")
             if out.nbytes:
-                runtime().ropeCudaCopyToHost(out.ctypes.data,
-                                             result.aligned + result.offset * dtype.itemsize,
-                                             out.nbytes)
+                runtime().ropeCudaCopyToHost(out.ctypes.data, data, out.nbytes)
         finally:
             self.free_result(result, buffers)
         _raise_cuda_error(name)
-        return out
+        return arrays.export_result(out, result_sig.dtype, kind)
 
 
-def _cache_dir() -> Path | None:
-    cache = os.environ.get("ROPE_KERNEL_CACHE")
-    return Path(cache) if cache else None
+def _compiler_stamp() -> str:
+    """Identifies the compiler build (its C API library)."""
+    stat = _native.library_path("RopeCAPI").resolve().stat()
+    return f"{stat.st_size}-{stat.st_mtime_ns}"
 
 
-def build(mlir: str, pipeline_text: str | None = None) -> Path:
-    """Compiles `mlir` into a shared library (in the cache when one is set)
-    and returns its path; with ROPE_PREBUILT_ONLY, only looks it up."""
-    pipeline_text = pipeline_text or pipeline()
-    key = hashlib.sha256((pipeline_text + "\n" + mlir).encode()).hexdigest()[:24]
-    cache = _cache_dir()
-    if cache is not None and (cache / f"{key}.so").exists():
-        return cache / f"{key}.so"
-    if prebuilt_only():
-        raise CompileError(f"module {key} is not in ROPE_KERNEL_CACHE={cache} "
+def module_key(text: str, pipeline_text: str) -> str:
+    return hashlib.sha256((pipeline_text + "\n" + text).encode()).hexdigest()[:24]
+
+
+def _replace(source: Path, target: Path) -> None:
+    """Copies by rename, so that a process loading `target` never sees half a file."""
+    temporary = target.with_name(f".{target.name}.{os.getpid()}")
+    shutil.copy2(source, temporary)
+    os.replace(temporary, target)
+
+
+def build(text: str, options: CompileOptions) -> Path:
+    """Compiles `text` for the GPU into the kernel folder `options.output`
+    (default DEFAULT_KERNEL_CACHE) unless it is there; returns the library's
+    path. With `prebuilt_only`, only looks it up."""
+    folder = Path(options.output) if options.output is not None else DEFAULT_KERNEL_CACHE
+    pipeline_text = options.pass_pipeline()
+    key = module_key(text, pipeline_text)
+    library = folder / f"{key}.so"
+    if not options.prebuilt_only:
+        # Kernels of another compiler build are stale (the key cannot tell).
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = folder / "compiler"
+        if not stamp.exists() or stamp.read_text() != _compiler_stamp():
+            for old in [*folder.glob("*.so"), *folder.glob("*.json")]:
+                if not old.name.startswith("lib"):
+                    old.unlink(missing_ok=True)
+            stamp.write_text(_compiler_stamp())
+    if library.exists() and (folder / f"{key}.json").exists():
+        return library
+    if options.prebuilt_only:
+        raise CompileError(f"module {key} is not in the kernel folder {folder} "
                            "(build it first with `make gpu-bundle`)")
-    work = Path(tempfile.mkdtemp(prefix="rope-gpu-"))
-    llvm_dialect = compiler.lower(mlir, pipeline_text)
-    ll = work / "module.ll"
-    ll.write_text(_run([str(compiler.llvm_bin() / "mlir-translate"), "--mlir-to-llvmir"],
-                       stdin=llvm_dialect))
-    rt = compiler.build_dir() / "lib" / "libRopeCudaRuntime.so"
-    if not rt.exists():
-        raise CompileError(f"{rt} is missing (the CUDA toolkit was not found at configure time)")
-    so = work / "module.so"
-    # Host code only (kernels are embedded as a fatbin); the runtimes are
-    # found next to the library (a bundle) or preloaded by `runtime()` and
-    # `compiler.rope_runtime()`.
-    _run([str(compiler.llvm_bin() / "clang"), "-O2", "-shared", "-fPIC", "-Wno-override-module",
-          "-Wl,-Bsymbolic", "-Wl,--no-undefined", str(ll), "-o", str(so), f"-L{rt.parent}",
-          "-Wl,-rpath,$ORIGIN", "-lRopeCudaRuntime", "-lRopeRuntime", "-lm"])
-    if cache is None:
-        return so
-    cache.mkdir(parents=True, exist_ok=True)
-    # Files enter the cache by rename, so a process that loads them never
-    # sees half a file; the runtime is replaced only when this build's differs.
-    for lib in (rt, compiler.runtime_library_path()):
-        cached = cache / lib.name
-        if not cached.exists() or cached.read_bytes() != lib.read_bytes():
-            shutil.copy2(lib, cache / f".{lib.name}.{os.getpid()}")
-            os.replace(cache / f".{lib.name}.{os.getpid()}", cached)
-    shutil.copy2(so, cache / f".{key}.so.{os.getpid()}")
-    os.replace(cache / f".{key}.so.{os.getpid()}", cache / f"{key}.so")
-    shutil.rmtree(work, ignore_errors=True)
-    return cache / f"{key}.so"
+    for name in _RUNTIMES:
+        source = _native.library_path(name).resolve()
+        cached = folder / f"lib{name}.so"
+        if not cached.exists() or cached.read_bytes() != source.read_bytes():
+            _replace(source, cached)
+    obj = folder / f".{key}.{os.getpid()}.o"
+    linked = folder / f".{key}.{os.getpid()}.so"
+    try:
+        functions = compile_object(text, options, obj)
+        # Host code only (kernels are embedded as a fatbin); the runtimes are
+        # found beside the library.
+        link_shared_library(obj, linked, ["RopeCudaRuntime", "RopeRuntime"], [folder],
+                            ["$ORIGIN"])
+        (folder / f"{key}.json").write_text(json.dumps(
+            [{"name": f.name, "inputs": [_arg_json(a) for a in f.inputs],
+              "results": [_arg_json(r) for r in f.results]} for f in functions.values()]))
+        os.replace(linked, library)
+    finally:
+        obj.unlink(missing_ok=True)
+        linked.unlink(missing_ok=True)
+    return library
 
 
-def compile_module(mlir: str, *, pipeline_text: str | None = None):
-    """`build`, then load it for calls (a GpuLibrary); None in compile-only
-    mode; a CPU `compiler.Library` of the emulated mapping with
-    ROPE_GPU_EMULATE."""
-    if emulate():
-        text = (pipeline_text or pipeline()).replace("--rope-lower-to-nvvm",
-                                                     "--rope-test-gpu-mapping-on-cpu")
-        return compiler.compile_module(mlir, pipeline=text)
-    path = build(mlir, pipeline_text)
-    if compile_only():
-        return None
-    return GpuLibrary(path, parse_signatures(mlir))
+def _arg_json(sig) -> dict:
+    if isinstance(sig, TensorSig):
+        return {"kind": "tensor", "element": sig.dtype, "shape": list(sig.shape),
+                "name": sig.name, "type": str(sig)}
+    return {"kind": "other", "element": "", "name": "", "type": sig}
+
+
+def load(library: Path) -> GpuModule:
+    """A GPU module from a kernel folder (its `<key>.so` and `<key>.json`)."""
+    return GpuModule(library, _signatures(library.with_suffix(".json").read_text()))
+
+
+def compile_cuda(text: str, options: CompileOptions) -> GpuModule:
+    """`rope_mlir.compile(..., target="cuda")`: build, then load."""
+    return load(build(text, options))

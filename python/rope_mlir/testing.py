@@ -1,4 +1,13 @@
-"""Helpers for the numerical lit tests: inputs, dtype round-trips, tolerances.
+"""Helpers for the numerical lit tests: inputs, dtype round-trips, tolerances,
+and the lit configuration's choices.
+
+The lit suite steers its tests with environment variables (test/lit.cfg.py,
+`make gpu-bundle`, utils/run_gpu_bundle.sh); this module is the one place of
+the package that reads them, and turns them into `rope_mlir.compile` options:
+* ROPE_PIPELINE: the CPU pipeline variant a RUN line asks for;
+* ROPE_GPU_CHIP, ROPE_KERNEL_CACHE, ROPE_PREBUILT_ONLY, ROPE_GPU_COMPILE_ONLY,
+  ROPE_GPU_EMULATE: how GPU test files compile (and whether they run);
+* ROPE_BUILD_DIR: the build whose rope-opt tests of the printer run.
 
 Tolerances are stated in ulps of the storage type at the magnitude that sets
 the rounding error of each result, not of the (possibly cancelled) result:
@@ -12,8 +21,10 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import mmap
+import os
 import sys
 import traceback
+from pathlib import Path
 
 import numpy as np
 
@@ -272,6 +283,77 @@ def call(lib, name: str, *args: np.ndarray) -> np.ndarray:
             np.copyto(a, s)
             raise AssertionError(f"@{name} overwrote its argument #{i} (shape {a.shape}, {a.dtype})")
     return out
+
+
+# ---------------------------------------------------------------------------
+# The lit configuration's choices
+# ---------------------------------------------------------------------------
+
+
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "") not in ("", "0")
+
+
+def pipeline() -> str | None:
+    """The CPU pipeline the RUN line asks for (ROPE_PIPELINE), or None."""
+    return os.environ.get("ROPE_PIPELINE") or None
+
+
+def compile(source, **options):
+    """`rope_mlir.compile` for the CPU, through the pipeline variant of the
+    RUN line unless `options` name a pipeline."""
+    from . import compiler
+    if "pipeline" not in options and not any(k not in _COMPILE_FIELDS for k in options):
+        options["pipeline"] = pipeline()
+    return compiler.compile(source, "cpu", **options)
+
+
+_COMPILE_FIELDS = {"pipeline", "opt_level", "source_name", "output", "options"}
+
+
+def gpu_compile_only() -> bool:
+    """True when GPU test files should compile their cases but not run them
+    (`make gpu-bundle` on a machine without a GPU)."""
+    return _flag("ROPE_GPU_COMPILE_ONLY")
+
+
+def gpu_options(**pipeline_options):
+    """The CompileOptions of GPU test files: chip, kernel folder, prebuilt or
+    emulated, from the lit configuration / the bundle scripts."""
+    from .compiler import CompileOptions
+    cache = os.environ.get("ROPE_KERNEL_CACHE")
+    return CompileOptions(target="cuda", chip=os.environ.get("ROPE_GPU_CHIP", "sm_90"),
+                          output=Path(cache) if cache else None,
+                          prebuilt_only=_flag("ROPE_PREBUILT_ONLY"),
+                          emulate=_flag("ROPE_GPU_EMULATE"),
+                          pipeline_options=pipeline_options)
+
+
+def gpu_compile(source, **pipeline_options):
+    """Compiles a GPU test case as the configuration says: the GpuModule (or,
+    emulated, the CPU module of the mapping); None in compile-only mode, after
+    compiling it into the kernel folder."""
+    from . import compiler, gpu
+    options = gpu_options(**pipeline_options)
+    if gpu_compile_only() and not options.emulate:
+        gpu.build(source, options)
+        return None
+    return compiler.compile(source, options=options)
+
+
+def tool_env() -> dict:
+    """The environment for a tool a test starts: this one without the
+    sanitizer runtime that a sanitizer build preloads into Python (the tools
+    link their own)."""
+    return {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+
+
+def rope_opt() -> Path:
+    """The build's rope-opt (tests of its printer and parser run it)."""
+    build = os.environ.get("ROPE_BUILD_DIR")
+    if build:
+        return Path(build) / "bin" / "rope-opt"
+    return Path(__file__).resolve().parents[2] / "build" / "bin" / "rope-opt"
 
 
 # ---------------------------------------------------------------------------

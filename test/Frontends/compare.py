@@ -187,7 +187,7 @@ def numerics(name: str) -> None:
               f"= {max(moved) / RTOL:.0f} tolerances")
 
     with T.guard(f"{name} (a)"):
-        lib = compiler.compile_module(text, pipeline=LOWER)
+        lib = T.compile(text, pipeline=LOWER)
         for label, (hs, ids, ref) in expected.items():
             rel = compare(T.call(lib, "main", hs, ids), ref, f"(a) positions={label}")
             print(f"PASS {name} (a) positions={label}: max|err|/max|torch| = {rel:.2e} (tol {RTOL:.0e})")
@@ -198,7 +198,7 @@ def numerics(name: str) -> None:
         print(f"PASS {name} (b) raise: rope-opt {' '.join(RAISE)}")
     if raised is not None:
         with T.guard(f"{name} (b)"):
-            lib = compiler.compile_module(raised, pipeline=LOWER)
+            lib = T.compile(raised, pipeline=LOWER)
             for label, (hs, ids, ref) in expected.items():
                 rel = compare(T.call(lib, "main", hs, ids), ref, f"(b) positions={label}")
                 print(f"PASS {name} (b) positions={label}: max|err|/max|torch| = {rel:.2e} "

@@ -5,9 +5,9 @@ calling: a wrong dtype, rank, static extent or count is a ValueError
 
 import numpy as np
 
-from rope_mlir import compiler
+import rope_mlir
 
-lib = compiler.compile_module("""func.func @rot(%x: tensor<?x2x?x8xf32>, %pos: tensor<?xi64>) -> tensor<?x2x?x8xf32> {
+lib = rope_mlir.compile("""func.func @rot(%x: tensor<?x2x?x8xf32>, %pos: tensor<?xi64>) -> tensor<?x2x?x8xf32> {
   %r = rope.rotate %x, %pos rotary(#rope.spec<>) : tensor<?x2x?x8xf32>, tensor<?xi64>
   return %r : tensor<?x2x?x8xf32>
 }""")

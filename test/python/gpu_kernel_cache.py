@@ -1,52 +1,65 @@
 # REQUIRES: cuda-toolkit
 # RUN: %python %s | FileCheck %s
-"""rope_mlir.gpu without a GPU: the ahead-of-time kernel cache that GPU
+"""rope_mlir.gpu without a GPU: the ahead-of-time kernel folder that GPU
 machines (no LLVM) load from, and the errors a machine without a GPU gets.
 
-* compiling with ROPE_KERNEL_CACHE puts `<key>.so` and a copy of the runtime
+* compiling for target="cuda" with output=FOLDER puts `<key>.so`, its
+  signatures `<key>.json`, a copy of the runtimes and the compiler's stamp
   there; the key changes with the module text and with the chip;
-* with ROPE_PREBUILT_ONLY a cached module is found without compiling (the
-  compiler is made unreachable to prove it) and a missing one is a clear
-  error naming `make gpu-bundle`;
+* with prebuilt_only a module is found without compiling (the compiler is
+  made unreachable to prove it) and a missing one is a clear error naming
+  `make gpu-bundle`; signatures come from the folder;
+* a different compiler build compiling into the folder removes the kernels
+  of the old one (the key cannot tell builds apart);
 * the cached library links only the runtime (no LLVM library), and the
   bundle's runtime depends on nothing of LLVM either;
 * without a GPU (or on a machine with a GPU: with one, this part is skipped)
   device_count() is 0 and loading a module raises instead of aborting.
 """
 
-import os
+import dataclasses
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from rope_mlir import compiler, gpu, testing as T
+from rope_mlir import _native, compiler, gpu, testing as T
 
 cache = Path(tempfile.mkdtemp(prefix="rope-kernel-cache-"))
-os.environ["ROPE_KERNEL_CACHE"] = str(cache)
+options = compiler.CompileOptions(target="cuda", output=cache)
 text = T.rotate_module("#rope.spec<>", "tensor<1x2x4x8xf32>", "tensor<4xi64>")
 
-first = gpu.build(text)
+first = gpu.build(text, options)
 assert first.parent == cache and first.suffix == ".so", first
-assert (cache / "libRopeCudaRuntime.so").exists()
-print("CACHED", sorted(p.name if p.name.startswith("lib") else "<key>.so" for p in cache.iterdir()))
-assert gpu.build(text) == first, "same text, same key"
-other_chip = gpu.build(text, gpu.pipeline("sm_80"))
-other_text = gpu.build(text.replace("#rope.spec<>", "#rope.spec<base = 500.0>"))
+print("CACHED", sorted(p.name if p.name.startswith(("lib", "compiler")) else "<key>" + p.suffix
+                       for p in cache.iterdir()))
+assert gpu.build(text, options) == first, "same text, same key"
+other_chip = gpu.build(text, dataclasses.replace(options, chip="sm_80"))
+other_text = gpu.build(text.replace("#rope.spec<>", "#rope.spec<base = 500.0>"), options)
 assert len({first, other_chip, other_text}) == 3, "chip and text are part of the key"
 print("KEYS distinct")
 
 # Prebuilt only: the compiler must not be needed.
-os.environ["ROPE_PREBUILT_ONLY"] = "1"
-os.environ["ROPE_BUILD_DIR"] = "/nonexistent"
-assert gpu.build(text) == first
-print("PREBUILT found without compiling")
+prebuilt = dataclasses.replace(options, prebuilt_only=True)
+real_capi = _native.capi
+_native.capi = lambda: (_ for _ in ()).throw(AssertionError("the compiler was used"))
+assert gpu.build(text, prebuilt) == first
+functions = compiler._signatures(first.with_suffix(".json").read_text())
+assert str(functions["kernel"].inputs[0]) == "tensor<1x2x4x8xf32>", functions
+print("PREBUILT found without compiling:", functions["kernel"].inputs[0].name)
 try:
-    gpu.build(text.replace("1x2x4x8", "1x2x4x16"))
+    gpu.build(text.replace("1x2x4x8", "1x2x4x16"), prebuilt)
     raise AssertionError("a missing module must be an error")
 except compiler.CompileError as e:
     assert "make gpu-bundle" in str(e), e
     print("PREBUILT missing:", str(e).split(" (")[0].split(" is ")[1])
+_native.capi = real_capi
+
+# Another compiler build: the old kernels go.
+(cache / "compiler").write_text("another build")
+gpu.build(text, options)
+assert not other_text.exists() and not other_chip.exists() and first.exists()
+print("STALE kernels removed")
 
 needed = subprocess.run(["readelf", "-d", str(first)], capture_output=True, text=True).stdout
 libs = sorted(l.split("[")[1].rstrip("]") for l in needed.splitlines() if "(NEEDED)" in l)
@@ -64,7 +77,7 @@ print("RUNTIME needs the driver only")
 
 if gpu.device_count() == 0:
     try:
-        gpu.GpuLibrary(first, {})
+        gpu.load(first)
         raise AssertionError("loading without a GPU must raise")
     except RuntimeError as e:
         print("NO GPU:", str(e).split(":")[0])
@@ -72,10 +85,11 @@ else:
     print("NO GPU: no CUDA device")  # a GPU answered; nothing to check here
 sys.stdout.flush()
 
-# CHECK: CACHED ['<key>.so', 'libRopeCudaRuntime.so', 'libRopeRuntime.so']
+# CHECK: CACHED ['<key>.json', '<key>.so', 'compiler', 'libRopeCudaRuntime.so', 'libRopeRuntime.so']
 # CHECK: KEYS distinct
-# CHECK: PREBUILT found without compiling
-# CHECK: PREBUILT missing: not in ROPE_KERNEL_CACHE
+# CHECK: PREBUILT found without compiling: %x
+# CHECK: PREBUILT missing: not in the kernel folder {{.*}}rope-kernel-cache-
+# CHECK: STALE kernels removed
 # CHECK: NEEDED ['libRopeCudaRuntime.so', 'libRopeRuntime.so', 'libc.so.6', 'libm.so.6']
 # CHECK: RUNTIME needs the driver only
 # CHECK: NO GPU: no CUDA device

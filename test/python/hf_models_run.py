@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rope_mlir import compiler, hf, testing
+from rope_mlir import hf, testing
 from rope_mlir import reference as ref
 
 CONFIGS = Path(__file__).resolve().parents[2] / "examples" / "configs"
@@ -70,7 +70,7 @@ def run(name, config, rng):
     hkv = cfg.get("num_key_value_heads") or hq
     scale = hf.attention_scale(config)
     L = spec.scaling.original_max_position_embeddings or cfg.get("max_position_embeddings") or cfg["n_positions"]
-    lib = compiler.compile_module(hf.attention_module(config))
+    lib = testing.compile(hf.attention_module(config))
     unscaled = dataclasses.replace(spec, scaling=ref.Scaling(), attention_factor=None)
     for label, pos in position_sets(int(L), rng).items():
         pos = pos.astype(np.int64)

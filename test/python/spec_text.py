@@ -10,7 +10,7 @@ import subprocess
 
 import numpy as np
 
-from rope_mlir import compiler
+from rope_mlir import testing
 from rope_mlir.reference import RotarySpec, Scaling
 
 g = np.random.default_rng(7)
@@ -49,8 +49,8 @@ def printed_by_rope_opt(attrs):
     """rope-opt's own printing of each attribute (one op per spec)."""
     lines = [f'  "test.use"() {{spec{i} = {a}}} : () -> ()' for i, a in enumerate(attrs)]
     text = "func.func @f() {\n" + "\n".join(lines) + "\n  return\n}\n"
-    out = subprocess.run([str(compiler.rope_opt()), "--allow-unregistered-dialect"], input=text,
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([str(testing.rope_opt()), "--allow-unregistered-dialect"], input=text,
+                         capture_output=True, text=True, check=True, env=testing.tool_env()).stdout
     found = {}
     for line in out.splitlines():
         if "test.use" in line:

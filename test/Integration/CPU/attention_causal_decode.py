@@ -21,7 +21,7 @@ to differ from the unmasked result, so causality cannot be silently dropped.
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 g = T.rng(13)
 B, H, D = 2, 2, 16
@@ -62,7 +62,7 @@ for name, (sq, sk, causal, qp, kp) in CASES.items():
     with T.guard(name):
         attrs = "causal" if causal else ""
         pos_types = None if qp is None else (ty(*qp.shape, e="i64"), ty(*kp.shape, e="i64"))
-        lib = compiler.compile_module(module(sq, sk, attrs, pos_types))
+        lib = T.compile(module(sq, sk, attrs, pos_types))
         args = [T.to_storage(a, "f32") for a in (q, k, v)]
         if qp is not None:
             args += [qp.astype(np.int64), kp.astype(np.int64)]

@@ -39,7 +39,7 @@ func.func @kernel(%q: {qt}, %k: {kt}, %v: {vt}, %qp: {qpt}{kp_arg}) -> {qt} {{
 
 def run_case(name, spec, q, k, v, qp, kp, causal, same_positions, types):
     with T.guard(name):
-        lib = compiler.compile_module(module(spec.to_attr(), *types, causal, same_positions))
+        lib = T.compile(module(spec.to_attr(), *types, causal, same_positions))
         args = [T.to_storage(a, "f32") for a in (q, k, v)] + [qp] + ([] if same_positions else [kp])
         out = T.call(lib, "kernel", *args)
         # Separate rotations, as written: each sees its own positions.

@@ -16,7 +16,7 @@ other plausible head mapping (h mod Hkv).
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 B, HQ, SQ, SK, D = 2, 8, 3, 10, 16
 g = T.rng(15)
@@ -45,7 +45,7 @@ for name, (hkv, attrs, kwargs) in CASES.items():
     k = T.quantize(g.standard_normal((B, hkv, SK, D)), "f32")
     v = T.quantize(g.standard_normal((B, hkv, SK, D)), "f32")
     with T.guard(name):
-        lib = compiler.compile_module(module(hkv, attrs))
+        lib = T.compile(module(hkv, attrs))
         out = T.call(lib, "kernel", *[T.to_storage(a, "f32") for a in (q, k, v)])
         expected = ref.attention(q, k, v, **kwargs)
         T.check(out, expected, T.attention_atol(q, k, v, rotary=kwargs.get("rotary")), f"attention {name}")

@@ -17,7 +17,7 @@ Tolerance: testing.attention_atol for the whole result (ulp_f32(max|v|)·
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 B, H, SQ, SK, D = 2, 2, 4, 6, 8
 QT, KT = f"tensor<{B}x{H}x{SQ}x{D}xf32>", f"tensor<{B}x{H}x{SK}x{D}xf32>"
@@ -61,7 +61,7 @@ CASES = {
 for name, (mlir, extra, kwargs, empty) in CASES.items():
     assert empty.any() and not empty.all()
     with T.guard(name):
-        lib = compiler.compile_module(mlir)
+        lib = T.compile(mlir)
         out = T.call(lib, "kernel", *[T.to_storage(a, "f32") for a in (q, k, v)], *extra)
         expected = ref.attention(q, k, v, **kwargs)
         assert np.all(expected[empty] == 0.0)

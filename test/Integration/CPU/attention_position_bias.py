@@ -23,7 +23,7 @@ also checked to differ from attention without the bias.
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 g = T.rng(47)
 
@@ -56,7 +56,7 @@ def run(name, *, B=1, Hq, Hkv, Sq, Sk, D=16, attrs="", qp=None, kp=None, alibi=N
             f"  %r = rope.attention %q, %k, %v {' '.join(parts)} : {qt}, {kt}, {kt}\n"
             f"  return %r : {qt}\n}}\n")
     with T.guard(name):
-        lib = compiler.compile_module(text)
+        lib = T.compile(text)
         call_args = [q.astype(np.float32), k.astype(np.float32), v.astype(np.float32)]
         kw = {"causal": "causal" in attrs}
         bias_bound = 0.0

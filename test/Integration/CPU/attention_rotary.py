@@ -23,7 +23,7 @@ its own largest position, the others from attention without RoPE, and the
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 B, H, D = 2, 2, 16
 g = T.rng(16)
@@ -77,7 +77,7 @@ for name, (spec, causal, qp, kp, sq, sk, spanning) in CASES.items():
     k = T.quantize(g.standard_normal((B, H, sk, D)), "f32")
     v = T.quantize(g.standard_normal((B, H, sk, D)), "f32")
     with T.guard(name):
-        lib = compiler.compile_module(module(spec.to_attr(), causal, sq, sk, qp, kp))
+        lib = T.compile(module(spec.to_attr(), causal, sq, sk, qp, kp))
         args = [T.to_storage(a, "f32") for a in (q, k, v)]
         if qp is not None:
             args += [qp.astype(np.int64), kp.astype(np.int64)]

@@ -12,7 +12,7 @@ query positions broadcast per batch. Tolerance: testing.attention_atol."""
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 g = T.rng(5)
 B, H, Sq, Sk, D = 2, 2, 3, 9, 16
@@ -28,7 +28,7 @@ text = (f"func.func @kernel(%q: {qt}, %k: {kt}, %v: {kt}, %qp: tensor<3xi32>, %k
         f"  %r = rope.attention %q, %k, %v positions(%qp, %kp : tensor<3xi32>, tensor<2x9xi64>) "
         f"rotary({attr}) causal : {qt}, {kt}, {kt}\n  return %r : {qt}\n}}\n")
 with T.guard("joint table"):
-    lib = compiler.compile_module(text)
+    lib = T.compile(text)
     out = T.call(lib, "kernel", *(a.astype(np.float32) for a in (q, k, v)), qp, kp)
     expected = ref.attention(q, k, v, causal=True, rotary=spec,
                              q_positions=np.broadcast_to(qp, (B, Sq)), k_positions=kp)

@@ -47,7 +47,7 @@ def run_case(name, q, k, v, qc, qs, kc, ks, *, dtype="f32", table_dtype="f32", l
     types = [mlir_type(a, dtype) for a in (q, k, v)] + [mlir_type(qc, table_dtype), mlir_type(kc, table_dtype)]
     text = module(*types, attrs, "causal" if causal else "")
     with T.guard(name):
-        lib = compiler.compile_module(text)
+        lib = T.compile(text)
         args = [T.to_storage(a, dtype) for a in (q, k, v)] + [T.to_storage(t, table_dtype) for t in (qc, qs, kc, ks)]
         out = T.call(lib, "kernel", *args)
         kw = dict(layout=layout, rotary_dims=dims, offset=offset, seq_dim=2)

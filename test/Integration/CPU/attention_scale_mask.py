@@ -17,7 +17,7 @@ of Sk terms rounds like a random walk. f32 accumulation throughout.
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 B, H, SQ, SK, D, DV = 2, 3, 5, 7, 16, 8
 QT, KT, VT = (f"tensor<{B}x{H}x{SQ}x{D}xf32>", f"tensor<{B}x{H}x{SK}x{D}xf32>",
@@ -63,7 +63,7 @@ CASES = {
 
 for name, (attrs, mask, mty, scale) in CASES.items():
     with T.guard(name):
-        lib = compiler.compile_module(module(attrs, mty))
+        lib = T.compile(module(attrs, mty))
         args = [T.to_storage(a, "f32") for a in (q, k, v)] + ([] if mask is None else [mask])
         out = T.call(lib, "kernel", *args)
         expected = ref.attention(q, k, v, scale=scale, mask=mask)

@@ -15,7 +15,7 @@ of each term.
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 g = T.rng(53)
 
@@ -44,7 +44,7 @@ def case(name, *, Hq, Hkv, Sq, Sk, D=16, splits, attrs="", rotary=None, sinks=Fa
             f"  %r = rope.attention %q, %k, %v {' '.join(parts)} : {qt}, {kt}, {kt}\n"
             f"  return %r : {qt}\n}}\n")
     with T.guard(name):
-        lib = compiler.compile_module(
+        lib = T.compile(
             text, pipeline=f"--rope-lower-to-cpu=split-keys={splits} key-tile=3")
         call_args = [q.astype(np.float32), k.astype(np.float32), v.astype(np.float32)]
         kw = {"causal": "causal" in attrs, "rotary": rotary, "window": window}

@@ -19,7 +19,7 @@ error can carry |out| across a power of two).
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 B, D = 2, 16
 g = T.rng(17)
@@ -65,7 +65,7 @@ for name, (dt, hq, hkv, sq, sk, attrs, mask, qp, kp, rotary, causal) in CASES.it
   return %r : {qt}
 }}"""
     with T.guard(name):
-        lib = compiler.compile_module(mlir)
+        lib = T.compile(mlir)
         out = T.call(lib, "kernel", *args)
         assert out.dtype == args[0].dtype, f"result storage {out.dtype}"
         expected = ref.attention(q, k, v, mask=mask, rotary=rotary, causal=causal,

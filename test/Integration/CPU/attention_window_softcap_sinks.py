@@ -25,7 +25,7 @@ so dropping it cannot pass.
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 g = T.rng(31)
 
@@ -62,7 +62,7 @@ def run(name, *, B=1, Hq=2, Hkv=1, Sq, Sk, D=16, e="f32", attrs="", qp=None, kp=
     with T.guard(name):
         text = module(B, Hq, Hkv, Sq, Sk, D, attrs=attrs, positions=qp is not None,
                       sinks=sinks is not None, mask=None if mask is None else mask.shape, e=e)
-        lib = compiler.compile_module(text)
+        lib = T.compile(text)
         args = [T.to_storage(a, e) for a in (q, k, v)]
         if mask is not None:
             args.append(mask)

@@ -50,7 +50,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 PIPELINES = [
     ("default", "--rope-lower-to-cpu"),
@@ -680,7 +680,7 @@ def main(argv=None):
         pname, pipeline = PIPELINES[b % len(PIPELINES)]
         module = "\n".join(c.func for c in batch)
         try:
-            lib = compiler.compile_module(module, pipeline=pipeline)
+            lib = T.compile(module, pipeline=pipeline)
         except Exception as e:  # noqa: BLE001 - reported with every case of the batch
             print(f"FAIL batch {b} ({pname}): does not compile: {str(e)[:4000]}")
             for c in batch:

@@ -17,7 +17,7 @@ a few f32 ulps of their own.
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 S, H, D = 8, 2, 16
 E = H * D
@@ -67,7 +67,7 @@ w = [T.quantize(rng.standard_normal((E, E)) / np.sqrt(E), "f32") for _ in range(
 pos = np.array([3, 4, 5, 9, 10, 11, 20, 21], np.int64)
 
 with T.guard("frontend ops around attention"):
-    lib = compiler.compile_module(MODULE)
+    lib = T.compile(MODULE)
     out = T.call(lib, "kernel", T.to_storage(x, "f16"), T.to_storage(w[0][None], "f32"),
                  *(T.to_storage(m, "f32") for m in w[1:]), pos)
     spec = SPEC

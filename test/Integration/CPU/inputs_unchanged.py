@@ -9,11 +9,11 @@ place under the caller.
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 TY, PT = "tensor<2x3x5x16xf32>", "tensor<5xi64>"
 spec = ref.RotarySpec(rotary_dims=8, offset=4)
-lib = compiler.compile_module(T.rotate_module(spec.to_attr(), TY, PT))
+lib = T.compile(T.rotate_module(spec.to_attr(), TY, PT))
 x = T.rng(3).standard_normal((2, 3, 5, 16)).astype(np.float32)
 p = np.array([0, 3, 7, 100, 4096], np.int64)
 before = x.copy()

@@ -14,7 +14,7 @@ term magnitudes, and out = num/den inherits err_num/den + |out|·err_den/den.
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 B, H, S, D, DV = 2, 2, 7, 16, 8
 QT, VT = f"tensor<{B}x{H}x{S}x{D}xf32>", f"tensor<{B}x{H}x{S}x{DV}xf32>"
@@ -53,7 +53,7 @@ for name, (spec, causal, pos) in CASES.items():
   return %r : {VT}
 }}"""
     with T.guard(name):
-        lib = compiler.compile_module(mlir)
+        lib = T.compile(mlir)
         out = T.call(lib, "kernel", *args)
         expected = ref.linear_attention(q, k, v, rotary=spec, positions=pos, causal=causal)
         atol = T.linear_attention_atol(q, k, v, rotary=spec, positions=pos, causal=causal)

@@ -457,8 +457,8 @@ for case in CASES:
         atol_raised = T.rotation_atol(xr, spec, "f32", 2 if m == 1.0 else 3)
         drift_phase = pe * pair_frequencies(np.abs(f_hat - f_tilde), spec, x.shape[-1])
 
-        original = compiler.compile_module(case["text"], pipeline=case["pipeline"])
-        lowered = compiler.compile_module(raised, pipeline=case["pipeline"])
+        original = T.compile(case["text"], pipeline=case["pipeline"])
+        lowered = T.compile(raised, pipeline=case["pipeline"])
         out_orig = T.call(original, "kernel", T.to_storage(x, "f32"), p)
         out_raised = T.call(lowered, "kernel", T.to_storage(x, "f32"), p)
 

@@ -9,7 +9,7 @@ Tolerance: 2 ulps of f32 at the pair norm (testing.rotation_atol; m = 1).
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 spec = ref.RotarySpec(base=500000.0, scaling=ref.Scaling(
     "llama3", factor=8.0, original_max_position_embeddings=8192))
@@ -26,7 +26,7 @@ SHAPES = [(1, 1), (3, 4), (2, 11)]  # (B, S)
 
 for name, (xty, pty, seq_dim) in KERNELS.items():
     try:
-        lib = compiler.compile_module(T.rotate_module(SPEC_ATTR, xty, pty, seq_dim))
+        lib = T.compile(T.rotate_module(SPEC_ATTR, xty, pty, seq_dim))
     except Exception as e:  # reported per shape below
         lib = e
     for b, s in SHAPES:

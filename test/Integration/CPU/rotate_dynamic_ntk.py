@@ -11,12 +11,12 @@ above it, it must differ clearly from it.
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 spec = ref.RotarySpec(scaling=ref.Scaling("dynamic", factor=4.0, original_max_position_embeddings=64))
 MODULE = T.rotate_module(spec.to_attr(), "tensor<1x2x?x16xf32>", "tensor<?xi64>")
 default = ref.RotarySpec()
-lib = compiler.compile_module(MODULE)  # one kernel for every length
+lib = T.compile(MODULE)  # one kernel for every length
 g = T.rng(2)
 
 cases = {

@@ -19,7 +19,7 @@ or 3 ulps (m != 1) at m·(pair norm), as every f32 rotation
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 TY = "tensor<2x3x?x16xf32>"
 PT = "tensor<?xi64>"
@@ -60,16 +60,16 @@ xs = T.to_storage(x, "f32")
 
 for name, spec in ROUND_TRIP.items():
     with T.guard(f"round trip {name}"):
-        lib = compiler.compile_module(round_trip(spec))
+        lib = T.compile(round_trip(spec))
         T.check_rotation_stored(T.call(lib, "kernel", xs, p), x, x, spec, "f32", 4, f"round trip {name}")
 
 with T.guard("round trip unfolded"):
-    lib = compiler.compile_module(round_trip(ref.RotarySpec(), separate_positions=True))
+    lib = T.compile(round_trip(ref.RotarySpec(), separate_positions=True))
     out = T.call(lib, "kernel", xs, p, p.copy())
     T.check_rotation_stored(out, x, x, ref.RotarySpec(), "f32", 4, "round trip unfolded")
 
 with T.guard("round trip yarn"):
-    lib = compiler.compile_module(round_trip(YARN_SPEC))
+    lib = T.compile(round_trip(YARN_SPEC))
     out = T.call(lib, "kernel", xs, p)
     m = ref.attention_factor(YARN_SPEC)
     expected = ref.rotate(ref.rotate(x, p, YARN_SPEC), p, inverted(YARN_SPEC))
@@ -78,7 +78,7 @@ with T.guard("round trip yarn"):
 
 for name, (spec, ulps) in INVERSE.items():
     with T.guard(name):
-        lib = compiler.compile_module(T.rotate_module(spec.to_attr(), TY, PT))
+        lib = T.compile(T.rotate_module(spec.to_attr(), TY, PT))
         out = T.call(lib, "kernel", xs, p)
         T.check_rotation_stored(out, ref.rotate(x, p, spec), x, spec, "f32", ulps, name)
         forward = ref.rotate(x, p, inverted(spec))

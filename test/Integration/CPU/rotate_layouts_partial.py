@@ -10,7 +10,7 @@ Dims outside the rotated block must pass through bit for bit.
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 D = 20
 CASES = {}
@@ -24,7 +24,7 @@ p = np.array([0, 1, 2, 3, 50, 777], np.int64)
 
 for name, (attr, spec) in CASES.items():
     with T.guard(f"rotate {name}"):
-        lib = compiler.compile_module(T.rotate_module(attr, f"tensor<2x3x?x{D}xf32>", "tensor<?xi64>"))
+        lib = T.compile(T.rotate_module(attr, f"tensor<2x3x?x{D}xf32>", "tensor<?xi64>"))
         out = T.call(lib, "kernel", T.to_storage(x, "f32"), p)
         T.check_rotation_stored(out, ref.rotate(x, p, spec), x, spec, "f32", 2, f"rotate {name}")
         rotated = np.zeros(D, bool)

@@ -12,7 +12,7 @@ at small positions: the length of the position must cost nothing.
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 # name: (spec, f32 ulps); the kernel's #rope.spec is the spec's own text.
 CASES = {
@@ -29,7 +29,7 @@ x = T.quantize(g.standard_normal((1, 2, p.size, 64)), "f32")
 
 for name, (spec, ulps) in CASES.items():
     with T.guard(name):
-        lib = compiler.compile_module(T.rotate_module(spec.to_attr(), "tensor<1x2x?x64xf32>", "tensor<?xi64>"))
+        lib = T.compile(T.rotate_module(spec.to_attr(), "tensor<1x2x?x64xf32>", "tensor<?xi64>"))
         out = T.call(lib, "kernel", T.to_storage(x, "f32"), p)
         T.check_rotation_stored(out, ref.rotate(x, p, spec), x, spec, "f32", ulps, f"long positions {name}")
 T.finish()

@@ -11,7 +11,7 @@ m = 1 because m is folded into the cos/sin tables.
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 SHORT = (1.0, 1.0, 1.25, 1.5, 2.0, 3.0, 5.0, 8.0)
 LONG = (1.0, 2.0, 4.0, 8.0, 16.0, 24.0, 32.0, 48.0)
@@ -19,7 +19,7 @@ spec = ref.RotarySpec(layout="interleaved", scaling=ref.Scaling(
     "longrope", short_factor=SHORT, long_factor=LONG, factor=8.0, original_max_position_embeddings=64))
 MODULE = T.rotate_module(spec.to_attr(), "tensor<2x?x3x16xf32>", "tensor<?xi64>", seq_dim=1)
 assert abs(ref.attention_factor(spec) - np.sqrt(1.5)) < 1e-12
-lib = compiler.compile_module(MODULE)  # one kernel for every length
+lib = T.compile(MODULE)  # one kernel for every length
 g = T.rng(4)
 
 cases = {

@@ -13,7 +13,7 @@ at the first row's positions.
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 B, H, S, D = 3, 2, 5, 16
 spec = ref.RotarySpec(layout="interleaved")
@@ -40,7 +40,7 @@ CASES = {
 for name, (shape, xty, p, pty, seq_dim) in CASES.items():
     x = T.quantize(g.standard_normal(shape), "f32")
     with T.guard(name):
-        lib = compiler.compile_module(T.rotate_module(SPEC_ATTR, xty, pty, seq_dim))
+        lib = T.compile(T.rotate_module(SPEC_ATTR, xty, pty, seq_dim))
         out = T.call(lib, "kernel", T.to_storage(x, "f32"), p)
         sd = -2 if seq_dim is None else seq_dim
         T.check_rotation_stored(out, ref.rotate(x, p, spec, seq_dim=sd), x, spec, "f32", 2, name)

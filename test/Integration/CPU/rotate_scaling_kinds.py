@@ -11,7 +11,7 @@ kernel that ignored the scaling could not pass.
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 FF = (1.0, 1.0, 1.5, 2.0, 4.0, 8.0, 16.0, 32.0)
 # Each kernel's #rope.spec is the spec's own text (RotarySpec.to_attr).
@@ -30,7 +30,7 @@ default = ref.rotate(x, p, ref.RotarySpec())
 
 for name, spec in SPECS.items():
     with T.guard(f"rotate {name}"):
-        lib = compiler.compile_module(T.rotate_module(spec.to_attr(), "tensor<2x3x?x16xf32>", "tensor<?xi64>"))
+        lib = T.compile(T.rotate_module(spec.to_attr(), "tensor<2x3x?x16xf32>", "tensor<?xi64>"))
         out = T.call(lib, "kernel", T.to_storage(x, "f32"), p)
         T.check_rotation_stored(out, ref.rotate(x, p, spec), x, spec, "f32", 2, f"rotate {name}")
         if name != "default":

@@ -13,7 +13,7 @@ the f32 error can carry |y| just past a power of two.
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 g = T.rng(9)
 p_s = np.array([0, 1, 2, 500, 8191, 8192, 1 << 17], np.int64)
@@ -28,7 +28,7 @@ for dtype in ("f16", "bf16"):
             name = f"{dtype} {layout} positions {pname}"
             x = T.quantize(4.0 * g.standard_normal((2, 3, p_s.size, 32)), dtype)
             with T.guard(name):
-                lib = compiler.compile_module(T.rotate_module(attr, f"tensor<2x3x?x32x{dtype}>", pty))
+                lib = T.compile(T.rotate_module(attr, f"tensor<2x3x?x32x{dtype}>", pty))
                 out = T.call(lib, "kernel", T.to_storage(x, dtype), p)
                 assert out.dtype == T.to_storage(x, dtype).dtype
                 T.check_rotation_stored(out, ref.rotate(x, p, spec), x, spec, dtype, 2, name)

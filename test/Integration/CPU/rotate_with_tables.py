@@ -15,7 +15,7 @@ norm: 3 ulps (testing.rotation_atol).
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 
 def module(x_type, t_type, attrs=""):
@@ -38,7 +38,7 @@ cos = np.concatenate([c, c], -1).astype(np.float32)[None, None]
 sin = np.concatenate([s, s], -1).astype(np.float32)[None, None]
 x = T.quantize(rng.standard_normal((1, 4, S, D)), "f32")
 with T.guard("hf half [1,1,S,D]"):
-    lib = compiler.compile_module(module(f"tensor<1x4x?x{D}xf32>", f"tensor<1x1x?x{D}xf32>"))
+    lib = T.compile(module(f"tensor<1x4x?x{D}xf32>", f"tensor<1x1x?x{D}xf32>"))
     out = T.call(lib, "kernel", T.to_storage(x, "f32"), cos, sin)
     T.check(out, ref.rotate_with_tables(x, cos, sin), table_atol(x, cos, sin), "hf half [1,1,S,D] vs tables")
     T.check_rotation_stored(out, ref.rotate(x, p, spec), x, spec, "f32", 3, "hf half [1,1,S,D] vs spec")
@@ -50,7 +50,7 @@ c, s = (t.astype(np.float32) for t in ref.cos_sin_table(p, spec, D))
 x = T.quantize(rng.standard_normal((2, 3, S, D)), "f32")
 kw = dict(rotary_dims=8, offset=4)
 with T.guard("pair tables [S,r/2] partial"):
-    lib = compiler.compile_module(module(f"tensor<2x3x{S}x{D}xf32>", f"tensor<{S}x4xf32>", " dims = 8 offset = 4"))
+    lib = T.compile(module(f"tensor<2x3x{S}x{D}xf32>", f"tensor<{S}x4xf32>", " dims = 8 offset = 4"))
     out = T.call(lib, "kernel", T.to_storage(x, "f32"), c, s)
     T.check(out, ref.rotate_with_tables(x, c, s, **kw), table_atol(x, c, s, **kw), "pair tables [S,r/2] partial")
     T.check(out[..., :4], x[..., :4], 0.0, "pair tables pass-through low")
@@ -65,7 +65,7 @@ sin = np.repeat(s, 2, -1).astype(np.float32)
 x = T.quantize(rng.standard_normal((2, S, 3, D)), "f32")
 kw = dict(layout="interleaved", rotary_dims=8, offset=6, seq_dim=1)
 with T.guard("interleaved [B,S,r] seq_dim 1"):
-    lib = compiler.compile_module(module(f"tensor<2x?x3x{D}xf32>", "tensor<2x?x8xf32>",
+    lib = T.compile(module(f"tensor<2x?x3x{D}xf32>", "tensor<2x?x8xf32>",
                                          " layout<interleaved> dims = 8 offset = 6 seq_dim = 1"))
     out = T.call(lib, "kernel", T.to_storage(x, "f32"), cos, sin)
     T.check(out, ref.rotate_with_tables(x, cos, sin, **kw), table_atol(x, cos, sin, **kw),
@@ -79,7 +79,7 @@ x = T.quantize(rng.standard_normal((2, 2, S, D)), "f16")
 cos = T.quantize(rng.standard_normal((1, 2, S, D)), "f16")
 sin = T.quantize(rng.standard_normal((1, 2, S, D)), "f16")
 with T.guard("arbitrary f16 tables"):
-    lib = compiler.compile_module(module(f"tensor<2x2x{S}x{D}xf16>", f"tensor<1x2x{S}x{D}xf16>"))
+    lib = T.compile(module(f"tensor<2x2x{S}x{D}xf16>", f"tensor<1x2x{S}x{D}xf16>"))
     out = T.call(lib, "kernel", T.to_storage(x, "f16"), T.to_storage(cos, "f16"), T.to_storage(sin, "f16"))
     T.check_stored(out, ref.rotate_with_tables(x, cos, sin), table_atol(x, cos, sin, "f16"), "f16",
                    "arbitrary f16 tables")

@@ -15,7 +15,7 @@ times the input's.
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 # name: scaling; the kernel's #rope.spec is the spec's own text.
 SPECS = {
@@ -35,7 +35,7 @@ for name, scaling in SPECS.items():
     spec = ref.RotarySpec(scaling=scaling)
     assert abs(ref.attention_factor(spec) - expected_m[name]) < 1e-12
     with T.guard(f"yarn {name}"):
-        lib = compiler.compile_module(T.rotate_module(spec.to_attr(), "tensor<2x2x?x32xf32>", "tensor<?xi64>"))
+        lib = T.compile(T.rotate_module(spec.to_attr(), "tensor<2x2x?x32xf32>", "tensor<?xi64>"))
         out = T.call(lib, "kernel", T.to_storage(x, "f32"), p)
         T.check_rotation_stored(out, ref.rotate(x, p, spec), x, spec, "f32", 3, f"yarn {name}")
         # The norm of every pair is scaled by m (half layout: pairs (i, i + 16)).

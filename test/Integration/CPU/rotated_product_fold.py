@@ -99,7 +99,7 @@ def run_table_case(name, rotation, layout, r, offset, qtab_shape, ktab_shape, b,
     text = table_module(rotation, ty(qtab_shape), ty(ktab_shape), b, h, sq, sk, d)
     with T.guard(name):
         check_folded(name, text)
-        lib = compiler.compile_module(text)
+        lib = T.compile(text)
         out = T.call(lib, "kernel", *(T.to_storage(a, "f32") for a in (q, k, qc, qs, kc, ks)))
         kw = dict(layout=layout, rotary_dims=r, offset=offset, seq_dim=2)
         qr = ref.rotate_with_tables(q, qc, qs, **kw)
@@ -114,7 +114,7 @@ def run_case(name, spec, b, h, sq, sk, d, qp, kp, dtype="f32"):
     text = module(spec.to_attr(), b, h, sq, sk, d, dtype)
     with T.guard(name):
         check_folded(name, text)
-        lib = compiler.compile_module(text)
+        lib = T.compile(text)
         out = T.call(lib, "kernel", T.to_storage(q, dtype), T.to_storage(k, dtype), qp, kp)
         qr = ref.rotate(q, qp, spec, seq_dim=2)
         kr = ref.rotate(k, kp, spec, seq_dim=2)

@@ -38,7 +38,7 @@ def pos(n, start=0):
 
 def compile_fn(args, body, result):
     params = ", ".join(f"%{n}: {t}" for n, t in args)
-    return compiler.compile_module(
+    return T.compile(
         f"func.func @kernel({params}) -> {result} {{\n  %r = {body}\n  return %r : {result}\n}}\n")
 
 
@@ -70,12 +70,12 @@ with T.guard("location"):
 # there.
 with T.guard("result untouched"):
     xs, ps = T.guarded(arr(1, 1, 4, 16)), T.guarded(pos(3))
-    result = compiler._descriptor_type(4)()
+    result = compiler.descriptor_type(4)()
     ctypes.memset(ctypes.addressof(result), 0x5A, ctypes.sizeof(result))
     before = bytes(result)
     try:
-        compiler.call_checked(rotate._lib._mlir_ciface_kernel, "kernel",
-                              [result, compiler._descriptor(xs), compiler._descriptor(ps)])
+        compiler.call_checked(rotate.function_address("kernel"), "kernel",
+                              [result, compiler.array_descriptor(xs), compiler.array_descriptor(ps)])
         raise AssertionError("no error")
     except compiler.RuntimeCheckError:
         pass
@@ -236,7 +236,7 @@ T.expect_runtime_error(linear, "kernel", [arr(1, 2, 6, 16), arr(1, 2, 6, 16), ar
 
 # --- rope.online_attention (the state carried by the caller) -----------------
 OQ, OK, OS = ty(1, 1, 1, None, 8), ty(1, 1, None, 8), ty(1, 1, 1, None)
-online = compiler.compile_module(
+online = T.compile(
     f"func.func @kernel(%q: {OQ}, %k: {OK}, %v: {OK}, %acc: {OQ}, %m: {OS}, %l: {OS}) -> {OQ} {{\n"
     f"  %r:3 = rope.online_attention %q, %k, %v scale = 0.5 outs(%acc, %m, %l : {OQ}, {OS}, {OS}) "
     f": {OQ}, {OK}, {OK} -> {OQ}, {OS}, {OS}\n"
@@ -264,17 +264,17 @@ T.expect_runtime_error(online, "kernel", online_args(sacc=2),
 # The positions claim 2^60 entries (the buffer holds 4): the check fails before
 # anything reads them.
 TT = ty(None, 8)
-table = compiler.compile_module(
+table = T.compile(
     f"func.func @kernel(%p: {P}) -> {TT} {{\n"
     f"  %c, %s = rope.table %p rotary({SPEC}) head_dim = 16 : {P}\n"
     f"  return %c : {TT}\n}}\n")
 with T.guard("table byte count"):
     p = T.guarded(pos(4))
-    desc = compiler._descriptor(p)
+    desc = compiler.array_descriptor(p)
     desc.sizes[0] = 2**60
-    result = compiler._descriptor_type(2)()
+    result = compiler.descriptor_type(2)()
     try:
-        compiler.call_checked(table._lib._mlir_ciface_kernel, "kernel", [result, desc])
+        compiler.call_checked(table.function_address("kernel"), "kernel", [result, desc])
         raise AssertionError("no error")
     except compiler.RuntimeCheckError as e:
         assert "expects result #0 to take at most 2^63 - 1 bytes, got [1152921504606846976, 8] " \

@@ -13,7 +13,7 @@ across a power of two).
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 D = 16
 g = T.rng(20)
@@ -39,7 +39,7 @@ for name, (p, dt, base) in CASES.items():
   return %r : {rt}
 }}"""
     with T.guard(name):
-        lib = compiler.compile_module(mlir)
+        lib = T.compile(mlir)
         out = T.call(lib, "kernel", p)
         expected = ref.sinusoidal(p, D, base=10000.0 if base is None else base)
         atol = 2 * T.ulp(1.0, "f32")

@@ -14,7 +14,7 @@ their error comes from the phase, whose scale is m.
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 HEAD_DIM = 16
 # Each kernel's #rope.spec is the spec's own text (RotarySpec.to_attr).
@@ -50,7 +50,7 @@ for name, spec in SPECS.items():
     for pname, p in POSITIONS.items():
         pty = "tensor<?xi64>" if p.ndim == 1 else "tensor<3x?xi64>"
         with T.guard(f"table {name} {pname}"):
-            lib = compiler.compile_module(module(spec.to_attr(), pty, h))
+            lib = T.compile(module(spec.to_attr(), pty, h))
             cos, sin = ref.cos_sin_table(p, spec, HEAD_DIM)
             atol = 2 * T.ulp(m, "f32")
             T.check(T.call(lib, "cos_table", p), cos, atol, f"table {name} {pname} cos")

@@ -16,7 +16,7 @@ dropped mask or rotation cannot pass.
 
 import numpy as np
 
-from rope_mlir import gpu, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 D = 32
 LLAMA3 = ref.RotarySpec(base=500000.0, layout="interleaved", scaling=ref.Scaling(
@@ -84,7 +84,7 @@ g = T.rng(31)
 for name, case in CASES.items():
     dt, b, hq, hkv, sq, sk, causal, rotary, pos, scale, with_mask, separate = case
     with T.guard(f"gpu attention {name}"):
-        lib = gpu.compile_module(module(*case))
+        lib = T.gpu_compile(module(*case))
         if lib is None:
             print(f"COMPILED gpu attention {name}")
             continue

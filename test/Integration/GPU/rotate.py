@@ -18,7 +18,7 @@ for sm_90 and sm_80 (test/Pipelines/gpu-tests-compile.test).
 
 import numpy as np
 
-from rope_mlir import gpu, reference as ref, testing as T
+from rope_mlir import reference as ref, testing as T
 
 FF = (1.0, 1.0, 1.5, 2.0, 4.0, 8.0, 16.0, 32.0)
 SHORT = (1.0, 1.0, 1.25, 1.5, 2.0, 3.0, 5.0, 8.0)
@@ -61,7 +61,7 @@ g = T.rng(21)
 for name, (spec, shape, x_type, pos, dtype) in CASES.items():
     with T.guard(f"gpu rotate {name}"):
         pos_type = "tensor<" + "x".join(map(str, pos.shape)) + "xi64>"
-        lib = gpu.compile_module(T.rotate_module(spec.to_attr(), x_type, pos_type))
+        lib = T.gpu_compile(T.rotate_module(spec.to_attr(), x_type, pos_type))
         if lib is None:
             print(f"COMPILED gpu rotate {name}")
             continue
@@ -96,7 +96,7 @@ TABLE_CASES = {
 }
 for name, (text, shape, cos, dtype, kw) in TABLE_CASES.items():
     with T.guard(f"gpu rotate_with_tables {name}"):
-        lib = gpu.compile_module(text)
+        lib = T.gpu_compile(text)
         if lib is None:
             print(f"COMPILED gpu rotate_with_tables {name}")
             continue
