@@ -8,6 +8,7 @@
 #include "rope/Dialect/Rope/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -62,7 +63,10 @@ void addHostLoopsToLLVMPasses(OpPassManager &pm, bool cWrappers,
   pm.addPass(rope::createRopeLowerRuntimeChecks());
   // Vector ops (the streamed attention rows) to loads, stores and LLVM
   // vectors; nothing happens where there are none.
-  pm.addPass(createConvertVectorToSCFPass());
+  // Fully unrolled: a 2-D transfer (a register block's accumulator) becomes
+  // one 1-D transfer per row, not a loop through a stack buffer.
+  pm.addPass(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
@@ -81,6 +85,8 @@ void addHostLoopsToLLVMPasses(OpPassManager &pm, bool cWrappers,
   if (openMP)
     pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
+  // Vector lowerings start register blocks from ub.poison.
+  pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
 }
@@ -154,6 +160,11 @@ void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
                                       options.splitKeys}));
 
   addRopeToLinalgPasses(pm);
+  if (options.microkernels) {
+    pm.addNestedPass<func::FuncOp>(rope::createRopeVectorizeContractions());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+  }
   if (options.parallel)
     pm.addPass(rope::createRopeParallelizeElementwise());
 

@@ -41,8 +41,14 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
       llvm::cl::init(true)};
   PassOptions::Option<bool> approximateMath{
       *this, "approximate-math",
-      llvm::cl::desc("Vectorisable polynomial approximations of f32 sin, cos "
-                     "and exp instead of libm calls"),
+      llvm::cl::desc("A vectorisable polynomial approximation of f32 exp "
+                     "(softmax) instead of libm calls"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> microkernels{
+      *this, "microkernels",
+      llvm::cl::desc("Register-blocked FMA micro-kernels for contractions "
+                     "with static shapes: attention tiles' Q·Kᵀ and P·V, "
+                     "user matmuls (--rope-vectorize-contractions)"),
       llvm::cl::init(true)};
   PassOptions::Option<int64_t> queryTile{
       *this, "query-tile", llvm::cl::desc("Query rows per attention tile"),

@@ -55,4 +55,57 @@ def RopeInlineAllocaScopes
   }];
 }
 
+def RopeVectorizeContractions
+    : Pass<"rope-vectorize-contractions", "::mlir::func::FuncOp"> {
+  let summary = "Register-blocked FMA micro-kernels for linalg contractions";
+  let description = [{
+    Rewrites each linalg contraction on tensors with static loop ranges
+    (`linalg.matmul`, `batch_matmul`, `matmul_transpose_b`, and generics such
+    as the attention tiles' Q·Kᵀ and P·V) into a nest of loops around a
+    register block:
+
+    1. The output's innermost dim must be one of the contraction's N dims
+       (columns); the operand that carries it (B) is packed so that this dim
+       is its innermost one too (`linalg.transpose` into a fresh tensor, once
+       per op: the attention's K tile becomes Kᵀ), so that one K step reads
+       B as contiguous vectors; f16/bf16 operands are converted to f32 there.
+    2. A large op outside any loop (a user's matmul; at least 2^22
+       multiply-adds) is first split across cores (its rows into an
+       `scf.forall` of 8 chunks) and into panels of 256 columns × 256
+       reduction steps, whose B panel stays in L2; the attention tiles are
+       both already.
+    3. The op is tiled (`scf.for`): `register-rows` rows of its innermost M
+       dim by `register-columns` columns of N, one step of each reduction
+       dim, every other dim 1; reduction loops innermost.
+    4. The tile's unit dims except the reduction ones are dropped and it is
+       vectorised to a `vector.contract` (rows × 1) · (1 × columns), lowered
+       to a `vector.outerproduct`: one broadcast element of A per row, times
+       a row of B, into the accumulator (FMAs once lowered).
+    5. The accumulator's reads and writes are hoisted out of the reduction
+       loop: it lives in registers for the whole K loop.
+
+    The default block (4 × 16 f32: eight 256-bit accumulators, two B
+    vectors and one broadcast) fits the 16 vector registers of AVX2.
+    Ops whose column extent is not a multiple of 8, or whose loop ranges
+    are dynamic, stay as they are (scalar loops, vectorised by LLVM when it
+    can); so do ops inside `scf.forall` bodies smaller than a block.
+    `--rope-lower-to-cpu` runs it on tensors after the linalg lowering when
+    its option `microkernels` is on.
+  }];
+  let options = [
+    Option<"registerRows", "register-rows", "int64_t", /*default=*/"4",
+           "Rows of the M dim per register block (broadcast elements of A)">,
+    Option<"registerColumns", "register-columns", "int64_t", /*default=*/"16",
+           "Columns of the N dim per register block (a multiple of 8)">
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // ROPE_CODEGEN_CPU_PASSES_TD

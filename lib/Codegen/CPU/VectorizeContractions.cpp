@@ -1,0 +1,414 @@
+//===- VectorizeContractions.cpp - register-blocked FMA micro-kernels -----===//
+//
+// A contraction (matmul-like linalg op) becomes loops around a register
+// block: per K step, `rows` broadcast elements of A times one contiguous row
+// of `columns` elements of B, accumulated in registers across the whole K
+// loop. This is the micro-kernel shape of BLIS-style GEMM: for each loaded
+// vector of B, `rows` FMAs; for each broadcast of A, `columns / lanes` FMAs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rope/Codegen/CPU/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+
+namespace mlir::rope {
+#define GEN_PASS_DEF_ROPEVECTORIZECONTRACTIONS
+#include "rope/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::rope
+
+using namespace mlir;
+
+namespace {
+/// Where the register block of one contraction lies: loop dims and sizes.
+struct RegisterBlock {
+  unsigned rowDim, colDim;
+  int64_t rows, columns;
+  /// The input that carries the column dim (B) and the one that does not.
+  unsigned bOperand, aOperand;
+};
+
+/// The largest of `candidates` that divides `extent`, if any.
+static std::optional<int64_t> largestDivisor(int64_t extent,
+                                             ArrayRef<int64_t> candidates) {
+  for (int64_t c : candidates)
+    if (c > 0 && extent % c == 0)
+      return c;
+  return std::nullopt;
+}
+
+/// The register block of `op`, or nothing where it does not apply (dynamic
+/// ranges, an output whose innermost dim is not a column dim, a column
+/// extent that is not a multiple of 8).
+static std::optional<RegisterBlock> planBlock(linalg::LinalgOp op,
+                                              int64_t rows, int64_t columns) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return std::nullopt;
+  if (!getElementTypeOrSelf(op.getDpsInits()[0].getType()).isF32() ||
+      llvm::any_of(op.getDpsInputs(), [](Value v) {
+        return !isa<FloatType>(getElementTypeOrSelf(v.getType()));
+      }))
+    return std::nullopt;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
+    return std::nullopt;
+
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (outMap.getNumResults() < 2)
+    return std::nullopt;
+  auto lastDim = [](AffineMap map) -> std::optional<unsigned> {
+    if (auto d = dyn_cast<AffineDimExpr>(map.getResults().back()))
+      return d.getPosition();
+    return std::nullopt;
+  };
+  std::optional<unsigned> col = lastDim(outMap);
+  if (!col || !llvm::is_contained(dims->n, *col))
+    return std::nullopt;
+  // The row dim: the innermost M dim of the output.
+  std::optional<unsigned> row;
+  for (AffineExpr e : outMap.getResults())
+    if (auto d = dyn_cast<AffineDimExpr>(e);
+        d && llvm::is_contained(dims->m, d.getPosition()))
+      row = d.getPosition();
+  if (!row)
+    return std::nullopt;
+
+  RegisterBlock block;
+  block.rowDim = *row;
+  block.colDim = *col;
+  std::optional<int64_t> c = largestDivisor(ranges[*col], {columns, 8});
+  std::optional<int64_t> r = largestDivisor(ranges[*row], {rows, 2, 1});
+  if (!c || !r)
+    return std::nullopt;
+  block.columns = *c;
+  block.rows = *r;
+  AffineMap map0 = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  block.bOperand = map0.isFunctionOfDim(*col) ? 0 : 1;
+  block.aOperand = 1 - block.bOperand;
+  return block;
+}
+
+/// `value` copied once into a fresh f32 tensor whose dim i is `value`'s dim
+/// perm[i] (a packed panel), or `value` itself when that changes nothing.
+static Value packPanel(RewriterBase &rewriter, Location loc, Value value,
+                       ArrayRef<int64_t> perm) {
+  auto type = cast<RankedTensorType>(value.getType());
+  Type f32 = rewriter.getF32Type();
+  bool identity = llvm::equal(perm, llvm::seq<int64_t>(0, perm.size()));
+  if (identity && type.getElementType() == f32)
+    return value;
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(type.getDimSize(p));
+  Value init = tensor::EmptyOp::create(rewriter, loc, shape, f32);
+  if (type.getElementType() == f32)
+    return linalg::TransposeOp::create(rewriter, loc, value, init, perm)
+        ->getResult(0);
+  // f16/bf16 storage: converted here, once, not at every FMA.
+  MLIRContext *ctx = rewriter.getContext();
+  SmallVector<AffineExpr> source(perm.size());
+  for (auto [i, p] : llvm::enumerate(perm))
+    source[p] = getAffineDimExpr(i, ctx);
+  unsigned rank = perm.size();
+  SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, source, ctx),
+                                 AffineMap::getMultiDimIdentityMap(rank, ctx)};
+  return linalg::GenericOp::create(
+             rewriter, loc, init.getType(), value, init, maps,
+             SmallVector<utils::IteratorType>(rank,
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &b, Location l, ValueRange args) {
+               linalg::YieldOp::create(
+                   b, l, ValueRange{arith::ExtFOp::create(b, l, f32, args[0])
+                                        .getResult()});
+             })
+      .getResult(0);
+}
+
+/// `op` over packed operands: B with the column dim innermost, A and B in
+/// f32. The contraction is rebuilt in its canonical form, out + a·b, which
+/// is what a contraction body computes once its operands are f32.
+static linalg::GenericOp packOperands(RewriterBase &rewriter,
+                                      linalg::GenericOp op,
+                                      const RegisterBlock &block) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  rewriter.setInsertionPoint(op);
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<Value> inputs = op.getDpsInputs();
+
+  // B: every dim in order, the column dim last.
+  AffineMap bMap = maps[block.bOperand];
+  std::optional<unsigned> colPos =
+      bMap.getResultPosition(getAffineDimExpr(block.colDim, ctx));
+  SmallVector<int64_t> perm;
+  for (unsigned i = 0, e = bMap.getNumResults(); i < e; ++i)
+    if (i != *colPos)
+      perm.push_back(i);
+  perm.push_back(*colPos);
+  SmallVector<AffineExpr> bExprs;
+  for (int64_t p : perm)
+    bExprs.push_back(bMap.getResult(p));
+  Value b = packPanel(rewriter, loc, inputs[block.bOperand], perm);
+  Value a = packPanel(
+      rewriter, loc, inputs[block.aOperand],
+      llvm::to_vector(llvm::seq<int64_t>(0, maps[block.aOperand].getNumResults())));
+  if (a == inputs[block.aOperand] && b == inputs[block.bOperand])
+    return op;
+  inputs[block.aOperand] = a;
+  inputs[block.bOperand] = b;
+  maps[block.bOperand] = AffineMap::get(bMap.getNumDims(), 0, bExprs, ctx);
+
+  auto flags = arith::FastMathFlags::contract;
+  auto packed = linalg::GenericOp::create(
+      rewriter, loc, op.getResultTypes(), inputs, op.getDpsInits(), maps,
+      op.getIteratorTypesArray(),
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value product = arith::MulFOp::create(nb, l, args[0], args[1], flags);
+        linalg::YieldOp::create(
+            nb, l,
+            ValueRange{
+                arith::AddFOp::create(nb, l, args[2], product, flags)
+                    .getResult()});
+      });
+  rewriter.replaceOp(op, packed->getResults());
+  return packed;
+}
+
+/// A contraction outside any loop (a user's matmul) with at least this many
+/// multiply-adds is split across cores and into cache panels first; the
+/// attention tiles are already both.
+static constexpr int64_t kMinCacheTiledWork = int64_t(1) << 22;
+/// Row chunks across cores: a few per core keeps the load balanced.
+static constexpr int64_t kRowChunks = 8;
+
+/// `op` tiled with `sizes` (0: not tiled) into loops of `loopType`; the tile.
+static linalg::GenericOp tileWith(RewriterBase &rewriter, linalg::GenericOp op,
+                                  ArrayRef<int64_t> sizes,
+                                  scf::SCFTilingOptions::LoopType loopType) {
+  scf::SCFTilingOptions options;
+  options.setLoopType(loopType).setTileSizes(
+      getAsIndexOpFoldResult(rewriter.getContext(), sizes));
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled) || tiled->tiledOps.size() != 1)
+    return op;
+  rewriter.replaceOp(op, tiled->replacements);
+  return cast<linalg::GenericOp>(tiled->tiledOps.front());
+}
+
+/// A large contraction outside any loop: rows split into an scf.forall
+/// (all cores), then panels of 256 columns × 256 reduction steps, whose B
+/// panel (256 KiB in f32) stays in L2 while every row block sweeps it. The
+/// tile to put into register blocks.
+static linalg::GenericOp tileForCoresAndCaches(RewriterBase &rewriter,
+                                               linalg::GenericOp op,
+                                               const RegisterBlock &block) {
+  if (op->getParentOfType<LoopLikeOpInterface>())
+    return op;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t work = 1;
+  for (int64_t r : ranges)
+    work *= r;
+  if (work < kMinCacheTiledWork)
+    return op;
+  unsigned numLoops = op.getNumLoops();
+  int64_t rows = ranges[block.rowDim];
+  if (rows % (kRowChunks * block.rows) == 0) {
+    SmallVector<int64_t> sizes(numLoops, 0);
+    sizes[block.rowDim] = rows / kRowChunks;
+    op = tileWith(rewriter, op, sizes,
+                  scf::SCFTilingOptions::LoopType::ForallOp);
+  }
+  SmallVector<int64_t> sizes(numLoops, 0);
+  sizes[block.colDim] =
+      largestDivisor(ranges[block.colDim], {256, 128}).value_or(0);
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (unsigned i = numLoops; i-- > 0;)
+    if (linalg::isReductionIterator(iterators[i])) {
+      sizes[i] = largestDivisor(ranges[i], {256, 128}).value_or(0);
+      break;
+    }
+  if (llvm::any_of(sizes, [](int64_t s) { return s != 0; }))
+    op = tileWith(rewriter, op, sizes, scf::SCFTilingOptions::LoopType::ForOp);
+  return op;
+}
+
+/// Discardable marker of the loops this pass creates, removed before it
+/// returns.
+static constexpr llvm::StringLiteral kRegisterBlockLoop =
+    "rope.register_block_loop";
+
+/// Rewrites one contraction into its micro-kernel loops.
+static LogicalResult rewriteContraction(RewriterBase &rewriter,
+                                        linalg::LinalgOp linalgOp,
+                                        const RegisterBlock &block) {
+  linalg::GenericOp op = dyn_cast<linalg::GenericOp>(linalgOp.getOperation());
+  if (!op) {
+    rewriter.setInsertionPoint(linalgOp);
+    FailureOr<linalg::GenericOp> generic =
+        linalg::generalizeNamedOp(rewriter, linalgOp);
+    if (failed(generic))
+      return failure();
+    op = *generic;
+  }
+  op = packOperands(rewriter, op, block);
+  op = tileForCoresAndCaches(rewriter, op, block);
+
+  // Tile: the block's rows and columns, one step of every other dim;
+  // parallel loops outside, reduction loops innermost.
+  unsigned numLoops = op.getNumLoops();
+  SmallVector<OpFoldResult> tileSizes(numLoops, rewriter.getIndexAttr(1));
+  tileSizes[block.rowDim] = rewriter.getIndexAttr(block.rows);
+  tileSizes[block.colDim] = rewriter.getIndexAttr(block.columns);
+  SmallVector<int64_t> interchange, reductionDims;
+  for (unsigned i = 0; i < numLoops; ++i) {
+    if (linalg::isReductionIterator(op.getIteratorTypesArray()[i]))
+      reductionDims.push_back(i);
+    else
+      interchange.push_back(i);
+  }
+  interchange.append(reductionDims);
+  scf::SCFTilingOptions tiling;
+  tiling.setTileSizes(tileSizes).setInterchange(interchange);
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), tiling);
+  if (failed(tiled) || tiled->tiledOps.size() != 1)
+    return failure();
+  rewriter.replaceOp(op, tiled->replacements);
+  auto tile = cast<linalg::GenericOp>(tiled->tiledOps.front());
+
+  // Drop the tile's unit dims except the reduction step, which the
+  // vector.contract needs.
+  linalg::ControlDropUnitDims drop;
+  drop.rankReductionStrategy =
+      linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
+  drop.controlFn = [](Operation *candidate) {
+    SmallVector<unsigned> dims;
+    auto generic = cast<linalg::GenericOp>(candidate);
+    for (auto [i, it] : llvm::enumerate(generic.getIteratorTypesArray()))
+      if (!linalg::isReductionIterator(it))
+        dims.push_back(i);
+    return dims;
+  };
+  rewriter.setInsertionPoint(tile);
+  FailureOr<linalg::DropUnitDimsResult> reduced =
+      linalg::dropUnitDims(rewriter, tile, drop);
+  Operation *kernel = tile;
+  if (succeeded(reduced)) {
+    rewriter.replaceOp(tile, reduced->replacements);
+    kernel = reduced->resultOp;
+  }
+
+  // The tile as a named contraction, which vectorises to vector.contract
+  // (a generic body could be anything; this one is a mul-add, with the
+  // element casts linalg.contract implies).
+  auto reducedGeneric = cast<linalg::GenericOp>(kernel);
+  rewriter.setInsertionPoint(reducedGeneric);
+  auto contract = linalg::ContractOp::create(
+      rewriter, reducedGeneric.getLoc(), reducedGeneric.getResultTypes(),
+      reducedGeneric.getDpsInputs(), reducedGeneric.getDpsInits(),
+      reducedGeneric.getIndexingMaps());
+  rewriter.replaceOp(reducedGeneric, contract->getResults());
+
+  rewriter.setInsertionPoint(contract);
+  FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
+      rewriter, contract, /*inputVectorSizes=*/{}, /*inputScalableVecDims=*/{},
+      /*vectorizeNDExtract=*/false, /*flatten1DDepthwiseConv=*/false,
+      /*assumeDynamicDimsMatchVecSizes=*/false,
+      /*createNamedContraction=*/true);
+  if (failed(vectorized))
+    return failure();
+  rewriter.replaceOp(contract, vectorized->replacements);
+
+  // Marks the block's loops: in the reduction ones the pass keeps the
+  // accumulator in registers once the slices around it are simplified (in
+  // the others its slice moves with the induction variable: nothing is
+  // loop-invariant).
+  for (LoopLikeOpInterface loop : tiled->loops)
+    loop->setAttr(kRegisterBlockLoop, rewriter.getUnitAttr());
+  return success();
+}
+
+struct RopeVectorizeContractionsPass
+    : public rope::impl::RopeVectorizeContractionsBase<
+          RopeVectorizeContractionsPass> {
+  using RopeVectorizeContractionsBase::RopeVectorizeContractionsBase;
+
+  void runOnOperation() override {
+    if (registerRows <= 0 || registerColumns <= 0 || registerColumns % 8) {
+      getOperation()->emitError()
+          << "rope-vectorize-contractions: register-rows must be positive "
+             "and register-columns a positive multiple of 8, got "
+          << static_cast<int64_t>(registerRows) << " and "
+          << static_cast<int64_t>(registerColumns);
+      return signalPassFailure();
+    }
+    SmallVector<std::pair<linalg::LinalgOp, RegisterBlock>> work;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (std::optional<RegisterBlock> block =
+              planBlock(op, registerRows, registerColumns))
+        work.push_back({op, *block});
+    });
+    IRRewriter rewriter(&getContext());
+    for (auto &[op, block] : work)
+      if (failed(rewriteContraction(rewriter, op, block))) {
+        op.emitOpError("could not be rewritten into register blocks");
+        return signalPassFailure();
+      }
+    if (work.empty())
+      return;
+
+    // Fold the slices of slices that tiling and unit-dim dropping leave, so
+    // that the accumulator's read and write in each reduction loop address
+    // the loop's own iter_arg; then hoist them: the accumulator is a vector
+    // carried by the loop (registers) instead of memory touched every step.
+    {
+      RewritePatternSet canonical(&getContext());
+      tensor::ExtractSliceOp::getCanonicalizationPatterns(canonical,
+                                                          &getContext());
+      tensor::InsertSliceOp::getCanonicalizationPatterns(canonical,
+                                                         &getContext());
+      scf::ForOp::getCanonicalizationPatterns(canonical, &getContext());
+      tensor::populateMergeConsecutiveInsertExtractSlicePatterns(canonical);
+      if (failed(applyPatternsGreedily(getOperation(), std::move(canonical))))
+        return signalPassFailure();
+    }
+    SmallVector<scf::ForOp> marked;
+    getOperation().walk([&](scf::ForOp loop) {
+      if (loop->hasAttr(kRegisterBlockLoop))
+        marked.push_back(loop);
+    });
+    for (scf::ForOp forOp : marked) {
+      LoopLikeOpInterface loop = forOp;
+      // Each round hoists one level (a slice, then the vector transfer of
+      // it); two suffice, a few more cost nothing.
+      for (int round = 0; round < 4; ++round)
+        loop = hoistLoopInvariantSubsets(rewriter, loop);
+      loop->removeAttr(kRegisterBlockLoop);
+    }
+
+    // vector.contract (rows × 1)·(1 × columns) to outer products (FMAs once
+    // lowered to LLVM); the transposes and casts that come with them.
+    RewritePatternSet patterns(&getContext());
+    vector::populateVectorContractLoweringPatterns(
+        patterns, vector::VectorContractLowering::OuterProduct);
+    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,117 @@
+// RUN: rope-opt %s --split-input-file --rope-vectorize-contractions | FileCheck %s
+// RUN: not rope-opt %s --split-input-file --rope-vectorize-contractions="register-columns=12" 2>&1 | FileCheck %s --check-prefix=OPTIONS
+
+// OPTIONS: register-rows must be positive and register-columns a positive multiple of 8, got 4 and 12
+
+// A matmul: loops over blocks of 4 rows and 16 columns, a reduction loop
+// carrying the 4x16 accumulator as a vector (registers), one FMA per row and
+// K step; nothing left of the linalg op.
+// CHECK-LABEL: func.func @matmul
+// CHECK-NOT:     linalg.matmul
+// CHECK:         scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %c4
+// CHECK:           %[[ACC:.+]] = vector.transfer_read {{.+}} : tensor<4x16xf32>, vector<4x16xf32>
+// CHECK:           scf.for %[[K:.+]] = %{{.+}} to %{{.+}} step %c1 iter_args({{.*}}%[[R:.+]] = %[[ACC]]) -> ({{.*}}vector<4x16xf32>)
+// CHECK:             vector.transfer_read %{{.+}} : tensor<4x1xf32>, vector<4x1xf32>
+// CHECK:             vector.transfer_read %{{.+}} : tensor<1x16xf32>, vector<1x16xf32>
+// CHECK-COUNT-4:     vector.fma {{.+}} : vector<16xf32>
+// CHECK:           vector.transfer_write {{.+}} : vector<4x16xf32>, tensor<4x16xf32>
+func.func @matmul(%a: tensor<32x8xf32>, %b: tensor<8x16xf32>,
+                  %c: tensor<32x16xf32>) -> tensor<32x16xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<32x8xf32>, tensor<8x16xf32>)
+                     outs(%c : tensor<32x16xf32>) -> tensor<32x16xf32>
+  return %r : tensor<32x16xf32>
+}
+
+// -----
+
+// Q·Kᵀ as attention writes it (K is [keys, head dim]): K is packed once into
+// Kᵀ so that a K step reads 16 contiguous keys.
+// CHECK-LABEL: func.func @scores
+// CHECK:         %[[KT:.+]] = linalg.transpose ins(%{{.+}} : tensor<64x128xf32>) outs(%{{.+}} : tensor<128x64xf32>) permutation = [1, 0]
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK:             scf.for {{.+}} -> ({{.*}}vector<4x16xf32>)
+// CHECK:               tensor.extract_slice %[[KT]]
+// CHECK-COUNT-4:       vector.fma
+func.func @scores(%q: tensor<64x128xf32>, %k: tensor<64x128xf32>,
+                  %s: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %r = linalg.generic {
+      indexing_maps = [affine_map<(i, j, d) -> (i, d)>,
+                       affine_map<(i, j, d) -> (j, d)>,
+                       affine_map<(i, j, d) -> (i, j)>],
+      iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<64x128xf32>, tensor<64x128xf32>) outs(%s : tensor<64x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %a = arith.addf %acc, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
+}
+
+// -----
+
+// f16 storage: B is converted to f32 once, as it is packed, not at every FMA.
+// CHECK-LABEL: func.func @values_f16
+// CHECK:         linalg.generic {{.+}} ins(%{{.+}} : tensor<16x32xf16>) outs(%{{.+}} : tensor<16x32xf32>)
+// CHECK:           arith.extf
+// CHECK:         vector.fma {{.+}} : vector<16xf32>
+func.func @values_f16(%p: tensor<8x16xf32>, %v: tensor<16x32xf16>,
+                      %acc: tensor<8x32xf32>) -> tensor<8x32xf32> {
+  %r = linalg.generic {
+      indexing_maps = [affine_map<(i, e, j) -> (i, j)>,
+                       affine_map<(i, e, j) -> (j, e)>,
+                       affine_map<(i, e, j) -> (i, e)>],
+      iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<8x16xf32>, tensor<16x32xf16>) outs(%acc : tensor<8x32xf32>) {
+  ^bb0(%x: f32, %y: f16, %o: f32):
+    %w = arith.extf %y : f16 to f32
+    %m = arith.mulf %x, %w : f32
+    %a = arith.addf %o, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<8x32xf32>
+  return %r : tensor<8x32xf32>
+}
+
+// -----
+
+// Left alone: dynamic extents, and a column extent that is not a multiple
+// of 8 (no whole vector of columns).
+// CHECK-LABEL: func.func @dynamic
+// CHECK:         linalg.matmul
+// CHECK-NOT:     vector.
+func.func @dynamic(%a: tensor<?x8xf32>, %b: tensor<8x16xf32>,
+                   %c: tensor<?x16xf32>) -> tensor<?x16xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<?x8xf32>, tensor<8x16xf32>)
+                     outs(%c : tensor<?x16xf32>) -> tensor<?x16xf32>
+  return %r : tensor<?x16xf32>
+}
+
+// CHECK-LABEL: func.func @narrow
+// CHECK:         linalg.matmul
+// CHECK-NOT:     vector.
+func.func @narrow(%a: tensor<4x8xf32>, %b: tensor<8x12xf32>,
+                  %c: tensor<4x12xf32>) -> tensor<4x12xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x12xf32>)
+                     outs(%c : tensor<4x12xf32>) -> tensor<4x12xf32>
+  return %r : tensor<4x12xf32>
+}
+
+// -----
+
+// A large matmul outside any loop: rows across cores (an scf.forall of 8
+// chunks), 256-wide column and reduction panels, register blocks inside.
+// CHECK-LABEL: func.func @large_matmul
+// CHECK:         scf.forall (%{{.+}}) = (0) to (512) step (64)
+// CHECK:           scf.for {{.+}} step %c256
+// CHECK:             scf.for {{.+}} step %c256
+// CHECK:               scf.for {{.+}} step %c4
+// CHECK:                 scf.for {{.+}} step %c16
+// CHECK:                   scf.for {{.+}} -> ({{.*}}vector<4x16xf32>)
+// CHECK-COUNT-4:             vector.fma
+func.func @large_matmul(%a: tensor<512x512xf32>, %b: tensor<512x512xf32>,
+                        %c: tensor<512x512xf32>) -> tensor<512x512xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<512x512xf32>, tensor<512x512xf32>)
+                     outs(%c : tensor<512x512xf32>) -> tensor<512x512xf32>
+  return %r : tensor<512x512xf32>
+}
