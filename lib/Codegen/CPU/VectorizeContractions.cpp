@@ -31,8 +31,9 @@ namespace {
 struct RegisterBlock {
   unsigned rowDim, colDim;
   int64_t rows, columns;
-  /// The input that carries the column dim (B) and the one that does not.
-  unsigned bOperand, aOperand;
+  /// The input that carries the column dim (B); the other one is A.
+  unsigned bOperand;
+  unsigned aOperand() const { return 1 - bOperand; }
 };
 
 /// The largest of `candidates` that divides `extent`, if any.
@@ -96,7 +97,6 @@ static std::optional<RegisterBlock> planBlock(linalg::LinalgOp op,
   block.rows = *r;
   AffineMap map0 = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
   block.bOperand = map0.isFunctionOfDim(*col) ? 0 : 1;
-  block.aOperand = 1 - block.bOperand;
   return block;
 }
 
@@ -162,11 +162,11 @@ static linalg::GenericOp packOperands(RewriterBase &rewriter,
     bExprs.push_back(bMap.getResult(p));
   Value b = packPanel(rewriter, loc, inputs[block.bOperand], perm);
   Value a = packPanel(
-      rewriter, loc, inputs[block.aOperand],
-      llvm::to_vector(llvm::seq<int64_t>(0, maps[block.aOperand].getNumResults())));
-  if (a == inputs[block.aOperand] && b == inputs[block.bOperand])
+      rewriter, loc, inputs[block.aOperand()],
+      llvm::to_vector(llvm::seq<int64_t>(0, maps[block.aOperand()].getNumResults())));
+  if (a == inputs[block.aOperand()] && b == inputs[block.bOperand])
     return op;
-  inputs[block.aOperand] = a;
+  inputs[block.aOperand()] = a;
   inputs[block.bOperand] = b;
   maps[block.bOperand] = AffineMap::get(bMap.getNumDims(), 0, bExprs, ctx);
 
@@ -193,20 +193,28 @@ static constexpr int64_t kMinCacheTiledWork = int64_t(1) << 22;
 /// Row chunks across cores: a few per core keeps the load balanced.
 static constexpr int64_t kRowChunks = 8;
 
-/// `op` tiled with `sizes` (0: not tiled) into loops of `loopType`; the tile.
-static linalg::GenericOp tileWith(RewriterBase &rewriter, linalg::GenericOp op,
-                                  ArrayRef<int64_t> sizes,
-                                  scf::SCFTilingOptions::LoopType loopType) {
+/// Tiles `op` with `sizes` (0: not tiled) into loops of `loopType`, in
+/// `interchange` order, and replaces it with the loop nest.
+static FailureOr<scf::SCFTilingResult>
+tileWith(RewriterBase &rewriter, linalg::GenericOp op, ArrayRef<int64_t> sizes,
+         scf::SCFTilingOptions::LoopType loopType,
+         ArrayRef<int64_t> interchange = {}) {
   scf::SCFTilingOptions options;
-  options.setLoopType(loopType).setTileSizes(
-      getAsIndexOpFoldResult(rewriter.getContext(), sizes));
+  options.setLoopType(loopType)
+      .setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes))
+      .setInterchange(interchange);
   rewriter.setInsertionPoint(op);
   FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
       rewriter, cast<TilingInterface>(op.getOperation()), options);
   if (failed(tiled) || tiled->tiledOps.size() != 1)
-    return op;
+    return failure();
   rewriter.replaceOp(op, tiled->replacements);
-  return cast<linalg::GenericOp>(tiled->tiledOps.front());
+  return tiled;
+}
+
+/// The single tile of a tiling result.
+static linalg::GenericOp tileOf(const scf::SCFTilingResult &tiled) {
+  return cast<linalg::GenericOp>(tiled.tiledOps.front());
 }
 
 /// A large contraction outside any loop: rows split into an scf.forall
@@ -229,8 +237,10 @@ static linalg::GenericOp tileForCoresAndCaches(RewriterBase &rewriter,
   if (rows % (kRowChunks * block.rows) == 0) {
     SmallVector<int64_t> sizes(numLoops, 0);
     sizes[block.rowDim] = rows / kRowChunks;
-    op = tileWith(rewriter, op, sizes,
-                  scf::SCFTilingOptions::LoopType::ForallOp);
+    if (FailureOr<scf::SCFTilingResult> tiled = tileWith(
+            rewriter, op, sizes, scf::SCFTilingOptions::LoopType::ForallOp);
+        succeeded(tiled))
+      op = tileOf(*tiled);
   }
   SmallVector<int64_t> sizes(numLoops, 0);
   sizes[block.colDim] =
@@ -242,7 +252,10 @@ static linalg::GenericOp tileForCoresAndCaches(RewriterBase &rewriter,
       break;
     }
   if (llvm::any_of(sizes, [](int64_t s) { return s != 0; }))
-    op = tileWith(rewriter, op, sizes, scf::SCFTilingOptions::LoopType::ForOp);
+    if (FailureOr<scf::SCFTilingResult> tiled = tileWith(
+            rewriter, op, sizes, scf::SCFTilingOptions::LoopType::ForOp);
+        succeeded(tiled))
+      op = tileOf(*tiled);
   return op;
 }
 
@@ -270,9 +283,9 @@ static LogicalResult rewriteContraction(RewriterBase &rewriter,
   // Tile: the block's rows and columns, one step of every other dim;
   // parallel loops outside, reduction loops innermost.
   unsigned numLoops = op.getNumLoops();
-  SmallVector<OpFoldResult> tileSizes(numLoops, rewriter.getIndexAttr(1));
-  tileSizes[block.rowDim] = rewriter.getIndexAttr(block.rows);
-  tileSizes[block.colDim] = rewriter.getIndexAttr(block.columns);
+  SmallVector<int64_t> tileSizes(numLoops, 1);
+  tileSizes[block.rowDim] = block.rows;
+  tileSizes[block.colDim] = block.columns;
   SmallVector<int64_t> interchange, reductionDims;
   for (unsigned i = 0; i < numLoops; ++i) {
     if (linalg::isReductionIterator(op.getIteratorTypesArray()[i]))
@@ -281,15 +294,12 @@ static LogicalResult rewriteContraction(RewriterBase &rewriter,
       interchange.push_back(i);
   }
   interchange.append(reductionDims);
-  scf::SCFTilingOptions tiling;
-  tiling.setTileSizes(tileSizes).setInterchange(interchange);
-  rewriter.setInsertionPoint(op);
-  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), tiling);
-  if (failed(tiled) || tiled->tiledOps.size() != 1)
+  FailureOr<scf::SCFTilingResult> tiled =
+      tileWith(rewriter, op, tileSizes, scf::SCFTilingOptions::LoopType::ForOp,
+               interchange);
+  if (failed(tiled))
     return failure();
-  rewriter.replaceOp(op, tiled->replacements);
-  auto tile = cast<linalg::GenericOp>(tiled->tiledOps.front());
+  linalg::GenericOp tile = tileOf(*tiled);
 
   // Drop the tile's unit dims except the reduction step, which the
   // vector.contract needs.
