@@ -132,8 +132,8 @@ func.func @attention(%q: {qt}, %k: {kt}, %v: {kt}, %p: tensor<{s}xi64>) -> {qt} 
 }}"""
 
 
-def decode_module(hq, hkv, n, d):
-    qt, kt = f"tensor<1x{hq}x1x{d}xf32>", f"tensor<1x{hkv}x{n}x{d}xf32>"
+def decode_module(hq, hkv, n, d, dtype="f32"):
+    qt, kt = f"tensor<1x{hq}x1x{d}x{dtype}>", f"tensor<1x{hkv}x{n}x{d}x{dtype}>"
     return f"""
 func.func @rotate_on_load(%q: {qt}, %k: {kt}, %v: {kt}, %qp: tensor<1xi64>, %kp: tensor<{n}xi64>) -> {qt} {{
   %o = rope.attention %q, %k, %v positions(%qp, %kp : tensor<1xi64>, tensor<{n}xi64>) rotary({LLAMA3}) : {qt}, {kt}, {kt}
@@ -199,22 +199,23 @@ def frontend_python():
     return python if python.exists() else None
 
 
-def torch2_sdpa_times(configs):
-    """{(Hq, Hkv, S): seconds} of PyTorch 2's scaled_dot_product_attention with
-    HF RoPE (benchmarks/torch2_sdpa.py, in the frontend venv), and its version;
-    empty without the venv."""
+def venv_baseline(script, configs):
+    """Runs benchmarks/SCRIPT (torch2_sdpa.py or iree_attention.py) in the
+    frontend venv on the prefill configs: {(Hq, Hkv, S): seconds}, the
+    baseline's version and its reply (empty and None without the venv or when
+    the baseline fails, which the run reports)."""
     python = frontend_python()
     if python is None:
-        return {}, None
+        return {}, None, {}
     inv = ref.inv_freq(LLAMA3_SPEC, 128).tolist()
-    out = subprocess.run([str(python), str(HERE / "torch2_sdpa.py"), str(THREADS), json.dumps(inv),
+    out = subprocess.run([str(python), str(HERE / script), str(THREADS), json.dumps(inv),
                           json.dumps([list(c) for c in configs])],
                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ""})
     if out.returncode != 0:
-        print(f"PyTorch 2 baseline failed: {out.stderr[-2000:]}", flush=True)
-        return {}, None
+        print(f"{script} failed: {out.stderr[-2000:]}", flush=True)
+        return {}, None, {}
     data = json.loads(out.stdout)
-    return {tuple(map(int, k.split("/"))): t for k, t in data["times"].items()}, data["version"]
+    return {tuple(map(int, k.split("/"))): t for k, t in data["times"].items()}, data["version"], data
 
 
 def sgemm_gflops(n=2048):
@@ -258,8 +259,9 @@ def bench_rotary(results, seqs, torch_parts):
 
 def bench_prefill(results, configs, torch_parts, workdir):
     rng = np.random.default_rng(1)
-    sdpa, version = torch2_sdpa_times(configs)
-    results["machine"]["torch2"] = version
+    sdpa, results["machine"]["torch2"], _ = venv_baseline("torch2_sdpa.py", configs)
+    iree, results["machine"]["iree"], reply = venv_baseline("iree_attention.py", configs)
+    iree_errors = reply.get("errors", {})
     for hq, hkv, s in configs:
         d = 128
         flops = 4 * hq * s * s * d
@@ -278,41 +280,57 @@ def bench_prefill(results, configs, torch_parts, workdir):
             row["torch"] = best_time(lambda: t_attention(*args), reps=reps, warmup=1)
         if (hq, hkv, s) in sdpa:
             row["torch2_sdpa"] = sdpa[(hq, hkv, s)]
+        if (hq, hkv, s) in iree:
+            row["iree"] = iree[(hq, hkv, s)]
+            row["iree_rel_err"] = iree_errors[f"{hq}/{hkv}/{s}"]
         results["prefill"].append(row)
         print(f"prefill Hq={hq} Hkv={hkv} S={s}: " + ", ".join(
-            f"{k} {flops / row[k] / 1e9:.1f} GFLOP/s" for k in ("ours", "ours_unfused", "numpy", "torch", "torch2_sdpa")
+            f"{k} {flops / row[k] / 1e9:.1f} GFLOP/s" for k in ("ours", "ours_unfused", "numpy", "torch", "torch2_sdpa",
+                                                               "iree")
             if k in row)
             + f"; peak MiB fused {row['ours_peak_mib']:.0f} unfused {row['unfused_peak_mib']:.0f}", flush=True)
 
 
-def bench_decode(results, lengths):
+def bench_decode(results, lengths, dtypes=("f32", "f16")):
+    """One query against an un-rotated KV cache: the KV bytes read per second,
+    against a plain copy of the same K and V (bytes read + written per
+    second, the rotary benchmark's ceiling), for f32 and f16 caches."""
     rng = np.random.default_rng(2)
-    for n in lengths:
-        text = decode_module(32, 8, n, 128)
-        lib = compiler.compile(text)
-        # Re-rotating the cache is what the fold pass removes, so the baseline
-        # is compiled without it.
-        unfolded = compiler.compile(text, pipeline="--rope-lower-to-cpu=fold-rotation=false")
-        q = rng.standard_normal((1, 32, 1, 128), dtype=np.float32)
-        k = rng.standard_normal((1, 8, n, 128), dtype=np.float32)
-        v = rng.standard_normal((1, 8, n, 128), dtype=np.float32)
-        qp = np.array([n - 1], np.int64)
-        kp = np.arange(n, dtype=np.int64)
-        row = {"N": n}
-        row["rotate_on_load"] = best_time(lambda: lib.call("rotate_on_load", q, k, v, qp, kp), reps=5)
-        row["rerotate_cache"] = best_time(lambda: unfolded.call("rerotate_cache", q, k, v, qp, kp), reps=5)
-        cos_q, sin_q = tables(qp, 128)
-        cos_k, sin_k = tables(kp, 128)
+    for dtype in dtypes:
+        np_type = {"f32": np.float32, "f16": np.float16}[dtype]
+        for n in lengths:
+            text = decode_module(32, 8, n, 128, dtype)
+            lib = compiler.compile(text)
+            # Re-rotating the cache is what the fold pass removes, so the baseline
+            # is compiled without it.
+            unfolded = compiler.compile(text, pipeline="--rope-lower-to-cpu=fold-rotation=false")
+            q = rng.standard_normal((1, 32, 1, 128)).astype(np_type)
+            k = rng.standard_normal((1, 8, n, 128)).astype(np_type)
+            v = rng.standard_normal((1, 8, n, 128)).astype(np_type)
+            qp = np.array([n - 1], np.int64)
+            kp = np.arange(n, dtype=np.int64)
+            dst_k, dst_v = np.empty_like(k), np.empty_like(v)
+            row = {"dtype": dtype, "N": n, "kv_bytes": k.nbytes + v.nbytes}
+            row["copy"] = best_time(lambda: (np.copyto(dst_k, k), np.copyto(dst_v, v)), reps=5)
+            row["rotate_on_load"] = best_time(lambda: lib.call("rotate_on_load", q, k, v, qp, kp), reps=5)
+            row["rerotate_cache"] = best_time(lambda: unfolded.call("rerotate_cache", q, k, v, qp, kp), reps=5)
+            if dtype == "f32":
+                cos_q, sin_q = tables(qp, 128)
+                cos_k, sin_k = tables(kp, 128)
 
-        def numpy_decode():
-            qr, kr = np_rotate(q, cos_q, sin_q), np_rotate(k, cos_k, sin_k)
-            kr, vv = np.repeat(kr, 4, axis=1), np.repeat(v, 4, axis=1)
-            s = (qr @ np.swapaxes(kr, -1, -2)) / np.sqrt(128)
-            s = np.exp(s - s.max(-1, keepdims=True))
-            return (s / s.sum(-1, keepdims=True)) @ vv
-        row["numpy"] = best_time(numpy_decode, reps=3)
-        results["decode"].append(row)
-        print(f"decode N={n}: " + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in row.items() if k != "N"), flush=True)
+                def numpy_decode():
+                    qr, kr = np_rotate(q, cos_q, sin_q), np_rotate(k, cos_k, sin_k)
+                    kr, vv = np.repeat(kr, 4, axis=1), np.repeat(v, 4, axis=1)
+                    s = (qr @ np.swapaxes(kr, -1, -2)) / np.sqrt(128)
+                    s = np.exp(s - s.max(-1, keepdims=True))
+                    return (s / s.sum(-1, keepdims=True)) @ vv
+                row["numpy"] = best_time(numpy_decode, reps=3)
+            results["decode"].append(row)
+            kv = row["kv_bytes"]
+            print(f"decode {dtype} N={n}: copy {2 * kv / row['copy'] / 1e9:.1f} GB/s, "
+                  f"rotate on load {kv / row['rotate_on_load'] / 1e9:.1f} GB/s of KV, " + ", ".join(
+                      f"{k} {row[k] * 1e3:.2f} ms" for k in ("rotate_on_load", "rerotate_cache", "numpy")
+                      if k in row), flush=True)
 
 
 def matmul_module(n):
@@ -344,7 +362,7 @@ def write_markdown(results, path):
     lines = [f"# CPU benchmarks", "",
              f"Machine: {m['cpu']}, {m['threads']} threads; numpy {m['numpy']} on {m['blas']}; "
              f"PyTorch {m.get('torch', 'absent')} (Debian) and {m.get('torch2') or 'no PyTorch 2'} "
-             f"(PyPI, the frontend venv); SGEMM (numpy 2048³) {results.get('sgemm_gflops', float('nan')):.1f} GFLOP/s. "
+             f"(PyPI, the frontend venv); IREE {m.get('iree') or 'absent'} (PyPI, the frontend venv); SGEMM (numpy 2048³) {results.get('sgemm_gflops', float('nan')):.1f} GFLOP/s. "
              f"All figures from one run of `make bench` "
              f"({m['date']}). Best of several repetitions; glibc keeps freed memory for reuse "
              f"(no page faults on fresh outputs), for every contender.", "",
@@ -361,16 +379,18 @@ def write_markdown(results, path):
     lines += ["", "## Prefill attention with RoPE, causal, B=1, D=128", "",
               "GFLOP/s with the dense count 4·B·H·S²·D (causal work is half of it). `torch` is PyTorch 1.13 "
               "eager (explicit softmax); `SDPA` is PyTorch 2's `scaled_dot_product_attention` (flash-attention "
-              "CPU kernel) with HF RoPE. Causal rate / SGEMM: ours at the causal count (half the dense one) "
+              "CPU kernel) with HF RoPE; `IREE` compiles that same PyTorch layer (torch.export, IREE's FX importer) "
+              "for its `llvm-cpu` backend (host CPU; SDPA becomes its fused `iree_linalg_ext.attention`), checked "
+              "against PyTorch (max error / max in `cpu.json`). Causal rate / SGEMM: ours at the causal count (half the dense one) "
               "over the SGEMM rate of the same run. Peak: extra resident memory of the call, fresh process.", "",
-              "| Hq/Hkv | S | ours (fused) | ours (unfused) | numpy+OpenBLAS | torch | SDPA | fused vs numpy | fused vs torch | fused vs SDPA | causal rate / SGEMM | fused vs unfused | peak MiB fused / unfused |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "| Hq/Hkv | S | ours (fused) | ours (unfused) | numpy+OpenBLAS | torch | SDPA | IREE | fused vs numpy | fused vs torch | fused vs SDPA | fused vs IREE | causal rate / SGEMM | fused vs unfused | peak MiB fused / unfused |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results["prefill"]:
         g = lambda k: r["flops"] / r[k] / 1e9 if k in r else float("nan")
         vs = lambda k: (r[k] / r["ours"]) if k in r else float("nan")
         lines.append(f"| {r['Hq']}/{r['Hkv']} | {r['S']} | {g('ours'):.1f} | {g('ours_unfused'):.1f} | {g('numpy'):.1f} | "
-                     f"{g('torch'):.1f} | {g('torch2_sdpa'):.1f} | {vs('numpy'):.1f}× | {vs('torch'):.1f}× | "
-                     f"{vs('torch2_sdpa'):.2f}× | {g('ours') / 2 / sgemm:.0%} | "
+                     f"{g('torch'):.1f} | {g('torch2_sdpa'):.1f} | {g('iree'):.1f} | {vs('numpy'):.1f}× | "
+                     f"{vs('torch'):.1f}× | {vs('torch2_sdpa'):.2f}× | {vs('iree'):.1f}× | {g('ours') / 2 / sgemm:.0%} | "
                      f"{r['ours_unfused'] / r['ours']:.1f}× | {r['ours_peak_mib']:.0f} / {r['unfused_peak_mib']:.0f} |")
     if "matmul" in results:
         mm = results["matmul"]
@@ -379,11 +399,18 @@ def write_markdown(results, path):
                   "|---|---|---|---|",
                   f"| {mm['gflops']:.1f} | {sgemm:.1f} | {mm['gflops'] / sgemm:.0%} | {mm['rel_err']:.1e} |"]
     lines += ["", "## Decode: one query, Hq/Hkv = 32/8, un-rotated KV cache", "",
-              "| cached keys | rotate on load (fused) ms | re-rotate cache, then attend ms | numpy ms | on-load speed-up |",
-              "|---|---|---|---|---|"]
+              "KV GB/s: the bytes of K and V read per second by our fused call (rotating K on load). "
+              "Copy GB/s: a plain copy of the same K and V, bytes read + written per second. "
+              "Ours / copy is the decode target's ratio.", "",
+              "| cache | cached keys | KV MiB | copy GB/s | ours KV GB/s | ours / copy | rotate on load (fused) ms | re-rotate cache, then attend ms | numpy ms | on-load speed-up |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results["decode"]:
-        lines.append(f"| {r['N']} | {r['rotate_on_load'] * 1e3:.2f} | {r['rerotate_cache'] * 1e3:.2f} | "
-                     f"{r['numpy'] * 1e3:.2f} | {r['rerotate_cache'] / r['rotate_on_load']:.2f}× |")
+        kv = r["kv_bytes"]
+        numpy_ms = f"{r['numpy'] * 1e3:.2f}" if "numpy" in r else "–"
+        lines.append(f"| {r['dtype']} | {r['N']} | {kv / 2**20:.0f} | {2 * kv / r['copy'] / 1e9:.1f} | "
+                     f"{kv / r['rotate_on_load'] / 1e9:.1f} | {r['copy'] / 2 / r['rotate_on_load']:.0%} | "
+                     f"{r['rotate_on_load'] * 1e3:.2f} | {r['rerotate_cache'] * 1e3:.2f} | {numpy_ms} | "
+                     f"{r['rerotate_cache'] / r['rotate_on_load']:.2f}× |")
     path.write_text("\n".join(lines) + "\n")
 
 
@@ -408,14 +435,48 @@ def plot(results, path):
         if pre and all(key in r for r in pre):
             axes[1].plot([r["S"] for r in pre], [r["flops"] / r[key] / 1e9 for r in pre], "o-", label=label)
     axes[1].set(title="Causal prefill attention + RoPE, H=32", xlabel="S", ylabel="GFLOP/s (dense count)", xscale="log")
-    dec = results["decode"]
-    for key, label in (("rotate_on_load", "rotate K on load (fused)"), ("rerotate_cache", "re-rotate cache"),
-                       ("numpy", "numpy")):
-        axes[2].plot([r["N"] for r in dec], [r[key] * 1e3 for r in dec], "o-", label=label)
-    axes[2].set(title="Decode, 32/8 heads", xlabel="cached keys", ylabel="ms", xscale="log", yscale="log")
+    for dtype, style in (("f32", "o-"), ("f16", "s--")):
+        dec = [r for r in results["decode"] if r["dtype"] == dtype]
+        if not dec:
+            continue
+        axes[2].plot([r["N"] for r in dec], [2 * r["kv_bytes"] / r["copy"] / 1e9 for r in dec], style,
+                     color="grey", label=f"copy of K+V ({dtype})")
+        axes[2].plot([r["N"] for r in dec], [r["kv_bytes"] / r["rotate_on_load"] / 1e9 for r in dec], style,
+                     color="C0", label=f"rotate K on load ({dtype})")
+        axes[2].plot([r["N"] for r in dec], [r["kv_bytes"] / r["rerotate_cache"] / 1e9 for r in dec], style,
+                     color="C1", label=f"re-rotate cache ({dtype})")
+    axes[2].set(title="Decode, 32/8 heads: KV bytes read", xlabel="cached keys", ylabel="GB/s", xscale="log")
     for ax in axes:
         ax.legend()
         ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plot_prefill_at_a_glance(results, path.with_name("prefill.png"), plt)
+
+
+def plot_prefill_at_a_glance(results, path, plt):
+    """One bar chart: causal prefill at S = 2048, every contender's real
+    arithmetic rate (causal FLOPs) next to the SGEMM rate of the same run."""
+    rows = [r for r in results["prefill"] if r["S"] == 2048]
+    if not rows:
+        return
+    contenders = [("ours", "rope-mlir (fused)"), ("torch2_sdpa", "PyTorch 2 SDPA"), ("iree", "IREE llvm-cpu"),
+                  ("torch", "PyTorch 1.13 eager"), ("numpy", "numpy+OpenBLAS"), ("ours_unfused", "rope-mlir unfused")]
+    contenders = [c for c in contenders if any(c[0] in r for r in rows)]
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    width = 0.8 / len(contenders)
+    for i, (key, label) in enumerate(contenders):
+        xs = [j + i * width for j in range(len(rows))]
+        ys = [r["flops"] / 2 / r[key] / 1e9 if key in r else 0 for r in rows]
+        bars = ax.bar(xs, ys, width, label=label)
+        ax.bar_label(bars, fmt="%.0f", fontsize=8)
+    ax.axhline(results["sgemm_gflops"], color="black", linestyle="--",
+               label=f"SGEMM (numpy 2048³) {results['sgemm_gflops']:.0f}")
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(rows))],
+                  [f"H {r['Hq']}/{r['Hkv']}, S=2048" for r in rows])
+    ax.set(title=f"Causal prefill with RoPE, D=128, {results['machine']['threads']} threads "
+                 "(higher is better)", ylabel="GFLOP/s, causal count")
+    ax.legend(fontsize=8, loc="upper right")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 

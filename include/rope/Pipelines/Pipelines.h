@@ -50,9 +50,23 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
                      "with static shapes: attention tiles' Q·Kᵀ and P·V, "
                      "user matmuls (--rope-vectorize-contractions)"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> registerRows{
+      *this, "register-rows",
+      llvm::cl::desc("Rows of A per micro-kernel register block "
+                     "(--rope-vectorize-contractions); 0: sized for the host "
+                     "CPU (8 with AVX-512, else 4)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> registerColumns{
+      *this, "register-columns",
+      llvm::cl::desc("Columns of B per micro-kernel register block, a "
+                     "multiple of 8 (--rope-vectorize-contractions); 0: sized "
+                     "for the host CPU (32 with AVX-512, else 16)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> queryTile{
-      *this, "query-tile", llvm::cl::desc("Query rows per attention tile"),
-      llvm::cl::init(64)};
+      *this, "query-tile",
+      llvm::cl::desc("Query rows per attention tile; 0: 128 where the "
+                     "register block has 8 rows or more (AVX-512), else 64"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> keyTile{
       *this, "key-tile", llvm::cl::desc("Key rows per attention tile"),
       llvm::cl::init(64)};

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rope/Codegen/CPU/Passes.h"
+#include "rope/Codegen/CPU/HostRegisterBlock.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -192,6 +193,19 @@ static linalg::GenericOp packOperands(RewriterBase &rewriter,
 static constexpr int64_t kMinCacheTiledWork = int64_t(1) << 22;
 /// Row chunks across cores: a few per core keeps the load balanced.
 static constexpr int64_t kRowChunks = 8;
+/// Columns and reduction steps of a cache panel.
+static constexpr int64_t kPanel = 256;
+
+/// Whether `op` is a large contraction outside any loop (a user's matmul),
+/// which this pass packs and splits over cores and cache panels itself.
+static bool isLargeTopLevel(linalg::GenericOp op) {
+  if (op->getParentOfType<LoopLikeOpInterface>())
+    return false;
+  int64_t work = 1;
+  for (int64_t r : op.getStaticLoopRanges())
+    work *= r;
+  return work >= kMinCacheTiledWork;
+}
 
 /// Tiles `op` with `sizes` (0: not tiled) into loops of `loopType`, in
 /// `interchange` order, and replaces it with the loop nest.
@@ -217,21 +231,113 @@ static linalg::GenericOp tileOf(const scf::SCFTilingResult &tiled) {
   return cast<linalg::GenericOp>(tiled.tiledOps.front());
 }
 
-/// A large contraction outside any loop: rows split into an scf.forall
-/// (all cores), then panels of 256 columns × 256 reduction steps, whose B
-/// panel (256 KiB in f32) stays in L2 while every row block sweeps it. The
-/// tile to put into register blocks.
+/// B of a large contraction (column dim innermost, f32, as packOperands
+/// leaves it) copied once into column panels, as BLIS packs it: B[..., n]
+/// becomes B'[n / columns][...][n % columns], so the K sweep of one register
+/// block reads `columns` contiguous floats per step from one contiguous
+/// micro-panel (32 KiB at 8 × 32 and K = 256: L1) instead of one cache line
+/// from each row of B, rows a power-of-two stride apart that map to a few
+/// cache sets. The op gets one more parallel dim, the column block (its
+/// index is the op's old loop count); the column dim now ranges over one
+/// block; the output is viewed as [..., n / columns, columns]. Returns the
+/// op unchanged when its B is not the packed-by-columns kind.
+static linalg::GenericOp packColumnPanels(RewriterBase &rewriter,
+                                          linalg::GenericOp op,
+                                          const RegisterBlock &block) {
+  MLIRContext *ctx = rewriter.getContext();
+  Location loc = op.getLoc();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  AffineExpr col = getAffineDimExpr(block.colDim, ctx);
+  AffineMap bMap = maps[block.bOperand];
+  AffineMap outMap = maps[2];
+  if (bMap.getResults().back() != col || outMap.getResults().back() != col ||
+      !bMap.isProjectedPermutation() || !outMap.isProjectedPermutation())
+    return op;
+  int64_t columns = block.columns;
+  unsigned numLoops = op.getNumLoops();
+  AffineExpr colBlock = getAffineDimExpr(numLoops, ctx);
+  rewriter.setInsertionPoint(op);
+
+  // B [..., n] -> [..., n / c, c] (a view) -> [n / c, ..., c] (the copy).
+  Value b = op.getDpsInputs()[block.bOperand];
+  auto bType = cast<RankedTensorType>(b.getType());
+  unsigned bRank = bType.getRank();
+  SmallVector<int64_t> split(bType.getShape());
+  split.back() /= columns;
+  split.push_back(columns);
+  SmallVector<ReassociationIndices> bGroups;
+  for (unsigned i = 0; i + 1 < bRank; ++i)
+    bGroups.push_back({i});
+  bGroups.push_back({bRank - 1, bRank});
+  Value bSplit = tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get(split, bType.getElementType()), b,
+      bGroups);
+  SmallVector<int64_t> perm = {bRank - 1};
+  for (unsigned i = 0; i + 1 < bRank; ++i)
+    perm.push_back(i);
+  perm.push_back(bRank);
+  SmallVector<int64_t> packedShape;
+  for (int64_t d : perm)
+    packedShape.push_back(split[d]);
+  Value packedInit =
+      tensor::EmptyOp::create(rewriter, loc, packedShape, bType.getElementType());
+  Value packed =
+      linalg::TransposeOp::create(rewriter, loc, bSplit, packedInit, perm)
+          ->getResult(0);
+  SmallVector<AffineExpr> bExprs = {colBlock};
+  llvm::append_range(bExprs, bMap.getResults().drop_back());
+  bExprs.push_back(col);
+
+  // The output [..., n] viewed as [..., n / c, c].
+  Value init = op.getDpsInits()[0];
+  auto outType = cast<RankedTensorType>(init.getType());
+  unsigned outRank = outType.getRank();
+  SmallVector<int64_t> outSplit(outType.getShape());
+  outSplit.back() /= columns;
+  outSplit.push_back(columns);
+  SmallVector<ReassociationIndices> outGroups;
+  for (unsigned i = 0; i + 1 < outRank; ++i)
+    outGroups.push_back({i});
+  outGroups.push_back({outRank - 1, outRank});
+  auto outSplitType = RankedTensorType::get(outSplit, outType.getElementType());
+  Value initSplit = tensor::ExpandShapeOp::create(rewriter, loc, outSplitType,
+                                                  init, outGroups);
+  SmallVector<AffineExpr> outExprs(outMap.getResults().drop_back());
+  outExprs.push_back(colBlock);
+  outExprs.push_back(col);
+
+  SmallVector<AffineMap> newMaps;
+  for (auto [i, map] : llvm::enumerate(maps)) {
+    SmallVector<AffineExpr> exprs(map.getResults());
+    if (i == block.bOperand)
+      exprs = bExprs;
+    else if (i == 2)
+      exprs = outExprs;
+    newMaps.push_back(AffineMap::get(numLoops + 1, 0, exprs, ctx));
+  }
+  SmallVector<Value> inputs = op.getDpsInputs();
+  inputs[block.bOperand] = packed;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  iterators.push_back(utils::IteratorType::parallel);
+  auto panelled = linalg::GenericOp::create(rewriter, loc, outSplitType,
+                                            inputs, initSplit, newMaps,
+                                            iterators);
+  rewriter.inlineRegionBefore(op.getRegion(), panelled.getRegion(),
+                              panelled.getRegion().begin());
+  Value result = tensor::CollapseShapeOp::create(
+      rewriter, loc, outType, panelled.getResult(0), outGroups);
+  rewriter.replaceOp(op, result);
+  return panelled;
+}
+
+/// A large contraction outside any loop, its B packed into column panels:
+/// rows split into an scf.forall (all cores), then panels of 256 columns ×
+/// 256 reduction steps (a 256 KiB B panel that stays in L2 while every row
+/// block sweeps it). The tile to put into register blocks.
 static linalg::GenericOp tileForCoresAndCaches(RewriterBase &rewriter,
                                                linalg::GenericOp op,
                                                const RegisterBlock &block) {
-  if (op->getParentOfType<LoopLikeOpInterface>())
-    return op;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  int64_t work = 1;
-  for (int64_t r : ranges)
-    work *= r;
-  if (work < kMinCacheTiledWork)
-    return op;
   unsigned numLoops = op.getNumLoops();
   int64_t rows = ranges[block.rowDim];
   if (rows % (kRowChunks * block.rows) == 0) {
@@ -243,12 +349,23 @@ static linalg::GenericOp tileForCoresAndCaches(RewriterBase &rewriter,
       op = tileOf(*tiled);
   }
   SmallVector<int64_t> sizes(numLoops, 0);
-  sizes[block.colDim] =
-      largestDivisor(ranges[block.colDim], {256, 128}).value_or(0);
+  // The column blocks (the last loop, from packColumnPanels) or, unpacked,
+  // the columns themselves.
+  bool panelled = numLoops > block.colDim + 1 &&
+                  ranges[block.colDim] == block.columns &&
+                  linalg::isParallelIterator(op.getIteratorTypesArray().back());
+  if (panelled)
+    sizes[numLoops - 1] =
+        largestDivisor(ranges[numLoops - 1],
+                       {kPanel / block.columns, kPanel / 2 / block.columns})
+            .value_or(0);
+  else
+    sizes[block.colDim] =
+        largestDivisor(ranges[block.colDim], {kPanel, kPanel / 2}).value_or(0);
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   for (unsigned i = numLoops; i-- > 0;)
     if (linalg::isReductionIterator(iterators[i])) {
-      sizes[i] = largestDivisor(ranges[i], {256, 128}).value_or(0);
+      sizes[i] = largestDivisor(ranges[i], {kPanel, kPanel / 2}).value_or(0);
       break;
     }
   if (llvm::any_of(sizes, [](int64_t s) { return s != 0; }))
@@ -278,7 +395,15 @@ static LogicalResult rewriteContraction(RewriterBase &rewriter,
     op = *generic;
   }
   op = packOperands(rewriter, op, block);
-  op = tileForCoresAndCaches(rewriter, op, block);
+  // The column-block dim of a panelled op (its last loop), if any.
+  std::optional<unsigned> columnBlockDim;
+  if (isLargeTopLevel(op)) {
+    unsigned loopsBefore = op.getNumLoops();
+    op = packColumnPanels(rewriter, op, block);
+    if (op.getNumLoops() > loopsBefore)
+      columnBlockDim = loopsBefore;
+    op = tileForCoresAndCaches(rewriter, op, block);
+  }
 
   // Tile: the block's rows and columns, one step of every other dim;
   // parallel loops outside, reduction loops innermost.
@@ -286,11 +411,15 @@ static LogicalResult rewriteContraction(RewriterBase &rewriter,
   SmallVector<int64_t> tileSizes(numLoops, 1);
   tileSizes[block.rowDim] = block.rows;
   tileSizes[block.colDim] = block.columns;
+  // A panel's column blocks outermost: one block's micro-panel of B stays
+  // in L1 while every row block of the panel sweeps it.
   SmallVector<int64_t> interchange, reductionDims;
+  if (columnBlockDim)
+    interchange.push_back(*columnBlockDim);
   for (unsigned i = 0; i < numLoops; ++i) {
     if (linalg::isReductionIterator(op.getIteratorTypesArray()[i]))
       reductionDims.push_back(i);
-    else
+    else if (i != columnBlockDim)
       interchange.push_back(i);
   }
   interchange.append(reductionDims);
@@ -359,18 +488,22 @@ struct RopeVectorizeContractionsPass
   using RopeVectorizeContractionsBase::RopeVectorizeContractionsBase;
 
   void runOnOperation() override {
-    if (registerRows <= 0 || registerColumns <= 0 || registerColumns % 8) {
+    if (registerRows < 0 || registerColumns < 0 || registerColumns % 8) {
       getOperation()->emitError()
           << "rope-vectorize-contractions: register-rows must be positive "
-             "and register-columns a positive multiple of 8, got "
+             "and register-columns a positive multiple of 8 (or 0: sized for "
+             "the host CPU), got "
           << static_cast<int64_t>(registerRows) << " and "
           << static_cast<int64_t>(registerColumns);
       return signalPassFailure();
     }
+    rope::RegisterBlockShape host = rope::getHostRegisterBlock();
+    int64_t rows = registerRows ? registerRows : host.rows;
+    int64_t columns = registerColumns ? registerColumns : host.columns;
     SmallVector<std::pair<linalg::LinalgOp, RegisterBlock>> work;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (std::optional<RegisterBlock> block =
-              planBlock(op, registerRows, registerColumns))
+              planBlock(op, rows, columns))
         work.push_back({op, *block});
     });
     IRRewriter rewriter(&getContext());

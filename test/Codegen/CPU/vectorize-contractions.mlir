@@ -1,7 +1,13 @@
-// RUN: rope-opt %s --split-input-file --rope-vectorize-contractions | FileCheck %s
+// The block is given (the default, 0, sizes it for the host CPU, which this
+// test must not depend on); the default run only has to produce blocks.
+// RUN: rope-opt %s --split-input-file --rope-vectorize-contractions="register-rows=4 register-columns=16" | FileCheck %s
+// RUN: rope-opt %s --split-input-file --rope-vectorize-contractions | FileCheck %s --check-prefix=HOST
 // RUN: not rope-opt %s --split-input-file --rope-vectorize-contractions="register-columns=12" 2>&1 | FileCheck %s --check-prefix=OPTIONS
 
-// OPTIONS: register-rows must be positive and register-columns a positive multiple of 8, got 4 and 12
+// OPTIONS: register-rows must be positive and register-columns a positive multiple of 8 (or 0: sized for the host CPU), got 0 and 12
+// HOST-LABEL: func.func @matmul
+// HOST-NOT:     linalg.matmul
+// HOST:         vector.fma
 
 // A matmul: loops over blocks of 4 rows and 16 columns, a reduction loop
 // carrying the 4x16 accumulator as a vector (registers), one FMA per row and
@@ -99,16 +105,24 @@ func.func @narrow(%a: tensor<4x8xf32>, %b: tensor<8x12xf32>,
 
 // -----
 
-// A large matmul outside any loop: rows across cores (an scf.forall of 8
-// chunks), 256-wide column and reduction panels, register blocks inside.
+// A large matmul outside any loop: B packed once into column panels
+// ([n / 16][k][16]) and the output viewed as [m][n / 16][16]; rows across
+// cores (an scf.forall of 8 chunks), 256-step reduction panels, panels of 16
+// column blocks, each column block's rows in register blocks.
 // CHECK-LABEL: func.func @large_matmul
-// CHECK:         scf.forall (%{{.+}}) = (0) to (512) step (64)
-// CHECK:           scf.for {{.+}} step %c256
-// CHECK:             scf.for {{.+}} step %c256
-// CHECK:               scf.for {{.+}} step %c4
-// CHECK:                 scf.for {{.+}} step %c16
+// CHECK-SAME:    %[[A:[^:]+]]: tensor<512x512xf32>, %[[B:[^:]+]]: tensor<512x512xf32>, %[[C:[^:]+]]: tensor<512x512xf32>
+// CHECK:         %[[BSPLIT:.+]] = tensor.expand_shape %[[B]] {{\[\[}}0], [1, 2]] output_shape [512, 32, 16]
+// CHECK:         %[[PANELS:.+]] = linalg.transpose ins(%[[BSPLIT]] : tensor<512x32x16xf32>) outs(%{{.+}} : tensor<32x512x16xf32>) permutation = [1, 0, 2]
+// CHECK:         %[[CSPLIT:.+]] = tensor.expand_shape %[[C]] {{\[\[}}0], [1, 2]] output_shape [512, 32, 16]
+// CHECK:         %[[R:.+]] = scf.forall (%{{.+}}) = (0) to (512) step (64) shared_outs(%{{.+}} = %[[CSPLIT]])
+// CHECK:           scf.for {{.+}} to %c512 step %c256
+// CHECK:             scf.for {{.+}} to %c32 step %c16
+// CHECK:               scf.for {{.+}} to %c16 step %c1
+// CHECK:                 scf.for {{.+}} to %c64 step %c4
 // CHECK:                   scf.for {{.+}} -> ({{.*}}vector<4x16xf32>)
+// CHECK:                     tensor.extract_slice %[[PANELS]]
 // CHECK-COUNT-4:             vector.fma
+// CHECK:         tensor.collapse_shape %[[R]] {{\[\[}}0], [1, 2]] : tensor<512x32x16xf32> into tensor<512x512xf32>
 func.func @large_matmul(%a: tensor<512x512xf32>, %b: tensor<512x512xf32>,
                         %c: tensor<512x512xf32>) -> tensor<512x512xf32> {
   %r = linalg.matmul ins(%a, %b : tensor<512x512xf32>, tensor<512x512xf32>)

@@ -70,10 +70,14 @@ def RopeVectorizeContractions
        per op: the attention's K tile becomes Kᵀ), so that one K step reads
        B as contiguous vectors; f16/bf16 operands are converted to f32 there.
     2. A large op outside any loop (a user's matmul; at least 2^22
-       multiply-adds) is first split across cores (its rows into an
-       `scf.forall` of 8 chunks) and into panels of 256 columns × 256
-       reduction steps, whose B panel stays in L2; the attention tiles are
-       both already.
+       multiply-adds) packs B once more, into column panels as BLIS does
+       (`[n / columns][k][columns]`: one register block's K sweep reads one
+       contiguous micro-panel instead of a cache line from each of K rows a
+       power-of-two stride apart), and is split across cores (its rows into
+       an `scf.forall` of 8 chunks) and into panels of 256 columns × 256
+       reduction steps, whose B panel stays in L2; each column block's
+       micro-panel stays in L1 while the panel's row blocks sweep it. The
+       attention tiles are already split and small.
     3. The op is tiled (`scf.for`): `register-rows` rows of its innermost M
        dim by `register-columns` columns of N, one step of each reduction
        dim, every other dim 1; reduction loops innermost.
@@ -84,8 +88,12 @@ def RopeVectorizeContractions
     5. The accumulator's reads and writes are hoisted out of the reduction
        loop: it lives in registers for the whole K loop.
 
-    The default block (4 × 16 f32: eight 256-bit accumulators, two B
-    vectors and one broadcast) fits the 16 vector registers of AVX2.
+    The block is sized for the host CPU's vector registers unless the
+    options give it (0, the default, means the host's): 8 × 32 f32 with
+    AVX-512 (sixteen 512-bit accumulators, two B vectors and broadcasts in
+    the other 16 of its 32 registers), 4 × 16 elsewhere (eight 256-bit
+    accumulators in the 16 registers of AVX2). Both keep enough independent
+    FMA chains in flight to cover the FMA latency on two ports.
     Ops whose column extent is not a multiple of 8, or whose loop ranges
     are dynamic, stay as they are (scalar loops, vectorised by LLVM when it
     can); so do ops inside `scf.forall` bodies smaller than a block.
@@ -93,10 +101,12 @@ def RopeVectorizeContractions
     its option `microkernels` is on.
   }];
   let options = [
-    Option<"registerRows", "register-rows", "int64_t", /*default=*/"4",
-           "Rows of the M dim per register block (broadcast elements of A)">,
-    Option<"registerColumns", "register-columns", "int64_t", /*default=*/"16",
-           "Columns of the N dim per register block (a multiple of 8)">
+    Option<"registerRows", "register-rows", "int64_t", /*default=*/"0",
+           "Rows of the M dim per register block (broadcast elements of A); "
+           "0: sized for the host CPU">,
+    Option<"registerColumns", "register-columns", "int64_t", /*default=*/"0",
+           "Columns of the N dim per register block (a multiple of 8); 0: "
+           "sized for the host CPU">
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
