@@ -17,7 +17,9 @@ using namespace mlir;
 
 namespace {
 /// Splits large elementwise linalg ops that are not already inside a loop
-/// (standalone rotations, cos/sin tables, dtype conversions) into an
+/// (standalone rotations, cos/sin tables, dtype conversions, and the copies
+/// that pack a large matmul's B: transposes, any op without a reduction)
+/// into an
 /// scf.forall over their outermost non-unit dim, so that they run on all
 /// cores like the attention tiles. Memory-bound ops need every core to reach
 /// the machine's bandwidth.
@@ -30,10 +32,10 @@ struct RopeParallelizeElementwisePass
   static constexpr int64_t kMinElements = 1 << 15;
 
   void runOnOperation() override {
-    SmallVector<linalg::GenericOp> candidates;
-    getOperation().walk([&](linalg::GenericOp op) {
+    SmallVector<linalg::LinalgOp> candidates;
+    getOperation().walk([&](linalg::LinalgOp op) {
       if (op->getParentOfType<LoopLikeOpInterface>() ||
-          op.getNumReductionLoops() != 0)
+          !op.hasPureTensorSemantics() || op.getNumReductionLoops() != 0)
         return;
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       int64_t elements = 1;
@@ -48,7 +50,7 @@ struct RopeParallelizeElementwisePass
         candidates.push_back(op);
     });
     IRRewriter rewriter(&getContext());
-    for (linalg::GenericOp op : candidates) {
+    for (linalg::LinalgOp op : candidates) {
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       auto dim = llvm::find_if(ranges, [](int64_t r) { return r != 1; });
       if (dim == ranges.end())

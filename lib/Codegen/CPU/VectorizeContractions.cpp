@@ -14,6 +14,8 @@
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -47,16 +49,16 @@ static std::optional<int64_t> largestDivisor(int64_t extent,
 }
 
 /// The register block of `op`, or nothing where it does not apply (dynamic
-/// ranges, an output whose innermost dim is not a column dim, a column
-/// extent that is not a multiple of 8).
+/// ranges other than the rows, an output whose innermost dim is not a
+/// column dim, a column extent that is not a multiple of 8). A dynamic row
+/// extent (a frontend's sequence length) gets the full block; the rows that
+/// do not fill one are split off later (splitDynamicRows).
 static std::optional<RegisterBlock> planBlock(linalg::LinalgOp op,
                                               int64_t rows, int64_t columns) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
     return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (llvm::any_of(ranges, ShapedType::isDynamic))
-    return std::nullopt;
   if (!getElementTypeOrSelf(op.getDpsInits()[0].getType()).isF32() ||
       llvm::any_of(op.getDpsInputs(), [](Value v) {
         return !isa<FloatType>(getElementTypeOrSelf(v.getType()));
@@ -78,20 +80,29 @@ static std::optional<RegisterBlock> planBlock(linalg::LinalgOp op,
   std::optional<unsigned> col = lastDim(outMap);
   if (!col || !llvm::is_contained(dims->n, *col))
     return std::nullopt;
-  // The row dim: the innermost M dim of the output.
+  // The row dim: the innermost M dim of the output that is not a unit dim
+  // (decode's query dim is; the GQA group of query heads beside it is not,
+  // and rows of one block share every load of B).
   std::optional<unsigned> row;
   for (AffineExpr e : outMap.getResults())
     if (auto d = dyn_cast<AffineDimExpr>(e);
-        d && llvm::is_contained(dims->m, d.getPosition()))
+        d && llvm::is_contained(dims->m, d.getPosition()) &&
+        (!row || ranges[d.getPosition()] != 1))
       row = d.getPosition();
   if (!row)
     return std::nullopt;
+
+  for (auto [dim, range] : llvm::enumerate(ranges))
+    if (dim != *row && ShapedType::isDynamic(range))
+      return std::nullopt;
 
   RegisterBlock block;
   block.rowDim = *row;
   block.colDim = *col;
   std::optional<int64_t> c = largestDivisor(ranges[*col], {columns, 8});
-  std::optional<int64_t> r = largestDivisor(ranges[*row], {rows, 2, 1});
+  std::optional<int64_t> r = ShapedType::isDynamic(ranges[*row])
+                                 ? std::optional<int64_t>(rows)
+                                 : largestDivisor(ranges[*row], {rows, 4, 2, 1});
   if (!c || !r)
     return std::nullopt;
   block.columns = *c;
@@ -110,9 +121,10 @@ static Value packPanel(RewriterBase &rewriter, Location loc, Value value,
   bool identity = llvm::equal(perm, llvm::seq<int64_t>(0, perm.size()));
   if (identity && type.getElementType() == f32)
     return value;
-  SmallVector<int64_t> shape;
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, value);
+  SmallVector<OpFoldResult> shape;
   for (int64_t p : perm)
-    shape.push_back(type.getDimSize(p));
+    shape.push_back(sizes[p]);
   Value init = tensor::EmptyOp::create(rewriter, loc, shape, f32);
   if (type.getElementType() == f32)
     return linalg::TransposeOp::create(rewriter, loc, value, init, perm)
@@ -137,44 +149,120 @@ static Value packPanel(RewriterBase &rewriter, Location loc, Value value,
       .getResult(0);
 }
 
-/// `op` over packed operands: B with the column dim innermost, A and B in
-/// f32. The contraction is rebuilt in its canonical form, out + a·b, which
-/// is what a contraction body computes once its operands are f32.
+/// `op` over packed operands, A and B in f32 (f16/bf16 converted in the
+/// copy, once). B with the column dim innermost or, for `columnPanels`, in
+/// column panels as BLIS packs it: B[..., n, ...] becomes
+/// B'[n / columns][...][n % columns], so the K sweep of one register block
+/// reads `columns` contiguous floats per step from one contiguous
+/// micro-panel (32 KiB at 8 × 32 and K = 256: L1) instead of one cache line
+/// from each row of B, rows a power-of-two stride apart that map to a few
+/// cache sets. Either layout is one copy of B, straight from the layout the
+/// op reads (a frontend's [out, in] weight included). With panels the op
+/// gets one more parallel dim, the column block (its index is the op's old
+/// loop count), the column dim ranges over one block and the output is
+/// viewed as [..., n / columns, columns]. The contraction is rebuilt in its
+/// canonical form, out + a·b, which is what a contraction body computes once
+/// its operands are f32.
 static linalg::GenericOp packOperands(RewriterBase &rewriter,
                                       linalg::GenericOp op,
-                                      const RegisterBlock &block) {
+                                      const RegisterBlock &block,
+                                      bool columnPanels) {
   Location loc = op.getLoc();
   MLIRContext *ctx = rewriter.getContext();
   rewriter.setInsertionPoint(op);
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   SmallVector<Value> inputs = op.getDpsInputs();
-
-  // B: every dim in order, the column dim last.
   AffineMap bMap = maps[block.bOperand];
-  std::optional<unsigned> colPos =
-      bMap.getResultPosition(getAffineDimExpr(block.colDim, ctx));
-  SmallVector<int64_t> perm;
-  for (unsigned i = 0, e = bMap.getNumResults(); i < e; ++i)
-    if (i != *colPos)
-      perm.push_back(i);
-  perm.push_back(*colPos);
+  AffineMap outMap = maps[2];
+  AffineExpr col = getAffineDimExpr(block.colDim, ctx);
+  columnPanels = columnPanels && bMap.isProjectedPermutation() &&
+                 outMap.isProjectedPermutation() &&
+                 outMap.getResults().back() == col;
+  unsigned numLoops = op.getNumLoops() + (columnPanels ? 1 : 0);
+  AffineExpr colBlock = getAffineDimExpr(op.getNumLoops(), ctx);
+  unsigned colPos = *bMap.getResultPosition(col);
+
+  Value b = inputs[block.bOperand];
   SmallVector<AffineExpr> bExprs;
-  for (int64_t p : perm)
-    bExprs.push_back(bMap.getResult(p));
-  Value b = packPanel(rewriter, loc, inputs[block.bOperand], perm);
+  SmallVector<int64_t> perm;
+  if (columnPanels) {
+    // B [..., n, ...] -> [..., n / c, c, ...] (a view) -> [n / c, ..., c].
+    auto bType = cast<RankedTensorType>(b.getType());
+    SmallVector<int64_t> split(bType.getShape());
+    split[colPos] /= block.columns;
+    split.insert(split.begin() + colPos + 1, block.columns);
+    SmallVector<ReassociationIndices> groups;
+    for (unsigned i = 0, e = bType.getRank(); i < e; ++i)
+      groups.push_back(i < colPos    ? ReassociationIndices{i}
+                       : i == colPos ? ReassociationIndices{i, i + 1}
+                                     : ReassociationIndices{i + 1});
+    b = tensor::ExpandShapeOp::create(
+        rewriter, loc, RankedTensorType::get(split, bType.getElementType()), b,
+        groups);
+    perm.push_back(colPos);
+    bExprs.push_back(colBlock);
+    for (unsigned i = 0, e = bMap.getNumResults(); i < e; ++i)
+      if (i != colPos) {
+        perm.push_back(i < colPos ? i : i + 1);
+        bExprs.push_back(bMap.getResult(i));
+      }
+    perm.push_back(colPos + 1);
+    bExprs.push_back(col);
+  } else {
+    // B: every dim in order, the column dim last.
+    for (unsigned i = 0, e = bMap.getNumResults(); i < e; ++i)
+      if (i != colPos) {
+        perm.push_back(i);
+        bExprs.push_back(bMap.getResult(i));
+      }
+    perm.push_back(colPos);
+    bExprs.push_back(col);
+  }
+  Value packedB = packPanel(rewriter, loc, b, perm);
   Value a = packPanel(
       rewriter, loc, inputs[block.aOperand()],
       llvm::to_vector(llvm::seq<int64_t>(0, maps[block.aOperand()].getNumResults())));
-  if (a == inputs[block.aOperand()] && b == inputs[block.bOperand])
+  if (!columnPanels && a == inputs[block.aOperand()] &&
+      packedB == inputs[block.bOperand])
     return op;
   inputs[block.aOperand()] = a;
-  inputs[block.bOperand] = b;
-  maps[block.bOperand] = AffineMap::get(bMap.getNumDims(), 0, bExprs, ctx);
+  inputs[block.bOperand] = packedB;
+
+  // The output, viewed as [..., n / c, c] with panels.
+  Value init = op.getDpsInits()[0];
+  auto outType = cast<RankedTensorType>(init.getType());
+  SmallVector<ReassociationIndices> outGroups;
+  SmallVector<AffineExpr> outExprs(outMap.getResults());
+  if (columnPanels) {
+    unsigned outRank = outType.getRank();
+    SmallVector<int64_t> outSplit(outType.getShape());
+    outSplit.back() /= block.columns;
+    outSplit.push_back(block.columns);
+    for (unsigned i = 0; i + 1 < outRank; ++i)
+      outGroups.push_back({i});
+    outGroups.push_back({outRank - 1, outRank});
+    init = tensor::ExpandShapeOp::create(
+        rewriter, loc, RankedTensorType::get(outSplit, outType.getElementType()),
+        init, outGroups);
+    outExprs.back() = colBlock;
+    outExprs.push_back(col);
+  }
+  SmallVector<AffineMap> newMaps;
+  for (auto [i, map] : llvm::enumerate(maps)) {
+    SmallVector<AffineExpr> exprs(map.getResults());
+    if (i == block.bOperand)
+      exprs = bExprs;
+    else if (i == 2)
+      exprs = outExprs;
+    newMaps.push_back(AffineMap::get(numLoops, 0, exprs, ctx));
+  }
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  if (columnPanels)
+    iterators.push_back(utils::IteratorType::parallel);
 
   auto flags = arith::FastMathFlags::contract;
   auto packed = linalg::GenericOp::create(
-      rewriter, loc, op.getResultTypes(), inputs, op.getDpsInits(), maps,
-      op.getIteratorTypesArray(),
+      rewriter, loc, init.getType(), inputs, init, newMaps, iterators,
       [&](OpBuilder &nb, Location l, ValueRange args) {
         Value product = arith::MulFOp::create(nb, l, args[0], args[1], flags);
         linalg::YieldOp::create(
@@ -183,7 +271,11 @@ static linalg::GenericOp packOperands(RewriterBase &rewriter,
                 arith::AddFOp::create(nb, l, args[2], product, flags)
                     .getResult()});
       });
-  rewriter.replaceOp(op, packed->getResults());
+  Value result = packed.getResult(0);
+  if (columnPanels)
+    result = tensor::CollapseShapeOp::create(rewriter, loc, outType, result,
+                                             outGroups);
+  rewriter.replaceOp(op, result);
   return packed;
 }
 
@@ -201,9 +293,11 @@ static constexpr int64_t kPanel = 256;
 static bool isLargeTopLevel(linalg::GenericOp op) {
   if (op->getParentOfType<LoopLikeOpInterface>())
     return false;
+  // A dynamic extent (the rows) counts once: the static ones decide.
   int64_t work = 1;
   for (int64_t r : op.getStaticLoopRanges())
-    work *= r;
+    if (!ShapedType::isDynamic(r))
+      work *= r;
   return work >= kMinCacheTiledWork;
 }
 
@@ -231,137 +325,43 @@ static linalg::GenericOp tileOf(const scf::SCFTilingResult &tiled) {
   return cast<linalg::GenericOp>(tiled.tiledOps.front());
 }
 
-/// B of a large contraction (column dim innermost, f32, as packOperands
-/// leaves it) copied once into column panels, as BLIS packs it: B[..., n]
-/// becomes B'[n / columns][...][n % columns], so the K sweep of one register
-/// block reads `columns` contiguous floats per step from one contiguous
-/// micro-panel (32 KiB at 8 × 32 and K = 256: L1) instead of one cache line
-/// from each row of B, rows a power-of-two stride apart that map to a few
-/// cache sets. The op gets one more parallel dim, the column block (its
-/// index is the op's old loop count); the column dim now ranges over one
-/// block; the output is viewed as [..., n / columns, columns]. Returns the
-/// op unchanged when its B is not the packed-by-columns kind.
-static linalg::GenericOp packColumnPanels(RewriterBase &rewriter,
-                                          linalg::GenericOp op,
-                                          const RegisterBlock &block) {
-  MLIRContext *ctx = rewriter.getContext();
-  Location loc = op.getLoc();
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  AffineExpr col = getAffineDimExpr(block.colDim, ctx);
-  AffineMap bMap = maps[block.bOperand];
-  AffineMap outMap = maps[2];
-  if (bMap.getResults().back() != col || outMap.getResults().back() != col ||
-      !bMap.isProjectedPermutation() || !outMap.isProjectedPermutation())
-    return op;
-  int64_t columns = block.columns;
-  unsigned numLoops = op.getNumLoops();
-  AffineExpr colBlock = getAffineDimExpr(numLoops, ctx);
-  rewriter.setInsertionPoint(op);
-
-  // B [..., n] -> [..., n / c, c] (a view) -> [n / c, ..., c] (the copy).
-  Value b = op.getDpsInputs()[block.bOperand];
-  auto bType = cast<RankedTensorType>(b.getType());
-  unsigned bRank = bType.getRank();
-  SmallVector<int64_t> split(bType.getShape());
-  split.back() /= columns;
-  split.push_back(columns);
-  SmallVector<ReassociationIndices> bGroups;
-  for (unsigned i = 0; i + 1 < bRank; ++i)
-    bGroups.push_back({i});
-  bGroups.push_back({bRank - 1, bRank});
-  Value bSplit = tensor::ExpandShapeOp::create(
-      rewriter, loc, RankedTensorType::get(split, bType.getElementType()), b,
-      bGroups);
-  SmallVector<int64_t> perm = {bRank - 1};
-  for (unsigned i = 0; i + 1 < bRank; ++i)
-    perm.push_back(i);
-  perm.push_back(bRank);
-  SmallVector<int64_t> packedShape;
-  for (int64_t d : perm)
-    packedShape.push_back(split[d]);
-  Value packedInit =
-      tensor::EmptyOp::create(rewriter, loc, packedShape, bType.getElementType());
-  Value packed =
-      linalg::TransposeOp::create(rewriter, loc, bSplit, packedInit, perm)
-          ->getResult(0);
-  SmallVector<AffineExpr> bExprs = {colBlock};
-  llvm::append_range(bExprs, bMap.getResults().drop_back());
-  bExprs.push_back(col);
-
-  // The output [..., n] viewed as [..., n / c, c].
-  Value init = op.getDpsInits()[0];
-  auto outType = cast<RankedTensorType>(init.getType());
-  unsigned outRank = outType.getRank();
-  SmallVector<int64_t> outSplit(outType.getShape());
-  outSplit.back() /= columns;
-  outSplit.push_back(columns);
-  SmallVector<ReassociationIndices> outGroups;
-  for (unsigned i = 0; i + 1 < outRank; ++i)
-    outGroups.push_back({i});
-  outGroups.push_back({outRank - 1, outRank});
-  auto outSplitType = RankedTensorType::get(outSplit, outType.getElementType());
-  Value initSplit = tensor::ExpandShapeOp::create(rewriter, loc, outSplitType,
-                                                  init, outGroups);
-  SmallVector<AffineExpr> outExprs(outMap.getResults().drop_back());
-  outExprs.push_back(colBlock);
-  outExprs.push_back(col);
-
-  SmallVector<AffineMap> newMaps;
-  for (auto [i, map] : llvm::enumerate(maps)) {
-    SmallVector<AffineExpr> exprs(map.getResults());
-    if (i == block.bOperand)
-      exprs = bExprs;
-    else if (i == 2)
-      exprs = outExprs;
-    newMaps.push_back(AffineMap::get(numLoops + 1, 0, exprs, ctx));
-  }
-  SmallVector<Value> inputs = op.getDpsInputs();
-  inputs[block.bOperand] = packed;
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  iterators.push_back(utils::IteratorType::parallel);
-  auto panelled = linalg::GenericOp::create(rewriter, loc, outSplitType,
-                                            inputs, initSplit, newMaps,
-                                            iterators);
-  rewriter.inlineRegionBefore(op.getRegion(), panelled.getRegion(),
-                              panelled.getRegion().begin());
-  Value result = tensor::CollapseShapeOp::create(
-      rewriter, loc, outType, panelled.getResult(0), outGroups);
-  rewriter.replaceOp(op, result);
-  return panelled;
-}
-
 /// A large contraction outside any loop, its B packed into column panels:
-/// rows split into an scf.forall (all cores), then panels of 256 columns ×
-/// 256 reduction steps (a 256 KiB B panel that stays in L2 while every row
-/// block sweeps it). The tile to put into register blocks.
+/// rows split into an scf.forall (all cores), or where the row count is
+/// only known at run time (a frontend's sequence length, often short), the
+/// columns; then panels of 256 columns × 256 reduction steps (a 256 KiB B
+/// panel that stays in L2 while every row block sweeps it). The tile to put
+/// into register blocks.
 static linalg::GenericOp tileForCoresAndCaches(RewriterBase &rewriter,
                                                linalg::GenericOp op,
                                                const RegisterBlock &block) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   unsigned numLoops = op.getNumLoops();
-  int64_t rows = ranges[block.rowDim];
-  if (rows % (kRowChunks * block.rows) == 0) {
-    SmallVector<int64_t> sizes(numLoops, 0);
-    sizes[block.rowDim] = rows / kRowChunks;
-    if (FailureOr<scf::SCFTilingResult> tiled = tileWith(
-            rewriter, op, sizes, scf::SCFTilingOptions::LoopType::ForallOp);
-        succeeded(tiled))
-      op = tileOf(*tiled);
-  }
-  SmallVector<int64_t> sizes(numLoops, 0);
-  // The column blocks (the last loop, from packColumnPanels) or, unpacked,
+  // The column blocks (the last loop, from packOperands) or, unpacked,
   // the columns themselves.
   bool panelled = numLoops > block.colDim + 1 &&
                   ranges[block.colDim] == block.columns &&
                   linalg::isParallelIterator(op.getIteratorTypesArray().back());
-  if (panelled)
-    sizes[numLoops - 1] =
-        largestDivisor(ranges[numLoops - 1],
-                       {kPanel / block.columns, kPanel / 2 / block.columns})
-            .value_or(0);
-  else
-    sizes[block.colDim] =
-        largestDivisor(ranges[block.colDim], {kPanel, kPanel / 2}).value_or(0);
+  unsigned columnLoop = panelled ? numLoops - 1 : block.colDim;
+  int64_t columnUnit = panelled ? 1 : block.columns;
+  int64_t rows = ranges[block.rowDim];
+  SmallVector<int64_t> coreSizes(numLoops, 0);
+  if (!ShapedType::isDynamic(rows) && rows % (kRowChunks * block.rows) == 0)
+    coreSizes[block.rowDim] = rows / kRowChunks;
+  else if (ShapedType::isDynamic(rows) &&
+           ranges[columnLoop] % (kRowChunks * columnUnit) == 0)
+    coreSizes[columnLoop] = ranges[columnLoop] / kRowChunks;
+  if (llvm::any_of(coreSizes, [](int64_t s) { return s != 0; }))
+    if (FailureOr<scf::SCFTilingResult> tiled = tileWith(
+            rewriter, op, coreSizes, scf::SCFTilingOptions::LoopType::ForallOp);
+        succeeded(tiled)) {
+      op = tileOf(*tiled);
+      ranges = op.getStaticLoopRanges();
+    }
+  SmallVector<int64_t> sizes(numLoops, 0);
+  int64_t panelUnits = kPanel / (panelled ? block.columns : 1);
+  sizes[columnLoop] =
+      largestDivisor(ranges[columnLoop], {panelUnits, panelUnits / 2})
+          .value_or(0);
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   for (unsigned i = numLoops; i-- > 0;)
     if (linalg::isReductionIterator(iterators[i])) {
@@ -381,6 +381,95 @@ static linalg::GenericOp tileForCoresAndCaches(RewriterBase &rewriter,
 static constexpr llvm::StringLiteral kRegisterBlockLoop =
     "rope.register_block_loop";
 
+/// `op` rebuilt over operands cast to static shapes, its row dim `rows`
+/// long (which the caller has proved: a peeled loop's full tile, or one
+/// row), every other dim already static; its result cast back to the type
+/// its users see. Fails where that cannot be shown from the indexing maps.
+static FailureOr<linalg::GenericOp>
+castToStaticRows(RewriterBase &rewriter, linalg::GenericOp op, unsigned rowDim,
+                 int64_t rows) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  ranges[rowDim] = rows;
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return failure();
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  SmallVector<Value> operands;
+  for (OpOperand &operand : op->getOpOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    if (!map.isProjectedPermutation())
+      return failure();
+    auto type = cast<RankedTensorType>(operand.get().getType());
+    SmallVector<int64_t> shape;
+    for (AffineExpr e : map.getResults())
+      shape.push_back(ranges[cast<AffineDimExpr>(e).getPosition()]);
+    auto staticType = type.clone(shape);
+    operands.push_back(staticType == type
+                           ? operand.get()
+                           : tensor::CastOp::create(rewriter, loc, staticType,
+                                                    operand.get())
+                                 .getResult());
+  }
+  Type resultType = operands.back().getType();
+  auto rebuilt = cast<linalg::GenericOp>(
+      clone(rewriter, op, TypeRange{resultType}, operands));
+  Value result = rebuilt.getResult(0);
+  if (result.getType() != op.getResult(0).getType())
+    result = tensor::CastOp::create(rewriter, loc, op.getResult(0).getType(),
+                                    result);
+  rewriter.replaceOp(op, result);
+  return rebuilt;
+}
+
+/// The static pieces of `op`, whose row extent is only known at run time:
+/// loops over full blocks of `block.rows` rows (the loop peeled, so their
+/// tiles have static shapes) and over the rows left, one at a time.
+static FailureOr<SmallVector<std::pair<linalg::GenericOp, RegisterBlock>>>
+splitDynamicRows(RewriterBase &rewriter, linalg::GenericOp op,
+                 const RegisterBlock &block) {
+  SmallVector<int64_t> sizes(op.getNumLoops(), 0);
+  sizes[block.rowDim] = block.rows;
+  FailureOr<scf::SCFTilingResult> tiled =
+      tileWith(rewriter, op, sizes, scf::SCFTilingOptions::LoopType::ForOp);
+  if (failed(tiled))
+    return failure();
+  auto loop = cast<scf::ForOp>(tiled->loops.front().getOperation());
+  linalg::GenericOp full = tileOf(*tiled);
+  scf::ForOp rest;
+  if (failed(scf::peelForLoopAndSimplifyBounds(rewriter, loop, rest)))
+    return failure();
+  FailureOr<linalg::GenericOp> staticFull =
+      castToStaticRows(rewriter, full, block.rowDim, block.rows);
+  if (failed(staticFull))
+    return failure();
+  SmallVector<std::pair<linalg::GenericOp, RegisterBlock>> pieces = {
+      {*staticFull, block}};
+
+  // The peeled iteration: its tile, one row at a time.
+  linalg::GenericOp partial;
+  rest.getBody()->walk([&](linalg::GenericOp g) { partial = g; });
+  if (!partial)
+    return failure();
+  SmallVector<int64_t> rowSizes(partial.getNumLoops(), 0);
+  rowSizes[block.rowDim] = 1;
+  FailureOr<scf::SCFTilingResult> rows = tileWith(
+      rewriter, partial, rowSizes, scf::SCFTilingOptions::LoopType::ForOp);
+  if (failed(rows))
+    return failure();
+  FailureOr<linalg::GenericOp> oneRow =
+      castToStaticRows(rewriter, tileOf(*rows), block.rowDim, 1);
+  if (failed(oneRow))
+    return failure();
+  RegisterBlock single = block;
+  single.rows = 1;
+  pieces.push_back({*oneRow, single});
+  return pieces;
+}
+
+static LogicalResult tileIntoRegisterBlocks(
+    RewriterBase &rewriter, linalg::GenericOp op, const RegisterBlock &block,
+    std::optional<unsigned> columnBlockDim);
+
 /// Rewrites one contraction into its micro-kernel loops.
 static LogicalResult rewriteContraction(RewriterBase &rewriter,
                                         linalg::LinalgOp linalgOp,
@@ -394,17 +483,33 @@ static LogicalResult rewriteContraction(RewriterBase &rewriter,
       return failure();
     op = *generic;
   }
-  op = packOperands(rewriter, op, block);
+  bool large = isLargeTopLevel(op);
+  unsigned loopsBefore = op.getNumLoops();
+  op = packOperands(rewriter, op, block, /*columnPanels=*/large);
   // The column-block dim of a panelled op (its last loop), if any.
   std::optional<unsigned> columnBlockDim;
-  if (isLargeTopLevel(op)) {
-    unsigned loopsBefore = op.getNumLoops();
-    op = packColumnPanels(rewriter, op, block);
-    if (op.getNumLoops() > loopsBefore)
-      columnBlockDim = loopsBefore;
+  if (op.getNumLoops() > loopsBefore)
+    columnBlockDim = loopsBefore;
+  if (large)
     op = tileForCoresAndCaches(rewriter, op, block);
-  }
+  if (!ShapedType::isDynamic(op.getStaticLoopRanges()[block.rowDim]))
+    return tileIntoRegisterBlocks(rewriter, op, block, columnBlockDim);
+  FailureOr<SmallVector<std::pair<linalg::GenericOp, RegisterBlock>>> pieces =
+      splitDynamicRows(rewriter, op, block);
+  if (failed(pieces))
+    return failure();
+  for (auto &[piece, pieceBlock] : *pieces)
+    if (failed(tileIntoRegisterBlocks(rewriter, piece, pieceBlock,
+                                      columnBlockDim)))
+      return failure();
+  return success();
+}
 
+/// `op`, with static shapes and its operands packed, as loops around one
+/// register block: vector.contract on (rows × 1)·(1 × columns) slices.
+static LogicalResult tileIntoRegisterBlocks(
+    RewriterBase &rewriter, linalg::GenericOp op, const RegisterBlock &block,
+    std::optional<unsigned> columnBlockDim) {
   // Tile: the block's rows and columns, one step of every other dim;
   // parallel loops outside, reduction loops innermost.
   unsigned numLoops = op.getNumLoops();

@@ -81,16 +81,35 @@ func.func @values_f16(%p: tensor<8x16xf32>, %v: tensor<16x32xf16>,
 
 // -----
 
-// Left alone: dynamic extents, and a column extent that is not a multiple
-// of 8 (no whole vector of columns).
-// CHECK-LABEL: func.func @dynamic
-// CHECK:         linalg.matmul
-// CHECK-NOT:     vector.
-func.func @dynamic(%a: tensor<?x8xf32>, %b: tensor<8x16xf32>,
-                   %c: tensor<?x16xf32>) -> tensor<?x16xf32> {
+// Rows only known at run time (a frontend's sequence length): a loop over
+// full blocks of 4 rows, whose tiles are cast to static shapes (peeling
+// proves them full), then the rows left, one at a time.
+// CHECK-LABEL: func.func @dynamic_rows
+// CHECK:         %[[FULL:.+]] = scf.for {{.+}} step %c4
+// CHECK:           tensor.cast %{{.+}} : tensor<?x8xf32> to tensor<4x8xf32>
+// CHECK:           scf.for {{.+}} -> (tensor<4x16xf32>, vector<4x16xf32>)
+// CHECK-COUNT-4:     vector.fma {{.+}} : vector<16xf32>
+// CHECK:         scf.for {{.+}} iter_args(%{{.+}} = %[[FULL]])
+// CHECK:           scf.for {{.+}} step %c1
+// CHECK:             scf.for {{.+}} -> (tensor<1x16xf32>, tensor<16xf32>, vector<16xf32>)
+// CHECK:               vector.fma {{.+}} : vector<16xf32>
+func.func @dynamic_rows(%a: tensor<?x8xf32>, %b: tensor<8x16xf32>,
+                        %c: tensor<?x16xf32>) -> tensor<?x16xf32> {
   %r = linalg.matmul ins(%a, %b : tensor<?x8xf32>, tensor<8x16xf32>)
                      outs(%c : tensor<?x16xf32>) -> tensor<?x16xf32>
   return %r : tensor<?x16xf32>
+}
+
+// Left alone: other dynamic extents, and a column extent that is not a
+// multiple of 8 (no whole vector of columns).
+// CHECK-LABEL: func.func @dynamic_columns
+// CHECK:         linalg.matmul
+// CHECK-NOT:     vector.
+func.func @dynamic_columns(%a: tensor<4x8xf32>, %b: tensor<8x?xf32>,
+                           %c: tensor<4x?xf32>) -> tensor<4x?xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x?xf32>)
+                     outs(%c : tensor<4x?xf32>) -> tensor<4x?xf32>
+  return %r : tensor<4x?xf32>
 }
 
 // CHECK-LABEL: func.func @narrow
@@ -128,4 +147,55 @@ func.func @large_matmul(%a: tensor<512x512xf32>, %b: tensor<512x512xf32>,
   %r = linalg.matmul ins(%a, %b : tensor<512x512xf32>, tensor<512x512xf32>)
                      outs(%c : tensor<512x512xf32>) -> tensor<512x512xf32>
   return %r : tensor<512x512xf32>
+}
+
+// -----
+
+// A projection as frontends write it (weight [out, in], rows = the dynamic
+// sequence length): the weight copied once, straight from [out, in], into
+// column panels [out / 16][in][16]; the columns split across cores (the rows
+// may be few); full row blocks, then the rows left.
+// CHECK-LABEL: func.func @projection
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<?x4096xf32>, %[[W:[^:]+]]: tensor<1024x4096xf32>
+// CHECK:         %[[WSPLIT:.+]] = tensor.expand_shape %[[W]] {{\[\[}}0, 1], [2]] output_shape [64, 16, 4096]
+// CHECK:         %[[PANELS:.+]] = linalg.transpose ins(%[[WSPLIT]] : tensor<64x16x4096xf32>) outs(%{{.+}} : tensor<64x4096x16xf32>) permutation = [0, 2, 1]
+// CHECK:         scf.forall (%{{.+}}) = (0) to (64) step (8)
+// CHECK:           scf.for {{.+}} to %c4096 step %c256
+// CHECK:             scf.for {{.+}} step %c4
+// CHECK:               scf.for {{.+}} -> ({{.*}}vector<4x16xf32>)
+// CHECK:                 tensor.extract_slice %[[PANELS]]
+// CHECK:             scf.for {{.+}} step %c4
+// CHECK:               scf.for {{.+}} step %c1
+func.func @projection(%x: tensor<?x4096xf32>, %w: tensor<1024x4096xf32>,
+                      %c: tensor<?x1024xf32>) -> tensor<?x1024xf32> {
+  %r = linalg.matmul indexing_maps = [affine_map<(s, o, i) -> (s, i)>,
+                                      affine_map<(s, o, i) -> (o, i)>,
+                                      affine_map<(s, o, i) -> (s, o)>]
+       ins(%x, %w : tensor<?x4096xf32>, tensor<1024x4096xf32>)
+       outs(%c : tensor<?x1024xf32>) -> tensor<?x1024xf32>
+  return %r : tensor<?x1024xf32>
+}
+
+// -----
+
+// Decode's scores: one query row per head of a GQA group ([group, 1, keys]).
+// The rows of the block are the group's heads, not the unit query dim, so
+// the four heads share every load of Kᵀ.
+// CHECK-LABEL: func.func @decode_scores
+// CHECK:         scf.for {{.+}} -> ({{.*}}vector<4x16xf32>)
+// CHECK-COUNT-4:   vector.fma {{.+}} : vector<16xf32>
+func.func @decode_scores(%q: tensor<4x1x128xf32>, %k: tensor<64x128xf32>,
+                         %s: tensor<4x1x64xf32>) -> tensor<4x1x64xf32> {
+  %r = linalg.generic {
+      indexing_maps = [affine_map<(g, i, j, d) -> (g, i, d)>,
+                       affine_map<(g, i, j, d) -> (j, d)>,
+                       affine_map<(g, i, j, d) -> (g, i, j)>],
+      iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<4x1x128xf32>, tensor<64x128xf32>) outs(%s : tensor<4x1x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %a = arith.addf %acc, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<4x1x64xf32>
+  return %r : tensor<4x1x64xf32>
 }

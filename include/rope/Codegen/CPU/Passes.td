@@ -14,12 +14,14 @@ def RopeParallelizeElementwise
     : Pass<"rope-parallelize-elementwise", "::mlir::ModuleOp"> {
   let summary = "Tile large top-level elementwise linalg ops into scf.forall";
   let description = [{
-    Splits each `linalg.generic` with no reduction dim that is not inside a
-    loop and has at least 2^15 iterations, or a dynamic dim, into an
-    `scf.forall` of 8 chunks (a few per core keeps the load balanced) along
-    its outermost non-unit dim. These are the standalone rotations, cos/sin
-    tables and dtype conversions that are not already inside an attention
-    tile: memory-bound ops need every core to reach the machine's bandwidth.
+    Splits each linalg op on tensors with no reduction dim (a
+    `linalg.generic`, `linalg.transpose`, `linalg.fill`, ...) that is not
+    inside a loop and has at least 2^15 iterations, or a dynamic dim, into
+    an `scf.forall` of 8 chunks (a few per core keeps the load balanced)
+    along its outermost non-unit dim. These are the standalone rotations,
+    cos/sin tables, dtype conversions and the copies that pack a large
+    matmul's B, which are not already inside an attention tile:
+    memory-bound ops need every core to reach the machine's bandwidth.
 
     Left alone: ops with a reduction dim, ops inside a loop (the attention
     tiles are parallel already), smaller ops (a parallel region would cost

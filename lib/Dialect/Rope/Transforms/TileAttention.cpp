@@ -105,8 +105,14 @@ mlir::rope::tileOnlineAttention(RewriterBase &rewriter, OnlineAttentionOp op,
       tileSizes[dim] = rewriter.getIndexAttr(1);
   } else {
     tileSizes[OnlineAttentionOp::kKvHeadDim] = rewriter.getIndexAttr(1);
-    tileSizes[OnlineAttentionOp::kQueryDim] =
-        rewriter.getIndexAttr(options.queryTile);
+    // A query extent known to be shorter than the tile (decode, short
+    // prompts) is one whole tile, so the tiles keep static shapes.
+    int64_t sq =
+        cast<RankedTensorType>(op.getQuery().getType()).getDimSize(3);
+    int64_t queryTile = ShapedType::isDynamic(sq)
+                            ? options.queryTile
+                            : std::min(options.queryTile, sq);
+    tileSizes[OnlineAttentionOp::kQueryDim] = rewriter.getIndexAttr(queryTile);
   }
   outer.setTileSizes(tileSizes);
   FailureOr<OnlineAttentionOp> tiled = tileAndReplace(rewriter, op, outer);

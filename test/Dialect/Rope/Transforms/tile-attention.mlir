@@ -1,6 +1,7 @@
 // RUN: rope-opt %s --rope-tile-attention="query-tile=16 key-tile=32 split-keys=0" --canonicalize -split-input-file | FileCheck %s
 // RUN: rope-opt %s --rope-tile-attention="key-tile=16 split-keys=4" --canonicalize -split-input-file | FileCheck %s --check-prefix=SPLIT
 // RUN: rope-opt %s --rope-tile-attention="rows key-tile=32" --canonicalize -split-input-file | FileCheck %s --check-prefix=ROWS
+// RUN: rope-opt %s --rope-tile-attention="query-tile=16 key-tile=32 split-keys=0" -split-input-file | FileCheck %s --check-prefix=STATIC
 // RUN: not rope-opt %s --rope-tile-attention=key-tile=0 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: query-tile and key-tile must be positive and split-keys -1 (automatic) or more, got 64, 0 and -1
 
@@ -58,6 +59,12 @@ func.func @query_tiles(%q: tensor<1x2x2x64x16xf32>, %k: tensor<1x2x128x16xf32>, 
 // into a fresh partial state (acc 0, max −inf, sum 0) at its own index of the
 // leading split dim; then the exact merge with the op's own state: the max of
 // all maxima, and sums and accumulators each rescaled by exp(m_s − m).
+// Without split-K: one query row (decode) is shorter than the 16-row query
+// tile, so it is one whole tile of static shape (the micro-kernels need
+// one) even before any canonicalization, not a tile of min(16, 1 - i) rows.
+// STATIC-LABEL: func.func @split_keys
+// STATIC-NOT: x4x?x
+// STATIC: rope.online_attention {{.+}} outs(%{{.+}} : tensor<1x1x4x1x16xf32>, tensor<1x1x4x1xf32>, tensor<1x1x4x1xf32>)
 // SPLIT-LABEL: func.func @split_keys
 // SPLIT-DAG: %[[NEG_INF:.+]] = arith.constant 0xFF800000 : f32
 // SPLIT-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
