@@ -360,6 +360,11 @@ def bench_matmul(results, n=2048):
     results["matmul"] = {"N": n, "ours": t, "gflops": 2 * n ** 3 / t / 1e9, "rel_err": err}
 
 
+def shown(value, spec, unit=""):
+    """`value` formatted with `spec`, or a dash where it was not measured."""
+    return "–" if value != value else f"{value:{spec}}{unit}"
+
+
 def write_markdown(results, path):
     m = results["machine"]
     lines = [f"# CPU benchmarks", "",
@@ -392,8 +397,9 @@ def write_markdown(results, path):
         g = lambda k: r["flops"] / r[k] / 1e9 if k in r else float("nan")
         vs = lambda k: (r[k] / r["ours"]) if k in r else float("nan")
         lines.append(f"| {r['Hq']}/{r['Hkv']} | {r['S']} | {g('ours'):.1f} | {g('ours_unfused'):.1f} | {g('numpy'):.1f} | "
-                     f"{g('torch'):.1f} | {g('torch2_sdpa'):.1f} | {g('iree'):.1f} | {vs('numpy'):.1f}× | "
-                     f"{vs('torch'):.1f}× | {vs('torch2_sdpa'):.2f}× | {vs('iree'):.1f}× | {g('ours') / 2 / sgemm:.0%} | "
+                     f"{shown(g('torch'), '.1f')} | {shown(g('torch2_sdpa'), '.1f')} | {shown(g('iree'), '.1f')} | "
+                     f"{vs('numpy'):.1f}× | {shown(vs('torch'), '.1f', '×')} | {shown(vs('torch2_sdpa'), '.2f', '×')} | "
+                     f"{shown(vs('iree'), '.1f', '×')} | {g('ours') / 2 / sgemm:.0%} | "
                      f"{r['ours_unfused'] / r['ours']:.1f}× | {r['ours_peak_mib']:.0f} / {r['unfused_peak_mib']:.0f} |")
     if "matmul" in results:
         mm = results["matmul"]
