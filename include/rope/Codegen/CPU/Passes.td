@@ -61,10 +61,11 @@ def RopeVectorizeContractions
     : Pass<"rope-vectorize-contractions", "::mlir::func::FuncOp"> {
   let summary = "Register-blocked FMA micro-kernels for linalg contractions";
   let description = [{
-    Rewrites each linalg contraction on tensors with static loop ranges
-    (`linalg.matmul`, `batch_matmul`, `matmul_transpose_b`, and generics such
-    as the attention tiles' Q·Kᵀ and P·V) into a nest of loops around a
-    register block:
+    Rewrites each linalg contraction on tensors with static loop ranges, or
+    with a dynamic row extent only (`linalg.matmul`, `batch_matmul`,
+    `matmul_transpose_b`, and generics such as the attention tiles' Q·Kᵀ
+    and P·V, or a frontend's projection over a run-time sequence length),
+    into a nest of loops around a register block:
 
     1. The output's innermost dim must be one of the contraction's N dims
        (columns); the operand that carries it (B) is packed so that this dim
@@ -72,22 +73,28 @@ def RopeVectorizeContractions
        per op: the attention's K tile becomes Kᵀ), so that one K step reads
        B as contiguous vectors; f16/bf16 operands are converted to f32 there.
     2. A large op outside any loop (a user's matmul; at least 2^22
-       multiply-adds) packs B once more, into column panels as BLIS does
-       (`[n / columns][k][columns]`: one register block's K sweep reads one
-       contiguous micro-panel instead of a cache line from each of K rows a
-       power-of-two stride apart), and is split across cores (its rows into
-       an `scf.forall` of 8 chunks) and into panels of 256 columns × 256
+       multiply-adds, a dynamic extent counted once) packs B instead, in the
+       same single copy from whatever layout it has, into column panels as
+       BLIS does (`[n / columns][k][columns]`: one register block's K sweep
+       reads one contiguous micro-panel instead of a cache line from each
+       of K rows a power-of-two stride apart), and is split across cores
+       (its rows into an `scf.forall` of 8 chunks, or its column blocks
+       where the rows are dynamic) and into panels of 256 columns × 256
        reduction steps, whose B panel stays in L2; each column block's
        micro-panel stays in L1 while the panel's row blocks sweep it. The
        attention tiles are already split and small.
-    3. The op is tiled (`scf.for`): `register-rows` rows of its innermost M
-       dim by `register-columns` columns of N, one step of each reduction
-       dim, every other dim 1; reduction loops innermost.
-    4. The tile's unit dims except the reduction ones are dropped and it is
+    3. Dynamic rows: the op is tiled by `register-rows` rows and that loop
+       peeled; its full tiles are cast to static shapes, the tile of the
+       rows left is tiled again one row at a time (a block of 1 row).
+    4. The op is tiled (`scf.for`): `register-rows` rows of its innermost
+       non-unit M dim (decode's GQA group rather than its single query row)
+       by `register-columns` columns of N, one step of each reduction dim,
+       every other dim 1; reduction loops innermost.
+    5. The tile's unit dims except the reduction ones are dropped and it is
        vectorised to a `vector.contract` (rows × 1) · (1 × columns), lowered
        to a `vector.outerproduct`: one broadcast element of A per row, times
        a row of B, into the accumulator (FMAs once lowered).
-    5. The accumulator's reads and writes are hoisted out of the reduction
+    6. The accumulator's reads and writes are hoisted out of the reduction
        loop: it lives in registers for the whole K loop.
 
     The block is sized for the host CPU's vector registers unless the
@@ -96,8 +103,8 @@ def RopeVectorizeContractions
     the other 16 of its 32 registers), 4 × 16 elsewhere (eight 256-bit
     accumulators in the 16 registers of AVX2). Both keep enough independent
     FMA chains in flight to cover the FMA latency on two ports.
-    Ops whose column extent is not a multiple of 8, or whose loop ranges
-    are dynamic, stay as they are (scalar loops, vectorised by LLVM when it
+    Ops whose column extent is not a multiple of 8, or with a dynamic extent
+    other than the rows, stay as they are (scalar loops, vectorised by LLVM when it
     can); so do ops inside `scf.forall` bodies smaller than a block.
     `--rope-lower-to-cpu` runs it on tensors after the linalg lowering when
     its option `microkernels` is on.
