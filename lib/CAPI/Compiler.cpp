@@ -9,7 +9,9 @@
 
 #include "rope-c/Compiler.h"
 
-#include "rope/InitAllRope.h"
+#include "Diagnostics.h"
+
+#include "rope/Registration/InitAllRope.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -40,6 +42,8 @@
 #include <mutex>
 
 using namespace mlir;
+using mlir::rope::capi::copyString;
+using mlir::rope::capi::toJson;
 
 namespace {
 
@@ -69,47 +73,6 @@ void initializeOnce() {
   });
 }
 
-char *copyString(llvm::StringRef text) {
-  char *copy = static_cast<char *>(std::malloc(text.size() + 1));
-  std::memcpy(copy, text.data(), text.size());
-  copy[text.size()] = '\0';
-  return copy;
-}
-
-std::string toJson(llvm::json::Value value) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << value;
-  return text;
-}
-
-/// "file:line:col" for the innermost file location of `loc`, else MLIR's
-/// own spelling of it.
-std::string locationText(Location loc) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  if (auto file = loc->findInstanceOf<FileLineColLoc>())
-    os << file.getFilename().getValue() << ":" << file.getLine() << ":"
-       << file.getColumn();
-  else
-    loc.print(os);
-  return text;
-}
-
-llvm::StringRef severityText(DiagnosticSeverity severity) {
-  switch (severity) {
-  case DiagnosticSeverity::Error:
-    return "error";
-  case DiagnosticSeverity::Warning:
-    return "warning";
-  case DiagnosticSeverity::Note:
-    return "note";
-  case DiagnosticSeverity::Remark:
-    return "remark";
-  }
-  llvm_unreachable("unknown diagnostic severity");
-}
-
 /// One compilation: a context of its own (so that nothing a module creates
 /// outlives it), the diagnostics it reported, the module being lowered.
 class Compilation {
@@ -122,10 +85,7 @@ public:
                                                    : "<source>"),
         pipeline(options && options->pipeline ? options->pipeline : ""),
         optLevel(options ? std::clamp(options->optLevel, 0, 3) : 2),
-        handler(&context, [this](Diagnostic &diag) {
-          record(diag);
-          return success();
-        }) {}
+        diagnostics(&context, sourceName) {}
 
   /// Parses the source, records the signatures of its public functions and
   /// runs the pipeline (none if it is empty). Failures are recorded as
@@ -144,18 +104,11 @@ public:
   /// Records an error at the start of the source (for failures that have no
   /// better location: LLVM's own errors).
   void recordError(const llvm::Twine &message) {
-    llvm::json::Object diag;
-    diag["severity"] = "error";
-    diag["location"] = sourceName;
-    diag["message"] = message.str();
-    diag["notes"] = llvm::json::Array();
-    diagnostics.push_back(std::move(diag));
+    diagnostics.recordError(message);
   }
 
   /// The recorded diagnostics as a JSON string for the caller to free.
-  char *takeDiagnostics() {
-    return copyString(toJson(llvm::json::Value(std::move(diagnostics))));
-  }
+  char *takeDiagnostics() { return diagnostics.take(); }
 
   /// The host's target machine; position-independent code for objects that
   /// go into shared libraries.
@@ -193,28 +146,11 @@ public:
   std::vector<std::string> functionNames;
 
 private:
-  void record(Diagnostic &diag) {
-    llvm::json::Object entry;
-    entry["severity"] = severityText(diag.getSeverity());
-    entry["location"] = locationText(diag.getLocation());
-    entry["message"] = diag.str();
-    llvm::json::Array notes;
-    for (Diagnostic &note : diag.getNotes()) {
-      llvm::json::Object noteEntry;
-      noteEntry["location"] = locationText(note.getLocation());
-      noteEntry["message"] = note.str();
-      notes.push_back(std::move(noteEntry));
-    }
-    entry["notes"] = std::move(notes);
-    diagnostics.push_back(std::move(entry));
-  }
-
   std::string argumentName(BlockArgument argument) const;
   llvm::json::Object describe(Type type, std::string name) const;
   void recordSignatures();
 
-  llvm::json::Array diagnostics;
-  ScopedDiagnosticHandler handler;
+  rope::capi::DiagnosticRecorder diagnostics;
 };
 
 /// The SSA name an argument has in the source ("%q"), read at its location:

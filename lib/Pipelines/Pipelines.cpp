@@ -7,6 +7,7 @@
 #include "rope/Codegen/GPU/Passes.h"
 #include "rope/Conversion/Passes.h"
 #include "rope/Dialect/Rope/Transforms/Passes.h"
+#include "rope/Fusion/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
@@ -55,10 +56,29 @@ void addBufferizationPasses(OpPassManager &pm, bool allowReturnAllocsFromLoops) 
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
 }
 
-/// Host loops on memrefs (scf, cf, arith, math, memref, OpenMP) to the LLVM
-/// dialect.
-void addHostLoopsToLLVMPasses(OpPassManager &pm, bool cWrappers,
-                              bool approximateMath, bool openMP) {
+} // namespace
+
+/// What a frontend puts around the rope ops, to linalg: tosa (torch-mlir's
+/// and TensorFlow's exports) through upstream's pipeline, without its
+/// validation against the TOSA profiles (exports use types no profile has:
+/// torch-mlir casts i64 positions), and elementwise arith and math on
+/// tensors (also what canonicalization makes of positions, e.g. p − q when
+/// two rotations compose), which bufferization does not take, and
+/// aggregated linalg ops (linalg.softmax), which the loop lowering does not.
+static void addFrontendToLinalgPasses(OpPassManager &pm) {
+  tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions{},
+                              TosaToLinalgNamedOptions{},
+                              /*validationOptions=*/std::nullopt);
+  pm.addPass(createTosaToTensorPass());
+  pm.addPass(createTosaToArithPass());
+  pm.addPass(createConvertElementwiseToLinalgPass());
+  pm.addPass(rope::createRopeDecomposeAggregatedOps());
+}
+
+void mlir::rope::buildHostLoopsToLLVMPipeline(OpPassManager &pm,
+                                              bool cWrappers,
+                                              bool approximateMath,
+                                              bool openMP) {
   // Failed runtime checks call the rope runtime; nothing happens where
   // there are none.
   pm.addPass(rope::createRopeLowerRuntimeChecks());
@@ -92,13 +112,8 @@ void addHostLoopsToLLVMPasses(OpPassManager &pm, bool cWrappers,
   pm.addPass(createCanonicalizerPass());
 }
 
-/// rope on tensors to host functions on device buffers whose computations
-/// are gpu.launch kernels: one per linalg op (parallel dims on a grid of
-/// threads, reduction dims a loop in each thread), and one for each
-/// attention in rows (a thread per query row running the key loop of the
-/// tiled rope.online_attention), or, without rows, one per attention step
-/// over whole tensors (scores, softmax, P·V).
-void addGPUMappingPasses(OpPassManager &pm, const LowerToNVVMOptions &options) {
+void mlir::rope::buildGPUMappingPipeline(OpPassManager &pm,
+                                         const LowerToNVVMOptions &options) {
   if (options.runtimeChecks)
     pm.addPass(createRopeInsertRuntimeChecks());
   if (options.foldRotation)
@@ -125,24 +140,6 @@ void addGPUMappingPasses(OpPassManager &pm, const LowerToNVVMOptions &options) {
   pm.addPass(createLowerAffinePass());
   pm.addPass(createCanonicalizerPass());
 }
-} // namespace
-
-/// What a frontend puts around the rope ops, to linalg: tosa (torch-mlir's
-/// and TensorFlow's exports) through upstream's pipeline, without its
-/// validation against the TOSA profiles (exports use types no profile has:
-/// torch-mlir casts i64 positions), and elementwise arith and math on
-/// tensors (also what canonicalization makes of positions, e.g. p − q when
-/// two rotations compose), which bufferization does not take, and
-/// aggregated linalg ops (linalg.softmax), which the loop lowering does not.
-static void addFrontendToLinalgPasses(OpPassManager &pm) {
-  tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions{},
-                              TosaToLinalgNamedOptions{},
-                              /*validationOptions=*/std::nullopt);
-  pm.addPass(createTosaToTensorPass());
-  pm.addPass(createTosaToArithPass());
-  pm.addPass(createConvertElementwiseToLinalgPass());
-  pm.addPass(rope::createRopeDecomposeAggregatedOps());
-}
 
 void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
                                          const LowerToCPUOptions &options) {
@@ -159,9 +156,9 @@ void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
   // its rows; the taller AVX-512 register block makes the FMAs cheap enough
   // that 128 rows pay (+9% at S = 2048 MHA), where with AVX2's 4-row block
   // 128 and 64 are within a few percent (and 64 wins for GQA).
-  int64_t registerRows = options.registerRows > 0
-                             ? options.registerRows
-                             : rope::getHostRegisterBlock().rows;
+  int64_t registerRows =
+      rope::resolveRegisterBlock(options.registerRows, options.registerColumns)
+          .rows;
   int64_t queryTile = options.queryTile != 0 ? options.queryTile
                       : registerRows >= 8   ? 128
                                             : 64;
@@ -196,7 +193,7 @@ void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
     pm.addPass(createConvertSCFToOpenMPPass());
     pm.addPass(rope::createRopeInlineAllocaScopes());
   }
-  addHostLoopsToLLVMPasses(pm, options.cWrappers, options.approximateMath,
+  rope::buildHostLoopsToLLVMPipeline(pm, options.cWrappers, options.approximateMath,
                            options.parallel);
 }
 
@@ -204,7 +201,7 @@ void mlir::rope::buildLowerToNVVMPipeline(OpPassManager &pm,
                                           const LowerToNVVMOptions &options) {
   pm.addPass(rope::createRopeCheckNVVMTarget(rope::RopeCheckNVVMTargetOptions{
       options.chip, options.features, options.format}));
-  addGPUMappingPasses(pm, options);
+  rope::buildGPUMappingPipeline(pm, options);
   pm.addPass(createGpuKernelOutliningPass());
   // The checks are host code, before the launches.
   pm.addPass(rope::createRopeLowerRuntimeChecks());
@@ -222,14 +219,6 @@ void mlir::rope::buildLowerToNVVMPipeline(OpPassManager &pm,
   gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
 }
 
-void mlir::rope::buildTestGPUMappingOnCPUPipeline(
-    OpPassManager &pm, const LowerToNVVMOptions &options) {
-  addGPUMappingPasses(pm, options);
-  pm.addNestedPass<func::FuncOp>(rope::createRopeEmulateGPUOnHost());
-  addHostLoopsToLLVMPasses(pm, options.cWrappers, /*approximateMath=*/false,
-                           /*openMP=*/false);
-}
-
 void mlir::rope::registerRopePipelines() {
   PassPipelineRegistration<LowerToNVVMOptions>(
       "rope-lower-to-nvvm",
@@ -237,12 +226,6 @@ void mlir::rope::registerRopePipelines() {
       "cubin through ptxas) plus host code that calls the mgpu* runtime "
       "(libRopeCudaRuntime.so)",
       buildLowerToNVVMPipeline);
-  PassPipelineRegistration<LowerToNVVMOptions>(
-      "rope-test-gpu-mapping-on-cpu",
-      "Testing aid: the --rope-lower-to-nvvm pipeline up to its kernels, which "
-      "then run as host loops (--rope-emulate-gpu-on-host), lowered for the "
-      "CPU; checks the GPU mapping numerically without a GPU",
-      buildTestGPUMappingOnCPUPipeline);
   PassPipelineRegistration<LowerToCPUOptions>(
       "rope-lower-to-cpu",
       "Lower rope (and upstream dialects on tensors) to the LLVM dialect for "

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rope/InitAllRope.h"
+#include "rope/Registration/InitAllRope.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/Plugins/DialectPlugin.h"

@@ -13,8 +13,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RopeTestPasses.h"
 #include "rope/Dialect/Rope/IR/RopeDialect.h"
-#include "rope/InitAllRope.h"
+#include "rope/Registration/InitAllRope.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -272,6 +273,7 @@ extern "C" const char *__asan_default_options() {
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   registerAllPasses();
   rope::registerAllRopePasses();
+  rope::test::registerRopeTestPasses();
   (void)fullRegistry();
   (void)inputRegistry();
   initPipelines();

@@ -1,10 +1,12 @@
 //===- rope-opt.cpp - mlir-opt with the rope dialect ----------------------===//
 //
-// Every upstream dialect, extension and pass, plus rope's.
+// Every upstream dialect, extension and pass, plus rope's and, as upstream
+// mlir-opt links its test passes, rope's test-only passes (test/lib).
 //
 //===----------------------------------------------------------------------===//
 
-#include "rope/InitAllRope.h"
+#include "RopeTestPasses.h"
+#include "rope/Registration/InitAllRope.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -16,6 +18,7 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::rope::registerAllRopePasses();
+  mlir::rope::test::registerRopeTestPasses();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);

@@ -142,12 +142,21 @@ void buildLowerToCPUPipeline(OpPassManager &pm, const LowerToCPUOptions &options
 void buildLowerToNVVMPipeline(OpPassManager &pm,
                               const LowerToNVVMOptions &options);
 
-/// Testing aid: `buildLowerToNVVMPipeline` up to its gpu.launch kernels,
-/// which then run as host loops on host memory, lowered for the CPU
-/// (chip, features, format and opt-level are ignored). The GPU test files
-/// run through it on machines without a GPU.
-void buildTestGPUMappingOnCPUPipeline(OpPassManager &pm,
-                                      const LowerToNVVMOptions &options);
+/// The first half of `buildLowerToNVVMPipeline`: rope on tensors to host
+/// functions on device buffers whose computations are gpu.launch kernels:
+/// one per linalg op (parallel dims on a grid of threads, reduction dims a
+/// loop in each thread), and one for each attention in rows (a thread per
+/// query row running the key loop of the tiled rope.online_attention), or,
+/// without rows, one per attention step over whole tensors (scores,
+/// softmax, P·V). Only `runtimeChecks`, `foldRotation`, `streamAttention`
+/// and `blockSize` of the options matter here.
+void buildGPUMappingPipeline(OpPassManager &pm,
+                             const LowerToNVVMOptions &options);
+
+/// Host loops on memrefs (scf, cf, arith, math, memref, vector, OpenMP) to
+/// the LLVM dialect: the end of `buildLowerToCPUPipeline`.
+void buildHostLoopsToLLVMPipeline(OpPassManager &pm, bool cWrappers,
+                                  bool approximateMath, bool openMP);
 
 /// Registers the named pipelines (`--rope-lower-to-cpu`, `--rope-lower-to-nvvm`).
 void registerRopePipelines();

@@ -17,3 +17,9 @@ RegisterBlockShape mlir::rope::getHostRegisterBlock() {
   }();
   return shape;
 }
+
+RegisterBlockShape mlir::rope::resolveRegisterBlock(int64_t rows,
+                                                    int64_t columns) {
+  RegisterBlockShape host = getHostRegisterBlock();
+  return {rows ? rows : host.rows, columns ? columns : host.columns};
+}

@@ -19,9 +19,8 @@ namespace {
 /// Splits large elementwise linalg ops that are not already inside a loop
 /// (standalone rotations, cos/sin tables, dtype conversions, and the copies
 /// that pack a large matmul's B: transposes, any op without a reduction)
-/// into an
-/// scf.forall over their outermost non-unit dim, so that they run on all
-/// cores like the attention tiles. Memory-bound ops need every core to reach
+/// into an scf.forall over their outermost non-unit dim, so that they run
+/// on all cores like the attention tiles. Memory-bound ops need every core to reach
 /// the machine's bandwidth.
 struct RopeParallelizeElementwisePass
     : public rope::impl::RopeParallelizeElementwiseBase<

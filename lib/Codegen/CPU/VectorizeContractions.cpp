@@ -182,6 +182,11 @@ static linalg::GenericOp packOperands(RewriterBase &rewriter,
   AffineExpr colBlock = getAffineDimExpr(op.getNumLoops(), ctx);
   unsigned colPos = *bMap.getResultPosition(col);
 
+  // B's dims other than the column dim, in order: the middle of either
+  // layout.
+  SmallVector<unsigned> others = llvm::to_vector(llvm::make_filter_range(
+      llvm::seq<unsigned>(0, bMap.getNumResults()),
+      [&](unsigned i) { return i != colPos; }));
   Value b = inputs[block.bOperand];
   SmallVector<AffineExpr> bExprs;
   SmallVector<int64_t> perm;
@@ -201,23 +206,17 @@ static linalg::GenericOp packOperands(RewriterBase &rewriter,
         groups);
     perm.push_back(colPos);
     bExprs.push_back(colBlock);
-    for (unsigned i = 0, e = bMap.getNumResults(); i < e; ++i)
-      if (i != colPos) {
-        perm.push_back(i < colPos ? i : i + 1);
-        bExprs.push_back(bMap.getResult(i));
-      }
+    for (unsigned i : others)
+      perm.push_back(i < colPos ? i : i + 1);
     perm.push_back(colPos + 1);
-    bExprs.push_back(col);
   } else {
     // B: every dim in order, the column dim last.
-    for (unsigned i = 0, e = bMap.getNumResults(); i < e; ++i)
-      if (i != colPos) {
-        perm.push_back(i);
-        bExprs.push_back(bMap.getResult(i));
-      }
+    llvm::append_range(perm, others);
     perm.push_back(colPos);
-    bExprs.push_back(col);
   }
+  for (unsigned i : others)
+    bExprs.push_back(bMap.getResult(i));
+  bExprs.push_back(col);
   Value packedB = packPanel(rewriter, loc, b, perm);
   Value a = packPanel(
       rewriter, loc, inputs[block.aOperand()],
@@ -466,45 +465,6 @@ splitDynamicRows(RewriterBase &rewriter, linalg::GenericOp op,
   return pieces;
 }
 
-static LogicalResult tileIntoRegisterBlocks(
-    RewriterBase &rewriter, linalg::GenericOp op, const RegisterBlock &block,
-    std::optional<unsigned> columnBlockDim);
-
-/// Rewrites one contraction into its micro-kernel loops.
-static LogicalResult rewriteContraction(RewriterBase &rewriter,
-                                        linalg::LinalgOp linalgOp,
-                                        const RegisterBlock &block) {
-  linalg::GenericOp op = dyn_cast<linalg::GenericOp>(linalgOp.getOperation());
-  if (!op) {
-    rewriter.setInsertionPoint(linalgOp);
-    FailureOr<linalg::GenericOp> generic =
-        linalg::generalizeNamedOp(rewriter, linalgOp);
-    if (failed(generic))
-      return failure();
-    op = *generic;
-  }
-  bool large = isLargeTopLevel(op);
-  unsigned loopsBefore = op.getNumLoops();
-  op = packOperands(rewriter, op, block, /*columnPanels=*/large);
-  // The column-block dim of a panelled op (its last loop), if any.
-  std::optional<unsigned> columnBlockDim;
-  if (op.getNumLoops() > loopsBefore)
-    columnBlockDim = loopsBefore;
-  if (large)
-    op = tileForCoresAndCaches(rewriter, op, block);
-  if (!ShapedType::isDynamic(op.getStaticLoopRanges()[block.rowDim]))
-    return tileIntoRegisterBlocks(rewriter, op, block, columnBlockDim);
-  FailureOr<SmallVector<std::pair<linalg::GenericOp, RegisterBlock>>> pieces =
-      splitDynamicRows(rewriter, op, block);
-  if (failed(pieces))
-    return failure();
-  for (auto &[piece, pieceBlock] : *pieces)
-    if (failed(tileIntoRegisterBlocks(rewriter, piece, pieceBlock,
-                                      columnBlockDim)))
-      return failure();
-  return success();
-}
-
 /// `op`, with static shapes and its operands packed, as loops around one
 /// register block: vector.contract on (rows × 1)·(1 × columns) slices.
 static LogicalResult tileIntoRegisterBlocks(
@@ -587,6 +547,41 @@ static LogicalResult tileIntoRegisterBlocks(
   return success();
 }
 
+/// Rewrites one contraction into its micro-kernel loops.
+static LogicalResult rewriteContraction(RewriterBase &rewriter,
+                                        linalg::LinalgOp linalgOp,
+                                        const RegisterBlock &block) {
+  linalg::GenericOp op = dyn_cast<linalg::GenericOp>(linalgOp.getOperation());
+  if (!op) {
+    rewriter.setInsertionPoint(linalgOp);
+    FailureOr<linalg::GenericOp> generic =
+        linalg::generalizeNamedOp(rewriter, linalgOp);
+    if (failed(generic))
+      return failure();
+    op = *generic;
+  }
+  bool large = isLargeTopLevel(op);
+  unsigned loopsBefore = op.getNumLoops();
+  op = packOperands(rewriter, op, block, /*columnPanels=*/large);
+  // The column-block dim of a panelled op (its last loop), if any.
+  std::optional<unsigned> columnBlockDim;
+  if (op.getNumLoops() > loopsBefore)
+    columnBlockDim = loopsBefore;
+  if (large)
+    op = tileForCoresAndCaches(rewriter, op, block);
+  if (!ShapedType::isDynamic(op.getStaticLoopRanges()[block.rowDim]))
+    return tileIntoRegisterBlocks(rewriter, op, block, columnBlockDim);
+  FailureOr<SmallVector<std::pair<linalg::GenericOp, RegisterBlock>>> pieces =
+      splitDynamicRows(rewriter, op, block);
+  if (failed(pieces))
+    return failure();
+  for (auto &[piece, pieceBlock] : *pieces)
+    if (failed(tileIntoRegisterBlocks(rewriter, piece, pieceBlock,
+                                      columnBlockDim)))
+      return failure();
+  return success();
+}
+
 struct RopeVectorizeContractionsPass
     : public rope::impl::RopeVectorizeContractionsBase<
           RopeVectorizeContractionsPass> {
@@ -602,13 +597,12 @@ struct RopeVectorizeContractionsPass
           << static_cast<int64_t>(registerColumns);
       return signalPassFailure();
     }
-    rope::RegisterBlockShape host = rope::getHostRegisterBlock();
-    int64_t rows = registerRows ? registerRows : host.rows;
-    int64_t columns = registerColumns ? registerColumns : host.columns;
+    rope::RegisterBlockShape shape =
+        rope::resolveRegisterBlock(registerRows, registerColumns);
     SmallVector<std::pair<linalg::LinalgOp, RegisterBlock>> work;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (std::optional<RegisterBlock> block =
-              planBlock(op, rows, columns))
+              planBlock(op, shape.rows, shape.columns))
         work.push_back({op, *block});
     });
     IRRewriter rewriter(&getContext());

@@ -11,7 +11,7 @@
 #include "rope/Conversion/RopeToLinalg/RopeToLinalg.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
 #include "rope/Dialect/Rope/Transforms/Transforms.h"
-#include "rope/Dialect/Rope/Utils/LinalgBuilders.h"
+#include "rope/Dialect/Rope/IR/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"

@@ -1,6 +1,6 @@
 # RUN: %python %s | FileCheck %s
 """--rope-raise preserves the meaning of attention: each function of
-test/Dialect/Rope/Transforms/raise-attention.mlir (frontend spellings of
+test/Raising/raise-attention.mlir (frontend spellings of
 attention: HF eager with GQA and an iota causal mask, SDPA's scale on the
 operands, a divided scale with a mask argument, Gemma 2's soft-cap with a
 sliding window, batch 2, linalg.softmax, boolean masks by select (hiding
@@ -11,7 +11,7 @@ random inputs, and compared with the f64 reference of what it spells
 (`reference.attention`). The raised ones must have become rope.attention,
 the near misses must not.
 
-Tolerance: testing.attention_atol (f32 logits and accumulation) for both.
+Tolerance: rope_testing.attention_atol (f32 logits and accumulation) for both.
 The near misses compute something else, so only raised-vs-written is
 compared for them (atol likewise).
 """
@@ -21,9 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import compiler, reference as ref
+import rope_testing as T
 
-SRC = Path(__file__).resolve().parents[2] / "Dialect/Rope/Transforms/raise-attention.mlir"
+SRC = Path(__file__).resolve().parents[2] / "Raising/raise-attention.mlir"
 chunks = [c for c in SRC.read_text().split("// -----") if "func.func" in c]
 
 # What each function spells, for the reference (GQA is in the shapes).

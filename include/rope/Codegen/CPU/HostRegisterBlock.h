@@ -29,6 +29,11 @@ struct RegisterBlockShape {
 /// eight accumulators.
 RegisterBlockShape getHostRegisterBlock();
 
+/// The block that `rows` × `columns` options ask for, where 0 (the options'
+/// default) stands for the host's size (getHostRegisterBlock) in that
+/// direction.
+RegisterBlockShape resolveRegisterBlock(int64_t rows, int64_t columns);
+
 } // namespace mlir::rope
 
 #endif // ROPE_CODEGEN_CPU_HOSTREGISTERBLOCK_H

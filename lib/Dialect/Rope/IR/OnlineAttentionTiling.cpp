@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rope/Dialect/Rope/IR/RopeOps.h"
-#include "rope/Dialect/Rope/Utils/LinalgBuilders.h"
+#include "rope/Dialect/Rope/IR/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

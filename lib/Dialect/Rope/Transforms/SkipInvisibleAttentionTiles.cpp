@@ -10,8 +10,8 @@
 
 #include "rope/Dialect/Rope/Transforms/Passes.h"
 #include "rope/Dialect/Rope/Transforms/Transforms.h"
-#include "rope/Dialect/Rope/Utils/AttentionRules.h"
-#include "rope/Dialect/Rope/Utils/LinalgBuilders.h"
+#include "rope/Dialect/Rope/IR/AttentionRules.h"
+#include "rope/Dialect/Rope/IR/LinalgBuilders.h"
 
 namespace mlir::rope {
 #define GEN_PASS_DEF_ROPESKIPINVISIBLEATTENTIONTILES

@@ -9,7 +9,7 @@
 
 #include "rope/Dialect/Rope/Transforms/Passes.h"
 #include "rope/Dialect/Rope/Transforms/Transforms.h"
-#include "rope/Dialect/Rope/Utils/LinalgBuilders.h"
+#include "rope/Dialect/Rope/IR/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"

@@ -14,20 +14,10 @@
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
-class RewritePatternSet;
 namespace rope {
 
 #define GEN_PASS_DECL
 #include "rope/Dialect/Rope/Transforms/Passes.h.inc"
-
-/// attention(rotate(q), rotate(k), v) -> attention(q, k, v) rotary(...).
-void populateFoldRotationIntoQKPatterns(RewritePatternSet &patterns);
-
-/// Frontend spellings of a rotary embedding (slices, negation, concatenation,
-/// cos/sin tables of the positions) -> rope.rotate.
-void populateRaiseRotaryPatterns(RewritePatternSet &patterns);
-/// The patterns of --rope-raise that raise attention (RaiseAttention.cpp).
-void populateRaiseAttentionPatterns(RewritePatternSet &patterns);
 
 #define GEN_PASS_REGISTRATION
 #include "rope/Dialect/Rope/Transforms/Passes.h.inc"

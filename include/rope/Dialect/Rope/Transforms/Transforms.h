@@ -62,6 +62,19 @@ LogicalResult guardInvisibleKeyTile(RewriterBase &rewriter, OnlineAttentionOp op
 LogicalResult decomposeOnlineAttention(RewriterBase &rewriter,
                                        OnlineAttentionOp op);
 
+/// Decomposes every rope.online_attention under `root`; reports (emitOpError)
+/// the first one that cannot be.
+LogicalResult decomposeAllOnlineAttention(Operation *root);
+
+/// The whole configuration of attention the passes share: converts each
+/// rope.attention under `root` that `accept` takes to online attention,
+/// tiles it as `options` says, guards its invisible key tiles and
+/// decomposes it (the others are left to the plain lowering).
+LogicalResult tileAndDecomposeAttention(Operation *root,
+                                        const AttentionTilingOptions &options,
+                                        function_ref<bool(AttentionOp)> accept);
+
+
 } // namespace mlir::rope
 
 #endif // ROPE_DIALECT_ROPE_TRANSFORMS_TRANSFORMS_H

@@ -1,0 +1,54 @@
+//===- AttentionRules.h - the rules of attention, once ----------*- C++ -*-===//
+//
+// Every rule that decides what a logit of attention is, and which keys a
+// query sees, is one function here, on scalars (or vectors) of f32 and i64.
+// The decomposition of rope.online_attention, the tile guard that skips
+// invisible key tiles and the conversion of rope.attention all call them,
+// so a rule (and a new attention feature) lives in one place.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROPE_DIALECT_ROPE_IR_ATTENTIONRULES_H
+#define ROPE_DIALECT_ROPE_IR_ATTENTIONRULES_H
+
+#include "rope/Dialect/Rope/IR/RopeAttrs.h"
+
+#include "mlir/IR/Builders.h"
+#include <optional>
+
+namespace mlir::rope::attention {
+
+/// Whether some key at a position in [kLo, kHi] is visible from some query at
+/// a position in [qLo, qHi] (i64 scalars): causal means p_k <= p_q, a window
+/// W adds p_q − W < p_k. With qLo = qHi and kLo = kHi this is the exact rule
+/// for one (query, key) pair; on the bounds of a tile it is the test that a
+/// tile holds any visible pair. Null when every key is visible.
+Value buildKeyVisibility(OpBuilder &b, Location loc, Value qLo, Value qHi,
+                         Value kLo, Value kHi, bool causal,
+                         std::optional<int64_t> window);
+
+/// logit ← c·tanh(logit / c) (Gemma 2's soft-capping), f32.
+Value buildSoftcap(OpBuilder &b, Location loc, Value logit, double cap);
+
+/// ALiBi's bias −slope·|p_q − p_k| (slope f32, positions i64).
+Value buildAlibiBias(OpBuilder &b, Location loc, Value slope, Value qPos,
+                     Value kPos);
+
+/// T5's bucket (an index) of the distance p_k − p_q (i64 positions), as T5
+/// defines it: exact below max_exact, logarithmic up to max_distance (the log
+/// evaluated in f32, as T5 does), the far side of a bidirectional bias offset
+/// by half the buckets.
+Value buildRelativeBucket(OpBuilder &b, Location loc, Value qPos, Value kPos,
+                          RelativeBucketsAttr buckets);
+
+/// A mask element applied to a logit: an i1 element is visibility (returned
+/// in `visible`, and-ed with what it holds), a float element is added.
+Value applyMaskElement(OpBuilder &b, Location loc, Value logit, Value element,
+                       Value &visible);
+
+/// The logit of a visible key, −inf otherwise (`visible` may be null).
+Value dropInvisible(OpBuilder &b, Location loc, Value logit, Value visible);
+
+} // namespace mlir::rope::attention
+
+#endif // ROPE_DIALECT_ROPE_IR_ATTENTIONRULES_H

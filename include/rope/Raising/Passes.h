@@ -1,0 +1,34 @@
+//===- Passes.h - raising frontend IR to rope ops ---------------*- C++ -*-===//
+
+#ifndef ROPE_RAISING_PASSES_H
+#define ROPE_RAISING_PASSES_H
+
+#include "rope/Dialect/Rope/IR/RopeOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+class RewritePatternSet;
+namespace rope {
+
+#define GEN_PASS_DECL
+#include "rope/Raising/Passes.h.inc"
+
+/// Frontend spellings of a rotary embedding (slices, negation, concatenation,
+/// cos/sin tables of the positions) -> rope.rotate (RaiseRotary.cpp).
+void populateRaiseRotaryPatterns(RewritePatternSet &patterns);
+/// Frontend spellings of attention (Q·Kᵀ, scale, mask, softmax, P·V) ->
+/// rope.attention (RaiseAttention.cpp).
+void populateRaiseAttentionPatterns(RewritePatternSet &patterns);
+
+#define GEN_PASS_REGISTRATION
+#include "rope/Raising/Passes.h.inc"
+
+} // namespace rope
+} // namespace mlir
+
+#endif // ROPE_RAISING_PASSES_H

@@ -1,0 +1,452 @@
+//===- OpClassification.cpp - what a frontend op does to elements ---------===//
+
+#include "rope/Analysis/OpClassification.h"
+#include "rope/Analysis/ConstantEvaluation.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "llvm/ADT/SmallBitVector.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+
+namespace mlir::rope::analysis {
+
+//===----------------------------------------------------------------------===//
+// Index-only ops
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// `map` with result `pos` replaced by `expr`.
+AffineMap withResult(AffineMap map, unsigned pos, AffineExpr expr) {
+  SmallVector<AffineExpr> results(map.getResults());
+  results[pos] = expr;
+  return AffineMap::get(map.getNumDims(), 0, results, map.getContext());
+}
+
+/// Indices into a row-major group of dims of `sizes` that the single index
+/// `index` of their collapsed dim designates. Unit dims read 0 and the
+/// outermost other dim needs no `mod`, so inserting or removing unit dims
+/// yields plain indices.
+std::optional<SmallVector<AffineExpr>> delinearize(AffineExpr index,
+                                                   ArrayRef<int64_t> sizes) {
+  AffineExpr zero = getAffineConstantExpr(0, index.getContext());
+  SmallVector<AffineExpr> indices(sizes.size(), zero);
+  auto outermost = llvm::find_if(sizes, [](int64_t s) { return s != 1; });
+  int64_t inner = 1;
+  for (int64_t i = static_cast<int64_t>(sizes.size()) - 1; i >= 0; --i) {
+    if (sizes[i] == 1)
+      continue;
+    AffineExpr idx = index.floorDiv(inner);
+    if (i == std::distance(sizes.begin(), outermost)) {
+      indices[i] = idx;
+      break;
+    }
+    if (ShapedType::isDynamic(sizes[i]))
+      return std::nullopt;
+    indices[i] = idx % sizes[i];
+    inner *= sizes[i];
+  }
+  return indices;
+}
+
+/// The single index of a collapsed dim that `indices` into a row-major group
+/// of dims of `sizes` designate.
+std::optional<AffineExpr> linearize(ArrayRef<AffineExpr> indices,
+                                    ArrayRef<int64_t> sizes) {
+  AffineExpr index = getAffineConstantExpr(0, indices.front().getContext());
+  auto outermost = llvm::find_if(sizes, [](int64_t s) { return s != 1; });
+  int64_t stride = 1;
+  for (int64_t i = static_cast<int64_t>(sizes.size()) - 1; i >= 0; --i) {
+    if (sizes[i] == 1)
+      continue;
+    index = index + indices[i] * stride;
+    if (i == std::distance(sizes.begin(), outermost))
+      break;
+    if (ShapedType::isDynamic(sizes[i]))
+      return std::nullopt;
+    stride *= sizes[i];
+  }
+  return index;
+}
+
+/// Term of `source` for a term `t` of its expansion along `groups` (result
+/// dims per source dim).
+std::optional<Term> throughExpand(Term t, Value source,
+                                  ArrayRef<int64_t> resultShape,
+                                  ArrayRef<ReassociationIndices> groups) {
+  SmallVector<AffineExpr> indices;
+  for (const ReassociationIndices &group : groups) {
+    SmallVector<AffineExpr> groupIndices;
+    SmallVector<int64_t> groupSizes;
+    for (int64_t dim : group) {
+      groupIndices.push_back(t.map.getResult(dim));
+      groupSizes.push_back(resultShape[dim]);
+    }
+    std::optional<AffineExpr> index = linearize(groupIndices, groupSizes);
+    if (!index)
+      return std::nullopt;
+    indices.push_back(*index);
+  }
+  return makeTerm(source, AffineMap::get(t.map.getNumDims(), 0, indices,
+                                         t.map.getContext()));
+}
+
+/// Term of `source` for a term `t` of its collapse along `groups` (source
+/// dims per result dim).
+std::optional<Term> throughCollapse(Term t, Value source,
+                                    ArrayRef<int64_t> sourceShape,
+                                    ArrayRef<ReassociationIndices> groups) {
+  SmallVector<AffineExpr> indices(sourceShape.size());
+  for (auto [result, group] : llvm::enumerate(groups)) {
+    SmallVector<int64_t> groupSizes;
+    for (int64_t dim : group)
+      groupSizes.push_back(sourceShape[dim]);
+    std::optional<SmallVector<AffineExpr>> groupIndices =
+        delinearize(t.map.getResult(result), groupSizes);
+    if (!groupIndices)
+      return std::nullopt;
+    for (auto [dim, index] : llvm::zip_equal(group, *groupIndices))
+      indices[dim] = index;
+  }
+  return makeTerm(source, AffineMap::get(t.map.getNumDims(), 0, indices,
+                                         t.map.getContext()));
+}
+
+/// Term of a reshape's source when the reshape only groups or splits dims.
+std::optional<Term> throughReshape(Term t, Value source) {
+  auto sourceType = cast<RankedTensorType>(source.getType());
+  auto resultType = cast<RankedTensorType>(t.value.getType());
+  if (sourceType.getShape() == resultType.getShape())
+    return makeTerm(source, t.map);
+  std::optional<SmallVector<ReassociationIndices>> groups =
+      getReassociationIndicesForReshape(sourceType, resultType);
+  if (!groups)
+    return std::nullopt;
+  if (sourceType.getRank() < resultType.getRank())
+    return throughExpand(t, source, resultType.getShape(), *groups);
+  return throughCollapse(t, source, sourceType.getShape(), *groups);
+}
+
+/// Term of the operand of a concatenation along `axis` that holds the
+/// element `t` reads: chosen by a constant index, or any copy when all the
+/// operands are one value (a repetition, as in `cat(freqs, freqs)`).
+std::optional<Term> throughConcat(Term t, ValueRange inputs, int64_t axis) {
+  AffineExpr index = t.map.getResult(axis);
+  auto extent = [&](Value v) {
+    return cast<RankedTensorType>(v.getType()).getDimSize(axis);
+  };
+  if (auto constant = dyn_cast<AffineConstantExpr>(index)) {
+    int64_t start = 0;
+    for (Value input : inputs) {
+      int64_t size = extent(input);
+      if (ShapedType::isDynamic(size))
+        return std::nullopt;
+      if (constant.getValue() < start + size)
+        return makeTerm(input, withResult(t.map, axis, index - start));
+      start += size;
+    }
+    return std::nullopt;
+  }
+  if (!llvm::all_equal(inputs) || ShapedType::isDynamic(extent(inputs[0])))
+    return std::nullopt;
+  return makeTerm(inputs[0],
+                  withResult(t.map, axis, index % extent(inputs[0])));
+}
+
+/// Term of the source or the destination of an insert_slice, whichever
+/// holds the element `t` reads.
+std::optional<Term> throughInsertSlice(Term t, tensor::InsertSliceOp op) {
+  if (op.getSourceType().getRank() != op.getDestType().getRank() ||
+      ShapedType::isDynamicShape(op.getStaticOffsets()) ||
+      ShapedType::isDynamicShape(op.getStaticSizes()) ||
+      ShapedType::isDynamicShape(op.getStaticStrides()))
+    return std::nullopt;
+  SmallVector<AffineExpr> sourceIndices;
+  bool inside = true;
+  for (auto [dim, index] : llvm::enumerate(t.map.getResults())) {
+    int64_t offset = op.getStaticOffsets()[dim];
+    int64_t size = op.getStaticSizes()[dim];
+    int64_t stride = op.getStaticStrides()[dim];
+    if (offset == 0 && stride == 1 &&
+        size == op.getDestType().getDimSize(dim)) {
+      sourceIndices.push_back(index);
+      continue;
+    }
+    auto constant = dyn_cast<AffineConstantExpr>(index);
+    if (!constant)
+      return std::nullopt;
+    int64_t c = constant.getValue() - offset;
+    if (c < 0 || c % stride != 0 || c / stride >= size) {
+      inside = false;
+      continue;
+    }
+    sourceIndices.push_back(
+        getAffineConstantExpr(c / stride, index.getContext()));
+  }
+  if (!inside)
+    return makeTerm(op.getDest(), t.map);
+  return makeTerm(
+      op.getSource(),
+      AffineMap::get(t.map.getNumDims(), 0, sourceIndices, t.map.getContext()));
+}
+
+/// The scalar that a linalg op yields for `result`, read through the op's
+/// loops. Every loop must be fixed by the result's index: parallel loops
+/// appear in its indexing map; a reduction must run once (a matmul with a
+/// unit contraction, as in `inv_freq @ positions`).
+std::optional<Term> intoBody(Term t, linalg::LinalgOp op, OpResult result) {
+  if (!op.hasPureTensorSemantics())
+    return std::nullopt;
+  AffineMap resultMap = op.getIndexingMapMatchingResult(result);
+  if (!resultMap.isProjectedPermutation())
+    return std::nullopt;
+  SmallVector<AffineExpr> loops(op.getNumLoops());
+  for (auto [pos, dim] : llvm::enumerate(resultMap.getResults()))
+    loops[cast<AffineDimExpr>(dim).getPosition()] = t.map.getResult(pos);
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  for (auto [loop, range] : llvm::zip_equal(loops, ranges)) {
+    if (loop)
+      continue;
+    if (range != 1)
+      return std::nullopt;
+    loop = getAffineConstantExpr(0, op.getContext());
+  }
+  Value yielded =
+      op.getBlock()->getTerminator()->getOperand(result.getResultNumber());
+  return makeTerm(
+      yielded, AffineMap::get(t.map.getNumDims(), 0, loops, op.getContext()));
+}
+
+/// The term of the operand that the block argument `arg` of a linalg body
+/// stands for.
+std::optional<Term> outOfBody(Term t, BlockArgument arg) {
+  auto op = dyn_cast_or_null<linalg::LinalgOp>(arg.getOwner()->getParentOp());
+  if (!op || arg.getOwner() != op.getBlock())
+    return std::nullopt;
+  OpOperand *operand = op.getMatchingOpOperand(arg);
+  return makeTerm(operand->get(),
+                  op.getMatchingIndexingMap(operand).compose(t.map));
+}
+
+} // namespace
+
+std::optional<Term> stepView(Term t) {
+  if (auto arg = dyn_cast<BlockArgument>(t.value))
+    return outOfBody(t, arg);
+  Operation *def = t.value.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  MLIRContext *ctx = def->getContext();
+  unsigned numDims = t.map.getNumDims();
+  // A scalar in a linalg body that is not a block argument is computed.
+  if (!isa<RankedTensorType>(t.value.getType()))
+    return std::nullopt;
+
+  return llvm::TypeSwitch<Operation *, std::optional<Term>>(def)
+      .Case([&](linalg::LinalgOp op) {
+        return intoBody(t, op, cast<OpResult>(t.value));
+      })
+      .Case([&](tensor::CastOp op) { return makeTerm(op.getSource(), t.map); })
+      .Case([&](tensor::ExpandShapeOp op) {
+        return throughExpand(t, op.getSrc(), op.getResultType().getShape(),
+                             op.getReassociationIndices());
+      })
+      .Case([&](tensor::CollapseShapeOp op) {
+        return throughCollapse(t, op.getSrc(), op.getSrcType().getShape(),
+                               op.getReassociationIndices());
+      })
+      .Case([&](tensor::ExtractSliceOp op) -> std::optional<Term> {
+        if (ShapedType::isDynamicShape(op.getStaticOffsets()) ||
+            ShapedType::isDynamicShape(op.getStaticStrides()))
+          return std::nullopt;
+        llvm::SmallBitVector dropped = op.getDroppedDims();
+        SmallVector<AffineExpr> indices;
+        unsigned resultDim = 0;
+        for (auto [dim, offset, stride] :
+             llvm::enumerate(op.getStaticOffsets(), op.getStaticStrides())) {
+          AffineExpr index = getAffineConstantExpr(offset, ctx);
+          if (!dropped.test(dim))
+            index = index + t.map.getResult(resultDim++) * stride;
+          indices.push_back(index);
+        }
+        return makeTerm(op.getSource(),
+                        AffineMap::get(numDims, 0, indices, ctx));
+      })
+      .Case([&](tensor::InsertSliceOp op) { return throughInsertSlice(t, op); })
+      .Case([&](tensor::ConcatOp op) {
+        return throughConcat(t, op.getInputs(), op.getDim());
+      })
+      .Case(
+          [&](tosa::ReshapeOp op) { return throughReshape(t, op.getInput1()); })
+      .Case([&](tosa::SliceOp op) -> std::optional<Term> {
+        std::optional<SmallVector<int64_t>> start =
+            constantIndices(op.getStart());
+        if (!start)
+          return std::nullopt;
+        SmallVector<AffineExpr> indices;
+        for (auto [index, offset] : llvm::zip_equal(t.map.getResults(), *start))
+          indices.push_back(index + offset);
+        return makeTerm(op.getInput1(),
+                        AffineMap::get(numDims, 0, indices, ctx));
+      })
+      .Case([&](tosa::ConcatOp op) {
+        return throughConcat(t, op.getInput1(), op.getAxis());
+      })
+      .Case([&](tosa::TileOp op) -> std::optional<Term> {
+        SmallVector<int64_t> multiples;
+        auto sourceType = cast<RankedTensorType>(op.getInput1().getType());
+        if (failed(op.getConstantMultiples(multiples)) ||
+            !sourceType.hasStaticShape())
+          return std::nullopt;
+        SmallVector<AffineExpr> indices;
+        for (auto [index, multiple, extent] : llvm::zip_equal(
+                 t.map.getResults(), multiples, sourceType.getShape()))
+          indices.push_back(multiple == 1 ? index : index % extent);
+        return makeTerm(op.getInput1(),
+                        AffineMap::get(numDims, 0, indices, ctx));
+      })
+      .Case([&](tosa::TransposeOp op) {
+        SmallVector<AffineExpr> indices(t.map.getNumResults());
+        for (auto [resultDim, sourceDim] : llvm::enumerate(op.getPerms()))
+          indices[sourceDim] = t.map.getResult(resultDim);
+        return makeTerm(op.getInput1(),
+                        AffineMap::get(numDims, 0, indices, ctx));
+      })
+      .Case(
+          [&](tosa::IdentityOp op) { return makeTerm(op.getInput1(), t.map); })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+Term peelViews(Term t) {
+  for (unsigned step = 0; step < kMaxViewSteps; ++step) {
+    std::optional<Term> next = stepView(t);
+    if (!next)
+      break;
+    t = *next;
+  }
+  return t;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise computations
+//===----------------------------------------------------------------------===//
+
+unsigned bitWidth(Type type) {
+  type = getElementTypeOrSelf(type);
+  return type.isIndex() ? 64 : type.getIntOrFloatBitWidth();
+}
+
+/// The kind of a tosa.cast, by its element types.
+static std::optional<Kind> castKind(Type from, Type to) {
+  from = getElementTypeOrSelf(from);
+  to = getElementTypeOrSelf(to);
+  if (isa<FloatType>(from) && isa<FloatType>(to))
+    return Kind::FloatCast;
+  if (from.isSignlessInteger() && isa<FloatType>(to) && bitWidth(from) > 1)
+    return Kind::IntToFloat;
+  if (from.isSignlessInteger() && to.isSignlessInteger() &&
+      bitWidth(from) > 1 && bitWidth(to) >= bitWidth(from))
+    return Kind::IntExtend;
+  return std::nullopt;
+}
+
+std::optional<Computation> classify(Term t) {
+  Operation *def = t.value.getDefiningOp();
+  if (!def || def->getNumResults() != 1)
+    return std::nullopt;
+  std::optional<Kind> kind =
+      llvm::TypeSwitch<Operation *, std::optional<Kind>>(def)
+          .Case<arith::AddFOp, tosa::AddOp>([](auto) { return Kind::Add; })
+          .Case<arith::SubFOp, tosa::SubOp>([](auto) { return Kind::Sub; })
+          .Case<arith::MulFOp>([](auto) { return Kind::Mul; })
+          .Case([](tosa::MulOp op) -> std::optional<Kind> {
+            // The shift applies to integer products only; a float product
+            // has a zero shift.
+            if (!isZeroConstant(op.getShift()))
+              return std::nullopt;
+            return Kind::Mul;
+          })
+          .Case<arith::DivFOp>([](auto) { return Kind::Div; })
+          .Case<arith::NegFOp>([](auto) { return Kind::Neg; })
+          .Case([](tosa::NegateOp op) -> std::optional<Kind> {
+            if (!isZeroConstant(op.getInput1Zp()) ||
+                !isZeroConstant(op.getOutputZp()))
+              return std::nullopt;
+            return Kind::Neg;
+          })
+          .Case<math::CosOp, tosa::CosOp>([](auto) { return Kind::Cos; })
+          .Case<math::SinOp, tosa::SinOp>([](auto) { return Kind::Sin; })
+          .Case<math::ExpOp, tosa::ExpOp>([](auto) { return Kind::Exp; })
+          .Case<math::PowFOp, tosa::PowOp>([](auto) { return Kind::Pow; })
+          .Case<tosa::ReciprocalOp>([](auto) { return Kind::Reciprocal; })
+          .Case<arith::SIToFPOp>([](auto) { return Kind::IntToFloat; })
+          .Case<arith::ExtSIOp>([](auto) { return Kind::IntExtend; })
+          .Case([](arith::IndexCastOp op) -> std::optional<Kind> {
+            if (bitWidth(op.getOut().getType()) <
+                bitWidth(op.getIn().getType()))
+              return std::nullopt;
+            return Kind::IntExtend;
+          })
+          .Case<arith::ExtFOp, arith::TruncFOp>(
+              [](auto) { return Kind::FloatCast; })
+          .Case([](tosa::CastOp op) {
+            return castKind(op.getInput().getType(), op.getType());
+          })
+          .Default([](Operation *) { return std::nullopt; });
+  if (!kind)
+    return std::nullopt;
+  bool binary = *kind == Kind::Add || *kind == Kind::Sub ||
+                *kind == Kind::Mul || *kind == Kind::Div || *kind == Kind::Pow;
+  Computation computation{*kind, {}};
+  for (unsigned i = 0, e = binary ? 2 : 1; i < e; ++i)
+    computation.operands.push_back(makeTerm(def->getOperand(i), t.map));
+  return computation;
+}
+
+SmallVector<std::pair<Term, Term>, 2> bothOrders(const Computation &c) {
+  return {{c.operands[0], c.operands[1]}, {c.operands[1], c.operands[0]}};
+}
+
+} // namespace mlir::rope::analysis
+
+std::optional<unsigned>
+mlir::rope::analysis::getMultiplyAccumulateLoop(linalg::LinalgOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 1)
+    return std::nullopt;
+  Block *body = op.getBlock();
+  auto add = dyn_cast_or_null<arith::AddFOp>(
+      body->getTerminator()->getOperand(0).getDefiningOp());
+  if (!add)
+    return std::nullopt;
+  Value acc = body->getArgument(2);
+  if ((add.getLhs() == acc) == (add.getRhs() == acc))
+    return std::nullopt;
+  Value product = add.getLhs() == acc ? add.getRhs() : add.getLhs();
+  auto mul = product.getDefiningOp<arith::MulFOp>();
+  if (!mul)
+    return std::nullopt;
+  auto inputIndex = [&](Value v) -> int64_t {
+    while (Operation *def = v.getDefiningOp()) {
+      if (!isa<arith::ExtFOp, arith::TruncFOp>(def))
+        return -1;
+      v = def->getOperand(0);
+    }
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && arg.getOwner() == body && arg.getArgNumber() < 2
+               ? arg.getArgNumber()
+               : -1;
+  };
+  int64_t a = inputIndex(mul.getLhs()), b = inputIndex(mul.getRhs());
+  if (a < 0 || b < 0 || a == b)
+    return std::nullopt;
+  SmallVector<unsigned> reductions;
+  op.getReductionDims(reductions);
+  return reductions.front();
+}

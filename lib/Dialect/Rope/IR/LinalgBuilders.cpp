@@ -1,0 +1,787 @@
+//===- LinalgBuilders.cpp - linalg building blocks of rope lowerings ------===//
+
+#include "rope/Dialect/Rope/IR/LinalgBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include <array>
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::rope;
+
+namespace mlir::rope::lowering {
+
+/// Dot-product reductions may be reassociated and fused into FMAs: this is
+/// what lets LLVM vectorise them. The tests' tolerances for attention are
+/// stated in terms of f32 accumulation error, which this does not exceed.
+static const arith::FastMathFlags kReduceFMF =
+    arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
+
+//===----------------------------------------------------------------------===//
+// Small building blocks
+//===----------------------------------------------------------------------===//
+
+/// Map from `numDims` loop dims to the listed ones.
+AffineMap dimsMap(MLIRContext *ctx, unsigned numDims, ArrayRef<unsigned> dims) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned d : dims)
+    exprs.push_back(getAffineDimExpr(d, ctx));
+  return AffineMap::get(numDims, 0, exprs, ctx);
+}
+
+SmallVector<unsigned> range(unsigned begin, unsigned end) {
+  SmallVector<unsigned> r;
+  for (unsigned i = begin; i < end; ++i)
+    r.push_back(i);
+  return r;
+}
+
+Value toF32(OpBuilder &b, Location loc, Value v) {
+  if (v.getType().isF32())
+    return v;
+  return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+}
+
+Value fromF32(OpBuilder &b, Location loc, Value v, Type type) {
+  if (type.isF32())
+    return v;
+  return arith::TruncFOp::create(b, loc, type, v);
+}
+
+Value f32Const(OpBuilder &b, Location loc, double v) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+}
+
+Value f64Const(OpBuilder &b, Location loc, double v) {
+  return arith::ConstantOp::create(b, loc, b.getF64FloatAttr(v));
+}
+
+Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                  Type elementType) {
+  return tensor::EmptyOp::create(b, loc, sizes, elementType);
+}
+
+Value filledTensor(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                   Type elementType, TypedAttr value) {
+  Value empty = emptyTensor(b, loc, sizes, elementType);
+  Value cst = arith::ConstantOp::create(b, loc, value);
+  return linalg::FillOp::create(b, loc, cst, empty).getResult(0);
+}
+
+Value negInfF32(OpBuilder &b, Location loc) {
+  return f32Const(b, loc, -std::numeric_limits<double>::infinity());
+}
+
+/// A position element widened to i64.
+Value positionToI64(OpBuilder &b, Location loc, Value p) {
+  if (p.getType().isInteger(64))
+    return p;
+  return arith::ExtSIOp::create(b, loc, b.getI64Type(), p);
+}
+
+/// `[len]` positions `offset, offset+1, ...` as i64.
+Value buildIota(OpBuilder &b, Location loc, OpFoldResult len, Value offset) {
+  MLIRContext *ctx = b.getContext();
+  Value init = emptyTensor(b, loc, {len}, b.getI64Type());
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{}, ValueRange{init},
+             ArrayRef<AffineMap>{dimsMap(ctx, 1, {0})},
+             ArrayRef<IteratorType>{kPar},
+             [&](OpBuilder &nb, Location nl, ValueRange) {
+               Value i = linalg::IndexOp::create(nb, nl, 0);
+               Value i64 = arith::IndexCastOp::create(nb, nl, nb.getI64Type(), i);
+               linalg::YieldOp::create(nb, nl,
+                                       ValueRange{arith::AddIOp::create(
+                                           nb, nl, i64, offset)});
+             })
+      .getResult(0);
+}
+
+/// Reduces an integer tensor to an i64 scalar with max (or min).
+static Value buildPositionExtreme(OpBuilder &b, Location loc, Value positions,
+                                  bool max) {
+  MLIRContext *ctx = b.getContext();
+  auto type = cast<RankedTensorType>(positions.getType());
+  unsigned rank = type.getRank();
+  Value init = filledTensor(
+      b, loc, {}, b.getI64Type(),
+      b.getI64IntegerAttr(max ? std::numeric_limits<int64_t>::min()
+                              : std::numeric_limits<int64_t>::max()));
+  SmallVector<IteratorType> iters(rank, kRed);
+  Value extreme =
+      linalg::GenericOp::create(
+          b, loc, init.getType(), ValueRange{positions}, ValueRange{init},
+          ArrayRef<AffineMap>{dimsMap(ctx, rank, range(0, rank)),
+                              AffineMap::get(rank, 0, {}, ctx)},
+          iters,
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value p = positionToI64(nb, nl, args[0]);
+            Value r = max ? arith::MaxSIOp::create(nb, nl, p, args[1]).getResult()
+                          : arith::MinSIOp::create(nb, nl, p, args[1]).getResult();
+            linalg::YieldOp::create(nb, nl, ValueRange{r});
+          })
+          .getResult(0);
+  return tensor::ExtractOp::create(b, loc, extreme, ValueRange{});
+}
+
+Value buildMaxPosition(OpBuilder &b, Location loc, Value positions) {
+  return buildPositionExtreme(b, loc, positions, /*max=*/true);
+}
+
+Value buildMinPosition(OpBuilder &b, Location loc, Value positions) {
+  return buildPositionExtreme(b, loc, positions, /*max=*/false);
+}
+
+Value buildReducedPhase(OpBuilder &b, Location loc, Value position,
+                        Value frequency) {
+  Value p = arith::SIToFPOp::create(b, loc, b.getF64Type(),
+                                    positionToI64(b, loc, position));
+  Value phase = arith::MulFOp::create(b, loc, p, frequency);
+  Value turns = math::RoundEvenOp::create(
+      b, loc, arith::MulFOp::create(b, loc, phase, f64Const(b, loc, 0.5 / M_PI)));
+  return arith::SubFOp::create(
+      b, loc, phase,
+      arith::MulFOp::create(b, loc, turns, f64Const(b, loc, 2.0 * M_PI)));
+}
+
+Value buildShiftedExp(OpBuilder &b, Location loc, Value x, Value max) {
+  Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, max,
+                                     negInfF32(b, loc));
+  Value e = math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, x, max));
+  return arith::SelectOp::create(b, loc, none, f32Const(b, loc, 0.0), e);
+}
+
+Value buildMultiplyAccumulate(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                              Value init, ArrayRef<AffineMap> maps,
+                              ArrayRef<IteratorType> iters,
+                              arith::FastMathFlags fastMath) {
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{lhs, rhs}, ValueRange{init},
+             maps, iters,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value prod = arith::MulFOp::create(nb, nl, toF32(nb, nl, args[0]),
+                                                  toF32(nb, nl, args[1]), fastMath);
+               Value sum = arith::AddFOp::create(nb, nl, toF32(nb, nl, args[2]),
+                                                 prod, fastMath);
+               linalg::YieldOp::create(
+                   nb, nl, ValueRange{fromF32(nb, nl, sum, args[2].getType())});
+             })
+      .getResult(0);
+}
+
+Value buildElementwiseUpdateInPlace(
+    OpBuilder &b, Location loc, ValueRange ins, ArrayRef<AffineMap> inMaps,
+    Value dest, function_ref<Value(OpBuilder &, Location, ValueRange)> fn) {
+  unsigned n = cast<RankedTensorType>(dest.getType()).getRank();
+  SmallVector<AffineMap> maps(inMaps);
+  maps.push_back(AffineMap::getMultiDimIdentityMap(n, b.getContext()));
+  return linalg::GenericOp::create(
+             b, loc, dest.getType(), ins, ValueRange{dest}, maps,
+             SmallVector<IteratorType>(n, kPar),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(nb, nl, ValueRange{fn(nb, nl, args)});
+             })
+      .getResult(0);
+}
+
+Value buildElementwise(OpBuilder &b, Location loc, ValueRange ins,
+                       ArrayRef<AffineMap> inMaps, Value like,
+                       function_ref<Value(OpBuilder &, Location, ValueRange)> fn) {
+  // Into a fresh tensor, whose (undefined) elements fn does not read.
+  Value init = emptyTensor(b, loc, tensor::getMixedSizes(b, loc, like),
+                           b.getF32Type());
+  return buildElementwiseUpdateInPlace(b, loc, ins, inMaps, init, fn);
+}
+
+Value f64Tensor(OpBuilder &b, Location loc, ArrayRef<double> values) {
+  auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
+                                    b.getF64Type());
+  return arith::ConstantOp::create(b, loc,
+                                   DenseElementsAttr::get(type, values));
+}
+
+//===----------------------------------------------------------------------===//
+// Frequencies and tables
+//===----------------------------------------------------------------------===//
+
+/// Inverse frequencies (tensor<hxf64>) of `spec` for a head of `headDim`.
+/// Kinds that depend on the largest position read it from `maxPosition` (an
+/// i64 scalar); the others are compile-time constants.
+Value buildInverseFrequencies(OpBuilder &b, Location loc, RotarySpecAttr spec,
+                              int64_t headDim,
+                              function_ref<Value()> maxPosition) {
+  int64_t r = spec.getRotaryDims(headDim);
+  if (!spec.dependsOnMaxPosition())
+    return f64Tensor(b, loc, spec.getInverseFrequencies(headDim, 0));
+
+  MLIRContext *ctx = b.getContext();
+  Value maxPos = maxPosition();
+  if (auto longrope = dyn_cast<LongRopeScalingAttr>(spec.getScaling())) {
+    // Short factors up to the original context, long factors beyond it.
+    int64_t orig = longrope.getOriginalMaxPositionEmbeddings();
+    Value shortFreqs = f64Tensor(b, loc, spec.getInverseFrequencies(headDim, 0));
+    Value longFreqs = f64Tensor(b, loc, spec.getInverseFrequencies(headDim, orig));
+    Value lastAllowed = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(orig - 1));
+    Value isLong = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                         maxPos, lastAllowed);
+    return arith::SelectOp::create(b, loc, isLong, longFreqs, shortFreqs);
+  }
+
+  auto dynamic = cast<DynamicScalingAttr>(spec.getScaling());
+  // θ'^(-2i/r) = θ^(-2i/r) · s^(-2i/(r-2)) with
+  // s = factor·L/L_orig − (factor − 1), L = max(max_position + 1, L_orig).
+  int64_t orig = dynamic.getOriginalMaxPositionEmbeddings();
+  double factor = dynamic.getFactor();
+  Value one = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(1));
+  Value len = arith::MaxSIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, maxPos, one),
+      arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(orig)));
+  Value lenF = arith::SIToFPOp::create(b, loc, b.getF64Type(), len);
+  Value ratio = arith::MulFOp::create(
+      b, loc, lenF, f64Const(b, loc, factor / static_cast<double>(orig)));
+  Value s = arith::SubFOp::create(b, loc, ratio, f64Const(b, loc, factor - 1.0));
+  Value logS = math::LogOp::create(b, loc, s);
+
+  SmallVector<double> exponents;
+  for (int64_t i = 0; i < r / 2; ++i)
+    exponents.push_back(-2.0 * static_cast<double>(i) / static_cast<double>(r - 2));
+  Value baseFreqs = f64Tensor(
+      b, loc, RotarySpecAttr::get(ctx, spec.getBase(), spec.getDims(), 0,
+                                  spec.getLayout(), nullptr, std::nullopt, false)
+                  .getInverseFrequencies(headDim, 0));
+  Value expTensor = f64Tensor(b, loc, exponents);
+  Value init = emptyTensor(b, loc, {b.getIndexAttr(r / 2)}, b.getF64Type());
+  AffineMap id = dimsMap(ctx, 1, {0});
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{baseFreqs, expTensor},
+             ValueRange{init}, ArrayRef<AffineMap>{id, id, id},
+             ArrayRef<IteratorType>{kPar},
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value e = arith::MulFOp::create(nb, nl, args[1], logS);
+               Value scaled = arith::MulFOp::create(
+                   nb, nl, args[0], math::ExpOp::create(nb, nl, e));
+               linalg::YieldOp::create(nb, nl, ValueRange{scaled});
+             })
+      .getResult(0);
+}
+
+/// cos/sin tables of shape positions × [h] (f32) with the attention factor and
+/// the direction folded in. The phase p·f is formed in f64 and reduced to
+/// [-π, π] there; the f32 sine and cosine of the reduced phase are then
+/// corrected to first order for the f32 rounding of the argument, which keeps
+/// the tables within about an ulp for positions far beyond 2^20.
+/// cos and sin (f64) of a phase `x` (f64) already reduced to [-π, π]:
+/// x = k·π/2 + r with k = round(2x/π) ∈ {-2, ..., 2} and |r| ≤ π/4 (π/2 in
+/// two parts, so that r is exact to ~1e-20), Taylor polynomials of r (the
+/// first omitted terms are below 3e-14), and the quadrant's swap and signs
+/// by selects. Plain arithmetic and selects, unlike libm calls, vectorise;
+/// rounded to f32 the results are within 0.5 ulp + 1e-13 of the true
+/// values.
+static std::pair<Value, Value> buildCosSinOfReducedPhase(OpBuilder &b,
+                                                         Location loc,
+                                                         Value x) {
+  auto cst = [&](double v) { return f64Const(b, loc, v); };
+  auto mul = [&](Value l, Value r) {
+    return arith::MulFOp::create(b, loc, l, r).getResult();
+  };
+  auto add = [&](Value l, Value r) {
+    return arith::AddFOp::create(b, loc, l, r).getResult();
+  };
+  auto sub = [&](Value l, Value r) {
+    return arith::SubFOp::create(b, loc, l, r).getResult();
+  };
+  // π/2 = kPio2Hi + kPio2Lo; kPio2Hi has 33 significant bits, so k·kPio2Hi
+  // is exact for |k| ≤ 2.
+  constexpr double kPio2Hi = 1.57079632673412561417e+00;
+  constexpr double kPio2Lo = 6.07710050650619224932e-11;
+  Value k = math::RoundEvenOp::create(b, loc, mul(x, cst(2.0 / M_PI)));
+  Value r = sub(sub(x, mul(k, cst(kPio2Hi))), mul(k, cst(kPio2Lo)));
+  Value r2 = mul(r, r);
+  // Horner in r² of the Taylor series: sin r = r·Σ (−1)^i r^{2i}/(2i+1)!,
+  // cos r = Σ (−1)^i r^{2i}/(2i)!, up to r^13 and r^14.
+  auto series = [&](ArrayRef<double> coefficients) {
+    Value acc = cst(coefficients.back());
+    for (double c : llvm::reverse(coefficients.drop_back()))
+      acc = add(mul(acc, r2), cst(c));
+    return acc;
+  };
+  double sinCoefficients[7], cosCoefficients[8];
+  double factorial = 1.0;
+  for (int n = 1; n <= 15; ++n) {
+    factorial *= n;
+    double sign = ((n / 2) % 2) ? -1.0 : 1.0;
+    if (n % 2 == 1 && n <= 13)
+      sinCoefficients[n / 2] = sign / factorial;
+    if (n % 2 == 0 && n <= 14)
+      cosCoefficients[n / 2] = sign / factorial;
+  }
+  cosCoefficients[0] = 1.0;
+  Value sinR = mul(r, series(sinCoefficients));
+  Value cosR = series(cosCoefficients);
+  // Quadrant k mod 4 (k = −2, −1, 0, 1, 2 is 2, 3, 0, 1, 2): sin and cos
+  // swap for odd k; sin is negated for k ∈ {−2, −1, 2}, cos for
+  // k ∈ {−2, 1, 2}.
+  auto is = [&](Value v, double c) {
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, v, cst(c))
+        .getResult();
+  };
+  auto any = [&](Value l, Value r) {
+    return arith::OrIOp::create(b, loc, l, r).getResult();
+  };
+  Value absK = math::AbsFOp::create(b, loc, k);
+  Value odd = is(absK, 1.0);
+  Value negSin = any(is(absK, 2.0), is(k, -1.0));
+  Value negCos = any(is(absK, 2.0), is(k, 1.0));
+  Value sinV = arith::SelectOp::create(b, loc, odd, cosR, sinR);
+  Value cosV = arith::SelectOp::create(b, loc, odd, sinR, cosR);
+  sinV = arith::SelectOp::create(b, loc, negSin,
+                                 arith::NegFOp::create(b, loc, sinV), sinV);
+  cosV = arith::SelectOp::create(b, loc, negCos,
+                                 arith::NegFOp::create(b, loc, cosV), cosV);
+  return {cosV, sinV};
+}
+
+CosSin buildTable(OpBuilder &b, Location loc, Value positions, Value invFreq,
+                  RotarySpecAttr spec) {
+  MLIRContext *ctx = b.getContext();
+  auto posType = cast<RankedTensorType>(positions.getType());
+  unsigned pr = posType.getRank();
+  int64_t h = cast<RankedTensorType>(invFreq.getType()).getDimSize(0);
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, positions);
+  sizes.push_back(b.getIndexAttr(h));
+  Value init = emptyTensor(b, loc, sizes, b.getF32Type());
+  double m = spec.getEffectiveAttentionFactor();
+  double sinScale = spec.getInverse() ? -m : m;
+
+  SmallVector<AffineMap> maps = {dimsMap(ctx, pr + 1, range(0, pr)),
+                                 dimsMap(ctx, pr + 1, {pr}),
+                                 dimsMap(ctx, pr + 1, range(0, pr + 1)),
+                                 dimsMap(ctx, pr + 1, range(0, pr + 1))};
+  SmallVector<IteratorType> iters(pr + 1, kPar);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType(), init.getType()},
+      ValueRange{positions, invFreq}, ValueRange{init, init}, maps, iters,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value reduced = buildReducedPhase(nb, nl, args[0], args[1]);
+        auto [c, s] = buildCosSinOfReducedPhase(nb, nl, reduced);
+        // The factor and the direction applied in f64, then one rounding.
+        if (m != 1.0)
+          c = arith::MulFOp::create(nb, nl, c, f64Const(nb, nl, m));
+        if (sinScale != 1.0)
+          s = arith::MulFOp::create(nb, nl, s, f64Const(nb, nl, sinScale));
+        Type f32 = nb.getF32Type();
+        linalg::YieldOp::create(
+            nb, nl,
+            ValueRange{arith::TruncFOp::create(nb, nl, f32, c),
+                       arith::TruncFOp::create(nb, nl, f32, s)});
+      });
+  return {generic.getResult(0), generic.getResult(1)};
+}
+
+std::pair<Value, Value> buildPairRotation(OpBuilder &b, Location loc, Value a,
+                                          Value second, Value cos, Value sin) {
+  Value newFirst =
+      arith::SubFOp::create(b, loc, arith::MulFOp::create(b, loc, a, cos),
+                            arith::MulFOp::create(b, loc, second, sin));
+  Value newSecond =
+      arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, second, cos),
+                            arith::MulFOp::create(b, loc, a, sin));
+  return {newFirst, newSecond};
+}
+
+namespace {
+/// Where a spec rotates a tensor whose last dim is the head: the range
+/// [off, off + r) of h = r / 2 pairs, as a slice of the tensor.
+struct RotaryRange {
+  int64_t r, h, off;
+  bool interleaved;
+  /// The range is the whole head dim.
+  bool whole;
+  /// The tensor's sizes, and the range as a slice of it.
+  SmallVector<OpFoldResult> tensorSizes, offsets, sizes, strides;
+};
+
+RotaryRange rotaryRange(OpBuilder &b, Location loc, Value x,
+                        RotaryDims dims) {
+  auto type = cast<RankedTensorType>(x.getType());
+  unsigned n = type.getRank();
+  int64_t headDim = type.getShape().back();
+  RotaryRange range;
+  range.r = dims.dims;
+  range.h = range.r / 2;
+  range.off = dims.offset;
+  range.interleaved = dims.layout == RotaryLayout::interleaved;
+  range.whole = range.r == headDim;
+  range.tensorSizes = tensor::getMixedSizes(b, loc, x);
+  range.offsets.assign(n, b.getIndexAttr(0));
+  range.offsets.back() = b.getIndexAttr(range.off);
+  range.sizes = range.tensorSizes;
+  range.sizes.back() = b.getIndexAttr(range.r);
+  range.strides.assign(n, b.getIndexAttr(1));
+  return range;
+}
+
+/// The rotated range of `t` viewed as [.., 2, h] (half: member c of pair t
+/// at c·h + t) or [.., h, 2] (interleaved: at 2t + c).
+Value pairView(OpBuilder &b, Location loc, Value t, const RotaryRange &range) {
+  if (!range.whole)
+    t = tensor::ExtractSliceOp::create(b, loc, t, range.offsets, range.sizes,
+                                       range.strides);
+  auto type = cast<RankedTensorType>(t.getType());
+  int64_t n = type.getRank();
+  SmallVector<int64_t> shape(type.getShape().drop_back());
+  SmallVector<OpFoldResult> sizes(ArrayRef(range.sizes).drop_back());
+  for (int64_t extent : range.interleaved
+                            ? std::array<int64_t, 2>{range.h, 2}
+                            : std::array<int64_t, 2>{2, range.h}) {
+    shape.push_back(extent);
+    sizes.push_back(b.getIndexAttr(extent));
+  }
+  SmallVector<ReassociationIndices> reassoc;
+  for (int64_t i = 0; i + 1 < n; ++i)
+    reassoc.push_back({i});
+  reassoc.push_back({n - 1, n});
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), t, reassoc,
+      sizes);
+}
+
+/// Map of a pair view over `numLoops` loops whose first `leading` are the
+/// view's leading dims: pair `pair`, member `member`.
+AffineMap pairMap(MLIRContext *ctx, unsigned numLoops, unsigned leading,
+                  AffineExpr pair, AffineExpr member, bool interleaved) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned i = 0; i < leading; ++i)
+    exprs.push_back(getAffineDimExpr(i, ctx));
+  return pairReadMap(exprs, numLoops, pair, member,
+                     interleaved ? RotaryLayout::interleaved
+                                 : RotaryLayout::half);
+}
+
+/// Map of a cos/sin table over loops whose first ones are the leading
+/// (non-head) dims of a rank-`rank` tensor rotated as `range` says, with the
+/// sequence at `seqDim`, reading the coefficient of member `member` of pair
+/// `pair`.
+AffineMap tableMap(MLIRContext *ctx, Value table, unsigned numLoops,
+                   unsigned rank, int64_t seqDim, const RotaryRange &range,
+                   AffineExpr pair, AffineExpr member) {
+  SmallVector<AffineExpr> leading;
+  for (unsigned i = 0; i + 1 < rank; ++i)
+    leading.push_back(getAffineDimExpr(i, ctx));
+  return tableReadMap(
+      table, leading, numLoops, seqDim,
+      {range.r, range.off,
+       range.interleaved ? RotaryLayout::interleaved : RotaryLayout::half},
+      pair, member);
+}
+} // namespace
+
+AffineMap tableReadMap(Value table, ArrayRef<AffineExpr> inputIndices,
+                       unsigned numLoops, int64_t seqDim, RotaryDims dims,
+                       AffineExpr pair, AffineExpr member) {
+  MLIRContext *ctx = table.getContext();
+  auto type = cast<RankedTensorType>(table.getType());
+  int64_t h = dims.dims / 2;
+  SmallVector<AffineExpr> exprs;
+  for (auto [tableDim, dim] : llvm::enumerate(getTableRowDims(
+           inputIndices.size() + 1, type.getRank(), seqDim)))
+    exprs.push_back(type.getDimSize(tableDim) == 1
+                        ? getAffineConstantExpr(0, ctx)
+                        : inputIndices[dim]);
+  // Tables of one coefficient per pair are read at the pair, those of one
+  // per element at the member's own element.
+  if (type.getShape().back() == h)
+    exprs.push_back(pair);
+  else
+    exprs.push_back(dims.layout == RotaryLayout::interleaved ? pair * 2 + member
+                                                             : member * h + pair);
+  return AffineMap::get(numLoops, 0, exprs, ctx);
+}
+
+AffineMap pairReadMap(ArrayRef<AffineExpr> leading, unsigned numLoops,
+                      AffineExpr pair, AffineExpr member, RotaryLayout layout) {
+  SmallVector<AffineExpr> exprs(leading);
+  if (layout == RotaryLayout::interleaved)
+    exprs.append({pair, member});
+  else
+    exprs.append({member, pair});
+  return AffineMap::get(numLoops, 0, exprs, pair.getContext());
+}
+
+Value buildPairView(OpBuilder &b, Location loc, Value x, RotaryDims dims) {
+  return pairView(b, loc, x, rotaryRange(b, loc, x, dims));
+}
+
+/// Applies cos/sin tables to `x` (rank n, head dim last, sequence at
+/// `seqDim`). One generic over the pair view (..., c, t) produces every
+/// element from both members of its pair, read through constant-indexed
+/// maps: x is read once and the result written once, in place, with the
+/// innermost loop running along t. The tables are read at the element
+/// produced (c, t), which for tables of one coefficient per pair is t. Dims
+/// outside the rotary range pass through. The result has element type
+/// `resultType`.
+Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
+                    RotaryDims dims, int64_t seqDim, Type resultType) {
+  MLIRContext *ctx = b.getContext();
+  auto xType = cast<RankedTensorType>(x.getType());
+  unsigned n = xType.getRank();
+  RotaryRange range = rotaryRange(b, loc, x, dims);
+  ArrayRef<OpFoldResult> sizes = range.tensorSizes;
+
+  // The destination carries the pass-through dims.
+  Value dest;
+  if (range.whole) {
+    dest = emptyTensor(b, loc, sizes, resultType);
+  } else if (resultType == xType.getElementType()) {
+    dest = x;
+  } else {
+    Value init = emptyTensor(b, loc, sizes, resultType);
+    AffineMap id = AffineMap::getMultiDimIdentityMap(n, ctx);
+    dest = linalg::GenericOp::create(
+               b, loc, init.getType(), ValueRange{x}, ValueRange{init},
+               ArrayRef<AffineMap>{id, id}, SmallVector<IteratorType>(n, kPar),
+               [&](OpBuilder &nb, Location nl, ValueRange args) {
+                 Value v = fromF32(nb, nl, toF32(nb, nl, args[0]), resultType);
+                 linalg::YieldOp::create(nb, nl, ValueRange{v});
+               })
+               .getResult(0);
+  }
+  Value xPairs = pairView(b, loc, x, range);
+  Value outPairs = pairView(b, loc, dest, range);
+
+  // Loops: x's leading dims, then c (pair member), then t (pair index).
+  unsigned numLoops = n + 1;
+  unsigned cDim = n - 1, tDim = n;
+  AffineExpr t = getAffineDimExpr(tDim, ctx);
+  auto memberMap = [&](AffineExpr member) {
+    return pairMap(ctx, numLoops, n - 1, t, member, range.interleaved);
+  };
+  AffineMap tables = tableMap(ctx, table.cos, numLoops, n, seqDim, range, t,
+                              getAffineDimExpr(cDim, ctx));
+  Value rotated =
+      linalg::GenericOp::create(
+          b, loc, outPairs.getType(),
+          ValueRange{xPairs, xPairs, table.cos, table.sin}, ValueRange{outPairs},
+          ArrayRef<AffineMap>{memberMap(getAffineConstantExpr(0, ctx)),
+                              memberMap(getAffineConstantExpr(1, ctx)), tables,
+                              tables, memberMap(getAffineDimExpr(cDim, ctx))},
+          SmallVector<IteratorType>(numLoops, kPar),
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value a = toF32(nb, nl, args[0]), bb = toF32(nb, nl, args[1]);
+            auto [first, second] =
+                buildPairRotation(nb, nl, a, bb, toF32(nb, nl, args[2]),
+                                  toF32(nb, nl, args[3]));
+            Value member = linalg::IndexOp::create(nb, nl, cDim);
+            Value isFirst = arith::CmpIOp::create(
+                nb, nl, arith::CmpIPredicate::eq, member,
+                arith::ConstantIndexOp::create(nb, nl, 0));
+            Value v = arith::SelectOp::create(nb, nl, isFirst, first, second);
+            linalg::YieldOp::create(nb, nl, ValueRange{fromF32(nb, nl, v, resultType)});
+          })
+          .getResult(0);
+
+  SmallVector<ReassociationIndices> collapse;
+  for (unsigned i = 0; i + 1 < n; ++i)
+    collapse.push_back({static_cast<int64_t>(i)});
+  collapse.push_back({static_cast<int64_t>(n - 1), static_cast<int64_t>(n)});
+  Value rotatedRange = tensor::CollapseShapeOp::create(b, loc, rotated, collapse);
+  if (range.whole)
+    return rotatedRange;
+  return tensor::InsertSliceOp::create(b, loc, rotatedRange, dest, range.offsets,
+                                       range.sizes, range.strides);
+}
+
+CosSin buildMemberCoefficients(OpBuilder &b, Location loc, CosSin table,
+                               RotaryDims dims, int64_t member) {
+  auto type = cast<RankedTensorType>(table.cos.getType());
+  int64_t h = dims.dims / 2;
+  if (type.getShape().back() == h)
+    return table;
+  bool interleaved = dims.layout == RotaryLayout::interleaved;
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, table.cos);
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  offsets.back() = b.getIndexAttr(interleaved ? member : member * h);
+  sizes.back() = b.getIndexAttr(h);
+  strides.back() = b.getIndexAttr(interleaved ? 2 : 1);
+  auto slice = [&](Value t) -> Value {
+    return tensor::ExtractSliceOp::create(b, loc, t, offsets, sizes, strides);
+  };
+  return {slice(table.cos), slice(table.sin)};
+}
+
+Value buildMaterializedRotation(OpBuilder &b, Location loc, Value x,
+                                CosSin table, RotaryDims dims, int64_t seqDim) {
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  auto xType = cast<RankedTensorType>(x.getType());
+  unsigned n = xType.getRank();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(n, ctx);
+  RotaryRange range = rotaryRange(b, loc, x, dims);
+  ArrayRef<OpFoldResult> sizes = range.tensorSizes;
+
+  // An empty tensor has nothing to rotate (and slices at offsets into an
+  // empty dim would not verify).
+  if (llvm::is_contained(xType.getShape(), 0))
+    return emptyTensor(b, loc, sizes, f32);
+  // The result, holding x (in f32) where dims pass through.
+  Value dest =
+      range.whole
+          ? emptyTensor(b, loc, sizes, f32)
+          : buildElementwise(b, loc, {x}, {id}, x,
+                             [](OpBuilder &b, Location loc, ValueRange a) {
+                               return toF32(b, loc, a[0]);
+                             });
+  Value pairs = pairView(b, loc, x, range);
+
+  // Loops: x's leading dims, then t (pair index).
+  AffineExpr t = getAffineDimExpr(n - 1, ctx);
+  auto memberMap = [&](int64_t member) {
+    return pairMap(ctx, n, n - 1, t, getAffineConstantExpr(member, ctx),
+                   range.interleaved);
+  };
+  SmallVector<OpFoldResult> halfSizes(range.sizes);
+  halfSizes.back() = b.getIndexAttr(range.h);
+  SmallVector<OpFoldResult> offsets(range.offsets), strides(range.strides);
+  // One generic per pair member, each inserted before the next is computed:
+  // both can then be computed in place in the result (empty-tensor
+  // elimination needs the destination of an insertion to exist before the
+  // computation of what it inserts).
+  for (int64_t member : {0, 1}) {
+    Value init = emptyTensor(b, loc, halfSizes, f32);
+    CosSin memberTable = buildMemberCoefficients(b, loc, table, dims, member);
+    AffineMap tables = tableMap(ctx, memberTable.cos, n, n, seqDim, range, t,
+                                getAffineConstantExpr(member, ctx));
+    Value half =
+        linalg::GenericOp::create(
+            b, loc, init.getType(),
+            ValueRange{pairs, pairs, memberTable.cos, memberTable.sin},
+            ValueRange{init},
+            ArrayRef<AffineMap>{memberMap(0), memberMap(1), tables, tables, id},
+            SmallVector<IteratorType>(n, kPar),
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              auto rotated = buildPairRotation(
+                  nb, nl, toF32(nb, nl, args[0]), toF32(nb, nl, args[1]),
+                  toF32(nb, nl, args[2]), toF32(nb, nl, args[3]));
+              linalg::YieldOp::create(
+                  nb, nl, ValueRange{member == 0 ? rotated.first : rotated.second});
+            })
+            .getResult(0);
+    // Member c of pair t goes to off + c·h + t (half) or off + 2t + c
+    // (interleaved).
+    offsets.back() = b.getIndexAttr(range.interleaved ? range.off + member
+                                                      : range.off + member * range.h);
+    strides.back() = b.getIndexAttr(range.interleaved ? 2 : 1);
+    dest = tensor::InsertSliceOp::create(b, loc, half, dest, offsets, halfSizes,
+                                         strides);
+  }
+  return dest;
+}
+
+//===----------------------------------------------------------------------===//
+// Attention helpers
+//===----------------------------------------------------------------------===//
+
+/// Map of positions ([S] or [B, S]) into a loop nest whose batch loop is
+/// `batchDim` and sequence loop is `seqDim`.
+AffineMap positionsMap(MLIRContext *ctx, Value positions, unsigned numDims,
+                       unsigned batchDim, unsigned seqDim) {
+  if (cast<RankedTensorType>(positions.getType()).getRank() == 1)
+    return dimsMap(ctx, numDims, {seqDim});
+  return dimsMap(ctx, numDims, {batchDim, seqDim});
+}
+
+/// [B, Hq, ...] -> [B, Hkv, G, ...] so that grouped heads index with plain
+/// loop dims (the kv head is a loop of its own, not an affine quotient).
+Value splitHeads(OpBuilder &b, Location loc, Value t, int64_t hkv, int64_t g) {
+  auto type = cast<RankedTensorType>(t.getType());
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, t);
+  SmallVector<OpFoldResult> outSizes = {sizes[0], b.getIndexAttr(hkv),
+                                        b.getIndexAttr(g)};
+  SmallVector<int64_t> shape = {type.getDimSize(0), hkv, g};
+  SmallVector<ReassociationIndices> reassoc = {{0}, {1, 2}};
+  for (unsigned i = 2; i < type.getRank(); ++i) {
+    outSizes.push_back(sizes[i]);
+    shape.push_back(type.getDimSize(i));
+    reassoc.push_back({static_cast<int64_t>(i + 1)});
+  }
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), t, reassoc,
+      outSizes);
+}
+
+//===----------------------------------------------------------------------===//
+// Attention pieces
+//===----------------------------------------------------------------------===//
+
+static Value buildRowReduction(OpBuilder &b, Location loc, Value x, bool max) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
+  sizes.pop_back();
+  double initValue = max ? -std::numeric_limits<double>::infinity() : 0.0;
+  Value init = filledTensor(b, loc, sizes, b.getF32Type(),
+                            b.getF32FloatAttr(initValue));
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{x}, ValueRange{init},
+             ArrayRef<AffineMap>{dimsMap(ctx, 5, range(0, 5)),
+                                 dimsMap(ctx, 5, {0, 1, 2, 3})},
+             ArrayRef<IteratorType>{kPar, kPar, kPar, kPar, kRed},
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value r = max ? arith::MaximumFOp::create(nb, nl, args[0], args[1])
+                                   .getResult()
+                             : arith::AddFOp::create(nb, nl, args[0], args[1])
+                                   .getResult();
+               linalg::YieldOp::create(nb, nl, ValueRange{r});
+             })
+      .getResult(0);
+}
+
+Value buildRowMax(OpBuilder &b, Location loc, Value x) {
+  return buildRowReduction(b, loc, x, /*max=*/true);
+}
+
+Value buildRowSum(OpBuilder &b, Location loc, Value x) {
+  return buildRowReduction(b, loc, x, /*max=*/false);
+}
+
+Value buildProbsTimesValues(OpBuilder &b, Location loc, Value p, Value v,
+                            Value acc) {
+  MLIRContext *ctx = b.getContext();
+  // Loops (b, kh, g, i, j, e): the key loop j is outside the value-dim loop
+  // e, so the innermost loop streams contiguous rows of V and of acc.
+  return buildMultiplyAccumulate(
+      b, loc, p, v, acc,
+      {dimsMap(ctx, 6, {0, 1, 2, 3, 4}), dimsMap(ctx, 6, {0, 1, 4, 5}),
+       dimsMap(ctx, 6, {0, 1, 2, 3, 5})},
+      {kPar, kPar, kPar, kPar, kRed, kPar}, kReduceFMF);
+}
+
+Value buildNormalizedOutput(OpBuilder &b, Location loc, Value acc, Value rowSum,
+                            Type elementType) {
+  MLIRContext *ctx = b.getContext();
+  Value init = emptyTensor(b, loc, tensor::getMixedSizes(b, loc, acc), elementType);
+  AffineMap all5 = dimsMap(ctx, 5, range(0, 5));
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{acc, rowSum}, ValueRange{init},
+             ArrayRef<AffineMap>{all5, dimsMap(ctx, 5, {0, 1, 2, 3}), all5},
+             SmallVector<IteratorType>(5, kPar),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value zero = f32Const(nb, nl, 0.0);
+               Value empty = arith::CmpFOp::create(
+                   nb, nl, arith::CmpFPredicate::OEQ, args[1], zero);
+               Value o = arith::SelectOp::create(
+                   nb, nl, empty, zero,
+                   arith::DivFOp::create(nb, nl, args[0], args[1]));
+               linalg::YieldOp::create(nb, nl,
+                                       ValueRange{fromF32(nb, nl, o, elementType)});
+             })
+      .getResult(0);
+}
+
+} // namespace mlir::rope::lowering

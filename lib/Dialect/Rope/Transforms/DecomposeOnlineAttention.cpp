@@ -1,0 +1,53 @@
+//===- DecomposeOnlineAttention.cpp - online attention to linalg ----------===//
+//
+// --rope-decompose-online-attention: replaces each rope.online_attention with
+// its own decomposition (AggregatedOpInterface), whatever tiling came first.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rope/Dialect/Rope/Transforms/Passes.h"
+#include "rope/Dialect/Rope/Transforms/Transforms.h"
+
+namespace mlir::rope {
+#define GEN_PASS_DEF_ROPEDECOMPOSEONLINEATTENTION
+#include "rope/Dialect/Rope/Transforms/Passes.h.inc"
+} // namespace mlir::rope
+
+using namespace mlir;
+using namespace mlir::rope;
+
+LogicalResult mlir::rope::decomposeOnlineAttention(RewriterBase &rewriter,
+                                                   OnlineAttentionOp op) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  FailureOr<SmallVector<Value>> values =
+      cast<linalg::AggregatedOpInterface>(op.getOperation())
+          .decomposeOperation(rewriter);
+  if (failed(values))
+    return failure();
+  rewriter.replaceOp(op, *values);
+  return success();
+}
+
+LogicalResult mlir::rope::decomposeAllOnlineAttention(Operation *root) {
+  SmallVector<OnlineAttentionOp> ops;
+  root->walk([&](OnlineAttentionOp op) { ops.push_back(op); });
+  IRRewriter rewriter(root->getContext());
+  for (OnlineAttentionOp op : ops)
+    if (failed(decomposeOnlineAttention(rewriter, op)))
+      return op.emitOpError("could not be decomposed");
+  return success();
+}
+
+namespace {
+
+struct RopeDecomposeOnlineAttentionPass
+    : public rope::impl::RopeDecomposeOnlineAttentionBase<
+          RopeDecomposeOnlineAttentionPass> {
+  void runOnOperation() override {
+    if (failed(decomposeAllOnlineAttention(getOperation())))
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,921 @@
+//===- RaiseAttention.cpp - a frontend's attention to rope.attention ------===//
+//
+// Part of --rope-raise: scaled dot-product attention as frontends export it
+// (a batched Q·Kᵀ product, a scale, a mask, a softmax spelled out as
+// max–subtract–exp–sum–divide, a product with V, GQA through HF's
+// `repeat_kv`) becomes one rope.attention, so the rest of the rope pipeline
+// (the fold of the rotation into Q·Kᵀ, online-softmax tiles, causal tile
+// skipping) applies to it.
+//
+// The matcher reads elements, not ops (Terms.h): the attention output at a
+// point of the space (n, i, j, e, d) — n the collapsed batch·head index the
+// frontend's batched products run over, i a query, j a key, e a value dim,
+// d a head dim — is followed back through the P·V product, the softmax, the
+// logits and the Q·Kᵀ product, and each operand must read Q, K, V and the
+// mask at the indices attention semantics say. However a frontend arranged
+// the transposes, reshapes and broadcasts in between, they are only maps
+// on the way. Reductions are the one thing a term cannot step through, so
+// the two kinds attention has (the contractions, the row max and row sum)
+// are taken apart here, with the reduced loop bound to j or d.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rope/Dialect/Rope/IR/RopeOps.h"
+#include "rope/Raising/Passes.h"
+#include "rope/Analysis/ConstantEvaluation.h"
+#include "rope/Analysis/OpClassification.h"
+#include "rope/Analysis/Terms.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::rope;
+using namespace mlir::rope::analysis;
+
+namespace {
+
+/// The attention space: n (batch·head, as the batched products run over
+/// them), i (query), j (key), e (value dim), d (head dim).
+enum AttentionDim : unsigned { kN, kI, kJ, kE, kD, kNumDims };
+
+/// Masks are recognised as causal (or a window) by evaluating every element;
+/// beyond this many the mask is kept as an operand instead.
+constexpr int64_t kMaxEvaluatedMaskElements = 1 << 16;
+/// An additive mask value at or below this hides its key (frontends use
+/// −inf or the most negative finite float).
+constexpr double kHiddenLogit = -1e30;
+
+AffineExpr dimExpr(MLIRContext *ctx, AttentionDim dim) {
+  return getAffineDimExpr(dim, ctx);
+}
+
+Term termAt(Value value, ArrayRef<AffineExpr> indices) {
+  return makeTerm(value, AffineMap::get(kNumDims, 0, indices,
+                                        value.getContext()));
+}
+
+/// A result of a linalg op with one reduction loop, read at a term: the op,
+/// the result, and the op's loops at that read.
+struct ReductionRead {
+  linalg::LinalgOp op;
+  OpResult result;
+  SmallVector<AffineExpr> loops;
+};
+
+/// The linalg op whose result `t` reads, with the loops that read fixes and
+/// its single reduction loop bound to `reduction`. Loops of extent 1 that the
+/// result does not index read 0.
+std::optional<ReductionRead> readReduction(Term t, AffineExpr reduction) {
+  auto result = dyn_cast<OpResult>(t.value);
+  auto op = result ? dyn_cast<linalg::LinalgOp>(result.getOwner())
+                   : linalg::LinalgOp();
+  if (!op || !op.hasPureTensorSemantics())
+    return std::nullopt;
+  AffineMap resultMap = op.getIndexingMapMatchingResult(result);
+  SmallVector<AffineExpr> loops(op.getNumLoops());
+  for (auto [pos, expr] : llvm::enumerate(resultMap.getResults())) {
+    if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+      loops[dim.getPosition()] = t.map.getResult(pos);
+      continue;
+    }
+    // A kept reduced dim ([.., 1]) reads 0.
+    auto constant = dyn_cast<AffineConstantExpr>(expr);
+    if (!constant || constant.getValue() != 0)
+      return std::nullopt;
+  }
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  bool reduced = false;
+  for (auto [loop, range, iterator] :
+       llvm::zip_equal(loops, ranges, iterators)) {
+    if (iterator == utils::IteratorType::reduction) {
+      if (reduced || loop)
+        return std::nullopt;
+      loop = reduction;
+      reduced = true;
+      continue;
+    }
+    if (loop)
+      continue;
+    if (range != 1)
+      return std::nullopt;
+    loop = getAffineConstantExpr(0, op.getContext());
+  }
+  if (!reduced)
+    return std::nullopt;
+  return ReductionRead{op, result, std::move(loops)};
+}
+
+/// The term of the operand of `op` that block argument `arg` stands for,
+/// read at `loops`.
+Term operandAt(linalg::LinalgOp op, BlockArgument arg,
+               ArrayRef<AffineExpr> loops) {
+  OpOperand *operand = op.getMatchingOpOperand(arg);
+  AffineMap loopsMap =
+      AffineMap::get(kNumDims, 0, loops, op.getContext());
+  return makeTerm(operand->get(),
+                  op.getMatchingIndexingMap(operand).compose(loopsMap));
+}
+
+/// Whether the init `t` of a reduction holds `expected` everywhere (for a
+/// max, also any value at or below the most negative finite f32).
+bool initHolds(Term t, double expected) {
+  std::optional<double> value = evaluate(t);
+  if (!value)
+    return false;
+  if (std::isinf(expected) && expected < 0)
+    return *value <= -std::numeric_limits<float>::max();
+  return *value == expected;
+}
+
+/// A contraction `Σ_r a·b` that `t` reads (a linalg op with one reduction
+/// loop whose body adds the product of two inputs to the zero-initialised
+/// output), with the reduced loop bound to `reduction`: the terms of a and b.
+std::optional<std::pair<Term, Term>> throughContraction(Term t,
+                                                        AffineExpr reduction) {
+  // tosa.matmul: out[n, r, c] = Σ_k a[n, r, k] · b[n, k, c].
+  if (auto matmul = t.value.getDefiningOp<tosa::MatMulOp>()) {
+    if (!isZeroConstant(matmul.getAZp()) || !isZeroConstant(matmul.getBZp()))
+      return std::nullopt;
+    AffineExpr n = t.map.getResult(0), row = t.map.getResult(1),
+               column = t.map.getResult(2);
+    return std::pair{termAt(matmul.getA(), {n, row, reduction}),
+                     termAt(matmul.getB(), {n, reduction, column})};
+  }
+  std::optional<ReductionRead> read = readReduction(t, reduction);
+  if (!read || !getMultiplyAccumulateLoop(read->op))
+    return std::nullopt;
+  Block *body = read->op.getBlock();
+  auto at = [&](unsigned arg) {
+    return operandAt(read->op, body->getArgument(arg), read->loops);
+  };
+  if (!initHolds(at(2), 0.0))
+    return std::nullopt;
+  return std::pair{at(0), at(1)};
+}
+
+enum class Reduction { Sum, Max, All };
+
+/// A row reduction `t` reads (a linalg op with one reduction loop whose body
+/// for this result combines one input element with the running value), with
+/// the reduced loop bound to `reduction`: the term reduced. Other results
+/// (torch's max also yields the argmax) do not matter.
+std::optional<Term> throughReduction(Term t, Reduction kind,
+                                     AffineExpr reduction) {
+  // tosa.reduce_sum / reduce_max keep the reduced dim as a unit dim.
+  Operation *def = t.value.getDefiningOp();
+  if (isa_and_nonnull<tosa::ReduceSumOp, tosa::ReduceMaxOp>(def)) {
+    if (isa<tosa::ReduceSumOp>(def) != (kind == Reduction::Sum) ||
+        isa<tosa::ReduceMaxOp>(def) != (kind == Reduction::Max))
+      return std::nullopt;
+    uint32_t axis = isa<tosa::ReduceSumOp>(def)
+                        ? cast<tosa::ReduceSumOp>(def).getAxis()
+                        : cast<tosa::ReduceMaxOp>(def).getAxis();
+    unsigned reduced = cast<AffineDimExpr>(reduction).getPosition();
+    SmallVector<AffineExpr> indices(t.map.getResults());
+    if (axis >= indices.size() ||
+        llvm::any_of(indices,
+                     [&](AffineExpr e) { return e.isFunctionOfDim(reduced); }))
+      return std::nullopt;
+    indices[axis] = reduction;
+    return termAt(def->getOperand(0), indices);
+  }
+  std::optional<ReductionRead> read = readReduction(t, reduction);
+  if (!read || read->op.getNumDpsInputs() != 1)
+    return std::nullopt;
+  linalg::LinalgOp op = read->op;
+  OpResult result = read->result;
+  ArrayRef<AffineExpr> loops = read->loops;
+  Block *body = op.getBlock();
+  Value yielded =
+      body->getTerminator()->getOperand(result.getResultNumber());
+  Operation *combine = yielded.getDefiningOp();
+  bool matches = combine && combine->getNumOperands() == 2;
+  switch (kind) {
+  case Reduction::Sum:
+    matches &= isa<arith::AddFOp>(combine);
+    break;
+  case Reduction::Max:
+    matches &= isa<arith::MaximumFOp, arith::MaxNumFOp>(combine);
+    break;
+  case Reduction::All:
+    matches &= isa<arith::AndIOp>(combine);
+    break;
+  }
+  if (!matches)
+    return std::nullopt;
+  Value running = body->getArgument(op.getNumDpsInputs() +
+                                    result.getResultNumber());
+  Value input = body->getArgument(0);
+  Value a = combine->getOperand(0), b = combine->getOperand(1);
+  if (!((a == running && b == input) || (a == input && b == running)))
+    return std::nullopt;
+  Term init = operandAt(op, cast<BlockArgument>(running), loops);
+  if (kind == Reduction::All) {
+    std::optional<double> value = evaluate(init);
+    if (!value || *value == 0.0) // true (an i1 reads as −1 or 1)
+      return std::nullopt;
+  } else if (!initHolds(init, kind == Reduction::Sum
+                                  ? 0.0
+                                  : -std::numeric_limits<double>::infinity())) {
+    return std::nullopt;
+  }
+  return operandAt(op, cast<BlockArgument>(input), loops);
+}
+
+/// `t` with products and quotients by constants peeled (through views and
+/// float casts), the constants multiplied into `factor`. The term returned
+/// is the one after the last peeled computation, its views kept: a caller
+/// may want a view on the way (a transpose that is Q's own layout).
+Term peelScale(Term t, double &factor) {
+  for (unsigned step = 0; step < kMaxViewSteps; ++step) {
+    std::optional<Computation> c = classify(peelViews(t));
+    if (!c)
+      return t;
+    if (c->kind == Kind::FloatCast) {
+      t = c->operands[0];
+      continue;
+    }
+    std::optional<Term> rest;
+    if (c->kind == Kind::Mul) {
+      for (auto [operand, other] : bothOrders(*c)) {
+        if (std::optional<double> f = evaluate(other)) {
+          factor *= *f;
+          rest = operand;
+          break;
+        }
+      }
+    } else if (c->kind == Kind::Div) {
+      if (std::optional<double> f = evaluate(c->operands[1])) {
+        factor /= *f;
+        rest = c->operands[0];
+      }
+    }
+    if (!rest)
+      return t;
+    t = *rest;
+  }
+  return t;
+}
+
+/// The tanh that `t` reads, if it is one (a scalar in a linalg body or an
+/// elementwise op on tensors).
+std::optional<Term> throughTanh(Term t) {
+  auto tanh = t.value.getDefiningOp<math::TanhOp>();
+  if (!tanh)
+    return std::nullopt;
+  return makeTerm(tanh.getOperand(), t.map);
+}
+
+/// Sums `t` is made of, addends in order.
+void collectAddends(Term t, SmallVectorImpl<Term> &addends, unsigned depth = 0) {
+  t = peelViews(t);
+  std::optional<Computation> c = classify(t);
+  if (c && c->kind == Kind::Add && depth < 8) {
+    collectAddends(c->operands[0], addends, depth + 1);
+    collectAddends(c->operands[1], addends, depth + 1);
+    return;
+  }
+  addends.push_back(t);
+}
+
+/// Q·Kᵀ, with the scale and soft-cap around it: `cap·tanh(scale·q·k / cap)`
+/// or `scale·q·k`; the scale may sit on either side of the product or on its
+/// operands (SDPA scales Q and Kᵀ by √scale each).
+struct Scores {
+  Term query, key;
+  double scale = 1.0;
+  std::optional<double> softcap;
+};
+
+std::optional<Scores> matchScores(Term t, MLIRContext *ctx) {
+  Scores scores;
+  double factor = 1.0;
+  t = peelScale(t, factor);
+  if (std::optional<Term> inside = throughTanh(peelViews(t))) {
+    // cap·tanh(x/cap): the outer factor is the cap, the inner one scale/cap.
+    double outer = factor;
+    factor = 1.0;
+    t = peelScale(*inside, factor);
+    if (!(outer > 0) || !std::isfinite(outer))
+      return std::nullopt;
+    scores.softcap = outer;
+    factor *= outer;
+  }
+  std::optional<std::pair<Term, Term>> operands =
+      throughContraction(peelViews(t), dimExpr(ctx, kD));
+  if (!operands)
+    return std::nullopt;
+  scores.query = peelScale(operands->first, factor);
+  scores.key = peelScale(operands->second, factor);
+  if (!(factor > 0) || !std::isfinite(factor))
+    return std::nullopt;
+  scores.scale = factor;
+  return scores;
+}
+
+/// softmax over j of the logits `t` reads, spelled out: e / Σ_j e with
+/// e = exp(x − max_j x) (or exp(x)). The logits' term.
+std::optional<Term> matchSoftmax(Term t, MLIRContext *ctx) {
+  AffineExpr j = dimExpr(ctx, kJ);
+  t = peelViews(t);
+  // linalg.softmax along the dim that the keys index.
+  if (auto softmax = t.value.getDefiningOp<linalg::SoftmaxOp>()) {
+    if (t.map.getResult(softmax.getDimension()) != j)
+      return std::nullopt;
+    return peelViews(makeTerm(softmax.getInput(), t.map));
+  }
+  std::optional<Computation> quotient = classify(t);
+  if (!quotient)
+    return std::nullopt;
+  Term numerator, denominator;
+  if (quotient->kind == Kind::Div) {
+    numerator = quotient->operands[0];
+    denominator = quotient->operands[1];
+  } else if (quotient->kind == Kind::Mul) {
+    // e · (1 / Σ e).
+    bool found = false;
+    for (auto [operand, other] : bothOrders(*quotient)) {
+      std::optional<Computation> reciprocal = classify(peelViews(other));
+      if (reciprocal && reciprocal->kind == Kind::Reciprocal) {
+        numerator = operand;
+        denominator = reciprocal->operands[0];
+        found = true;
+        break;
+      }
+    }
+    if (!found)
+      return std::nullopt;
+  } else {
+    return std::nullopt;
+  }
+  numerator = peelViews(numerator);
+  std::optional<Term> summed =
+      throughReduction(peelViews(denominator), Reduction::Sum, j);
+  if (!summed || peelViews(*summed) != numerator)
+    return std::nullopt;
+  std::optional<Computation> exp = classify(numerator);
+  if (!exp || exp->kind != Kind::Exp)
+    return std::nullopt;
+  Term shifted = peelViews(exp->operands[0]);
+  std::optional<Computation> difference = classify(shifted);
+  if (!difference || difference->kind != Kind::Sub)
+    return shifted;
+  Term logits = peelViews(difference->operands[0]);
+  std::optional<Term> maxed = throughReduction(
+      peelViews(difference->operands[1]), Reduction::Max, j);
+  if (!maxed || peelViews(*maxed) != logits)
+    return std::nullopt;
+  return logits;
+}
+
+/// SDPA's guard for rows whose keys are all hidden: `select(all_j(x ==
+/// −inf), 0, p)`. Attention gives those rows zeros too, so the guard is the
+/// probabilities `p` when `x` is the logits; returns `p` and `x`.
+std::optional<std::pair<Term, Term>> throughHiddenRowGuard(Term t,
+                                                           MLIRContext *ctx) {
+  t = peelViews(t);
+  auto select = t.value.getDefiningOp<arith::SelectOp>();
+  if (!select)
+    return std::nullopt;
+  Term zeros = makeTerm(select.getTrueValue(), t.map);
+  if (evaluate(zeros) != 0.0)
+    return std::nullopt;
+  std::optional<Term> compared = throughReduction(
+      peelViews(makeTerm(select.getCondition(), t.map)), Reduction::All,
+      dimExpr(ctx, kJ));
+  if (!compared)
+    return std::nullopt;
+  Term test = peelViews(*compared);
+  auto cmp = test.value.getDefiningOp<arith::CmpFOp>();
+  if (!cmp || cmp.getPredicate() != arith::CmpFPredicate::OEQ)
+    return std::nullopt;
+  std::optional<double> bound = evaluate(makeTerm(cmp.getRhs(), test.map));
+  if (!bound || !std::isinf(*bound) || *bound > 0)
+    return std::nullopt;
+  double unused = 1.0;
+  Term logits = peelScale(makeTerm(cmp.getLhs(), test.map), unused);
+  if (unused != 1.0)
+    return std::nullopt;
+  return std::pair{makeTerm(select.getFalseValue(), t.map), logits};
+}
+
+//===----------------------------------------------------------------------===//
+// Masks
+//===----------------------------------------------------------------------===//
+
+/// What the additive mask of the logits amounts to.
+struct MaskRule {
+  bool causal = false;
+  std::optional<int64_t> window;
+  /// A mask that is neither nothing nor causal: the operand to keep, as a
+  /// tensor broadcasting to [B, Hq, Sq, Sk].
+  Value operand;
+};
+
+/// An additive mask element hides its key at −inf or the most negative
+/// floats, adds nothing at 0, and is a bias otherwise.
+std::optional<bool> additiveHides(double value) {
+  if (value <= kHiddenLogit)
+    return true;
+  if (value == 0.0)
+    return false;
+  return std::nullopt;
+}
+
+/// A mask applied by a select of the logits: `select(c, x, hidden)` (or
+/// `select(c, hidden, x)`), with `hidden` −inf or the most negative floats.
+struct SelectMask {
+  Term condition;
+  bool hidesWhenTrue;
+  Term logits;
+};
+
+std::optional<SelectMask> matchSelectMask(Term t) {
+  t = peelViews(t);
+  // arith.select or tosa.select: (condition, if true, if false).
+  Operation *select = t.value.getDefiningOp();
+  if (!isa_and_nonnull<arith::SelectOp, tosa::SelectOp>(select))
+    return std::nullopt;
+  Term condition = makeTerm(select->getOperand(0), t.map);
+  for (bool hidesWhenTrue : {false, true}) {
+    Value hidden = select->getOperand(hidesWhenTrue ? 1 : 2);
+    Value kept = select->getOperand(hidesWhenTrue ? 2 : 1);
+    std::optional<double> value = evaluate(makeTerm(hidden, t.map));
+    if (value && *value <= kHiddenLogit)
+      return SelectMask{condition, hidesWhenTrue, makeTerm(kept, t.map)};
+  }
+  return std::nullopt;
+}
+
+/// The rule of the mask read at every point (n, i, j): nothing (all zero),
+/// causal, or a causal window (keys at i + off − W < j ≤ i + off, off =
+/// Sk − Sq, the rows right-aligned to the keys as attention's default
+/// positions put them). `hides` says of an element's value whether it hides
+/// its key (none: it does something else, e.g. a bias). None when the mask
+/// cannot be evaluated or is none of those.
+std::optional<MaskRule>
+evaluateMaskRule(Term mask, int64_t n, int64_t sq, int64_t sk,
+                 function_ref<std::optional<bool>(double)> hides) {
+  if (n * sq * sk > kMaxEvaluatedMaskElements)
+    return std::nullopt;
+  MLIRContext *ctx = mask.map.getContext();
+  int64_t offset = sk - sq;
+  bool anyHidden = false, causal = true;
+  int64_t window = 0; // the widest visible distance + 1
+  int64_t narrowestHidden = std::numeric_limits<int64_t>::max();
+  for (int64_t a = 0; a < n; ++a) {
+    for (int64_t i = 0; i < sq; ++i) {
+      for (int64_t j = 0; j < sk; ++j) {
+        SmallVector<AffineExpr> point(kNumDims, getAffineConstantExpr(0, ctx));
+        point[kN] = getAffineConstantExpr(a, ctx);
+        point[kI] = getAffineConstantExpr(i, ctx);
+        point[kJ] = getAffineConstantExpr(j, ctx);
+        AffineMap at = mask.map.compose(AffineMap::get(0, 0, point, ctx));
+        std::optional<double> value = evaluate(makeTerm(mask.value, at));
+        if (!value)
+          return std::nullopt;
+        std::optional<bool> hiddenOrNot = hides(*value);
+        if (!hiddenOrNot)
+          return std::nullopt; // a bias, not a visibility rule
+        bool hidden = *hiddenOrNot;
+        anyHidden |= hidden;
+        int64_t distance = i + offset - j; // >= 0: at or before the query
+        if (distance < 0 && !hidden)
+          causal = false;
+        if (distance >= 0 && !hidden)
+          window = std::max(window, distance + 1);
+        if (distance >= 0 && hidden)
+          narrowestHidden = std::min(narrowestHidden, distance);
+      }
+    }
+  }
+  MaskRule rule;
+  if (!anyHidden)
+    return rule;
+  if (!causal)
+    return std::nullopt;
+  // Within the causal part, hidden keys must be exactly those at distance
+  // >= W.
+  rule.causal = true;
+  if (narrowestHidden != std::numeric_limits<int64_t>::max()) {
+    if (narrowestHidden != window)
+      return std::nullopt;
+    rule.window = window;
+  }
+  return rule;
+}
+
+/// The deepest tensor along the views `t` reads through (not into a linalg
+/// body's computation) that `accepts` the term it is read by: a frontend's
+/// Q, K, V or mask in the layout attention wants, however many transposes
+/// and reshapes the export put between it and its use. The deepest, so that
+/// a repeat of kv heads or a broadcast mask is read from before it.
+Value deepestTensorRead(Term t, function_ref<bool(Term)> accepts) {
+  Value found;
+  for (unsigned step = 0; step < kMaxViewSteps; ++step) {
+    if (isa<RankedTensorType>(t.value.getType()) && accepts(t))
+      found = t.value;
+    std::optional<Term> next = stepView(t);
+    if (!next)
+      break;
+    if (!isa<RankedTensorType>(next->value.getType())) {
+      // Into a body: on only when it yields an operand element (a copy,
+      // a broadcast, a transpose).
+      if (!isa<BlockArgument>(next->value) || !(next = stepView(*next)))
+        break;
+    }
+    t = *next;
+  }
+  return found;
+}
+
+/// The mask as an operand: a tensor the term reads at (b, h, i, j)
+/// trailing-aligned, rank 2 to 4 (a static 1 read at 0 broadcasts).
+Value maskOperand(Term mask, ArrayRef<AffineExpr> canonical) {
+  return deepestTensorRead(mask, [&](Term t) {
+    auto type = cast<RankedTensorType>(t.value.getType());
+    int64_t rank = type.getRank();
+    if (rank < 2 || rank > 4 || !type.hasStaticShape())
+      return false;
+    for (int64_t k = 0; k < rank; ++k) {
+      AffineExpr read = t.map.getResult(k);
+      bool broadcast =
+          type.getDimSize(k) == 1 && isa<AffineConstantExpr>(read);
+      if (read != canonical[4 - rank + k] && !broadcast)
+        return false;
+    }
+    return true;
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// The pattern
+//===----------------------------------------------------------------------===//
+
+/// Indices (b, h) of the batch and head that the collapsed index n of
+/// [B, H] designates, as a collapse of [B, H] into one dim reads them: a
+/// unit dim reads 0, the outer dim needs no `mod`.
+std::pair<AffineExpr, AffineExpr> splitBatchHead(AffineExpr n, int64_t batch,
+                                                 int64_t heads) {
+  AffineExpr zero = getAffineConstantExpr(0, n.getContext());
+  if (heads == 1)
+    return {batch == 1 ? zero : n, zero};
+  if (batch == 1)
+    return {zero, n};
+  return {n.floorDiv(heads), n % heads};
+}
+
+/// The kv head that query head `h` reads with `hkv` kv heads of `heads`.
+AffineExpr kvHeadOf(AffineExpr h, int64_t heads, int64_t hkv) {
+  if (hkv == 1)
+    return getAffineConstantExpr(0, h.getContext());
+  if (hkv == heads)
+    return h;
+  return h.floorDiv(heads / hkv);
+}
+
+/// Where an attention operand comes from: `source`, of rank 2 to 4, read
+/// at attention's [B, H, S, D] indices once its dims are permuted by
+/// `permutation` (source dim permutation[p] is read at the p-th of the
+/// trailing indices; the identity when it is laid out as attention wants);
+/// the leading indices that a lower rank lacks are unit dims.
+struct OperandRead {
+  Value source;
+  SmallVector<int64_t, 4> permutation;
+
+  explicit operator bool() const { return static_cast<bool>(source); }
+  RankedTensorType getSourceType() const {
+    return cast<RankedTensorType>(source.getType());
+  }
+  int64_t getDimSize(int64_t p) const {
+    int64_t missing = 4 - getSourceType().getRank();
+    return p < missing ? 1
+                       : getSourceType().getDimSize(permutation[p - missing]);
+  }
+  /// The operand itself as [B, H, S, D]: transposed into place and given
+  /// its leading unit dims if need be.
+  Value materialize(OpBuilder &b, Location loc) const {
+    RankedTensorType type = getSourceType();
+    int64_t rank = type.getRank();
+    Value operand = source;
+    if (!llvm::equal(permutation, llvm::seq<int64_t>(0, rank))) {
+      SmallVector<int64_t> shape;
+      for (int64_t p : permutation)
+        shape.push_back(type.getDimSize(p));
+      Value init =
+          tensor::EmptyOp::create(b, loc, shape, type.getElementType());
+      operand = linalg::TransposeOp::create(b, loc, operand, init, permutation)
+                    .getResult()[0];
+    }
+    if (rank == 4)
+      return operand;
+    // [S, D] -> [1, 1, S, D]; [H, S, D] -> [1, H, S, D].
+    SmallVector<int64_t> shape;
+    for (int64_t p = 0; p < 4; ++p)
+      shape.push_back(getDimSize(p));
+    SmallVector<ReassociationIndices> reassociation;
+    reassociation.push_back(llvm::to_vector(llvm::seq<int64_t>(0, 5 - rank)));
+    for (int64_t p = 5 - rank; p < 4; ++p)
+      reassociation.push_back({p});
+    return tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), operand,
+        reassociation);
+  }
+};
+
+/// The tensor that `t` reads at `expected` ([B, H, S, D] indices): as it
+/// is, else the deepest one it reads with its dims in another order (GPT-J
+/// rotates K as [B, S, H, D] and transposes it straight into Kᵀ). A tensor
+/// of lower rank stands for the trailing indices when the leading ones are
+/// unit (a 2-D [S, D] of one head).
+OperandRead findOperand(Term t, ArrayRef<AffineExpr> expected) {
+  MLIRContext *ctx = t.value.getContext();
+  // The indices a read of `read`'s rank stands for, if the others are unit.
+  auto trailing = [&](Term read) -> std::optional<ArrayRef<AffineExpr>> {
+    auto type = cast<RankedTensorType>(read.value.getType());
+    int64_t rank = type.getRank();
+    if (rank < 2 || rank > 4 || !type.hasStaticShape() ||
+        !llvm::all_of(expected.drop_back(rank),
+                      [](AffineExpr e) { return isa<AffineConstantExpr>(e); }))
+      return std::nullopt;
+    return expected.take_back(rank);
+  };
+  Value exact = deepestTensorRead(t, [&](Term read) {
+    std::optional<ArrayRef<AffineExpr>> indices = trailing(read);
+    return indices &&
+           makeTerm(read.value, AffineMap::get(kNumDims, 0, *indices, ctx)) ==
+               read;
+  });
+  if (exact) {
+    int64_t rank = cast<RankedTensorType>(exact.getType()).getRank();
+    return {exact, llvm::to_vector<4>(llvm::seq<int64_t>(0, rank))};
+  }
+  OperandRead found;
+  deepestTensorRead(t, [&](Term read) {
+    std::optional<ArrayRef<AffineExpr>> indices = trailing(read);
+    if (!indices)
+      return false;
+    auto type = cast<RankedTensorType>(read.value.getType());
+    int64_t rank = type.getRank();
+    SmallVector<int64_t, 4> permutation;
+    SmallVector<bool, 4> used(rank, false);
+    for (AffineExpr want : *indices) {
+      bool unit = isa<AffineConstantExpr>(want);
+      int64_t match = -1;
+      for (int64_t k = 0; k < rank && match < 0; ++k) {
+        if (used[k])
+          continue;
+        if (unit ? type.getDimSize(k) == 1 : read.map.getResult(k) == want)
+          match = k;
+      }
+      if (match < 0)
+        return false;
+      used[match] = true;
+      permutation.push_back(match);
+    }
+    found = {read.value, permutation};
+    return true;
+  });
+  return found;
+}
+
+/// A boolean mask negated (true where `mask` is false): what attention's i1
+/// mask wants of a frontend's mask that hides where true.
+Value buildNegatedMask(OpBuilder &b, Location loc, Value mask) {
+  auto type = cast<RankedTensorType>(mask.getType());
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                       type.getElementType());
+  AffineMap id = AffineMap::getMultiDimIdentityMap(type.getRank(),
+                                                   b.getContext());
+  SmallVector<utils::IteratorType> parallel(type.getRank(),
+                                            utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, type, ValueRange{mask}, ValueRange{init},
+             ArrayRef<AffineMap>{id, id}, parallel,
+             [](OpBuilder &nb, Location nl, ValueRange args) {
+               Value one = arith::ConstantIntOp::create(nb, nl, 1, 1);
+               linalg::YieldOp::create(
+                   nb, nl,
+                   ValueRange{arith::XOrIOp::create(nb, nl, args[0], one)});
+             })
+      .getResult(0);
+}
+
+/// Raises the attention whose output `product` reads at (n, i, e) (the
+/// P·V product of a frontend, n the collapsed batch·head index of `batch`
+/// batches of `heads` heads, a constant when there is one of each) to one
+/// rope.attention of type `outType` ([B, H, Sq, Dv]). The root is replaced
+/// by `replacement` of the attention's result.
+LogicalResult raiseAttention(PatternRewriter &rewriter, Operation *root,
+                             Term product, int64_t batch, int64_t heads,
+                             RankedTensorType outType,
+                             function_ref<Value(Value)> replacement) {
+  MLIRContext *ctx = root->getContext();
+  int64_t sq = outType.getDimSize(2);
+  AffineExpr n = dimExpr(ctx, kN), i = dimExpr(ctx, kI), j = dimExpr(ctx, kJ),
+             e = dimExpr(ctx, kE), d = dimExpr(ctx, kD);
+  auto [b, h] = splitBatchHead(n, batch, heads);
+
+  // out[n, i, e] = Σ_j p[n, i, j] · v[n, j, e].
+  std::optional<std::pair<Term, Term>> pv = throughContraction(product, j);
+  if (!pv)
+    return rewriter.notifyMatchFailure(root, "not a product with V");
+  Term probabilities = pv->first;
+  std::optional<std::pair<Term, Term>> guard =
+      throughHiddenRowGuard(probabilities, ctx);
+  if (guard)
+    probabilities = guard->first;
+  std::optional<Term> logits = matchSoftmax(probabilities, ctx);
+  if (!logits)
+    return rewriter.notifyMatchFailure(root, "no softmax over the keys");
+  if (guard && peelViews(guard->second) != peelViews(*logits))
+    return rewriter.notifyMatchFailure(
+        root, "the hidden-row guard tests other values than the logits");
+
+  // Logits: the scores plus at most one additive mask, or the scores
+  // hidden where a boolean mask says (torch.where, masked_fill).
+  std::optional<SelectMask> selectMask = matchSelectMask(*logits);
+  SmallVector<Term> addends;
+  collectAddends(selectMask ? selectMask->logits : *logits, addends);
+  std::optional<Scores> scores;
+  SmallVector<Term> masks;
+  for (Term addend : addends) {
+    if (!scores)
+      if ((scores = matchScores(addend, ctx)))
+        continue;
+    masks.push_back(addend);
+  }
+  if (!scores || masks.size() + (selectMask ? 1 : 0) > 1)
+    return rewriter.notifyMatchFailure(root, "logits are not Q·Kᵀ + mask");
+
+  // Q, K and V, with the kv heads that their reads reveal (GQA).
+  OperandRead query = findOperand(scores->query, {b, h, i, d});
+  if (!query)
+    return rewriter.notifyMatchFailure(root, "Q is not read as [B, H, S, D]");
+  Type elementType = outType.getElementType();
+  auto typeOf = [](const OperandRead &read) {
+    return read.getSourceType().getElementType();
+  };
+  // The fewest kv heads K and V are read by: the GQA grouping itself, not
+  // a repeat of it.
+  OperandRead key, value;
+  for (int64_t hkv = 1; hkv <= heads && !key; ++hkv) {
+    if (heads % hkv != 0)
+      continue;
+    AffineExpr kvHead = kvHeadOf(h, heads, hkv);
+    key = findOperand(scores->key, {b, kvHead, j, d});
+    value = findOperand(pv->second, {b, kvHead, j, e});
+    if (!key || !value || key.getDimSize(1) != hkv ||
+        value.getDimSize(1) != hkv)
+      key = value = OperandRead();
+  }
+  if (!key)
+    return rewriter.notifyMatchFailure(
+        root, "K and V are not read as [B, Hkv, S, D] by query head");
+  if (typeOf(query) != elementType || typeOf(key) != elementType ||
+      typeOf(value) != elementType || query.getDimSize(0) != batch ||
+      query.getDimSize(1) != heads || query.getDimSize(2) != sq ||
+      value.getDimSize(3) != outType.getDimSize(3))
+    return rewriter.notifyMatchFailure(root, "types do not agree");
+  int64_t sk = key.getDimSize(2);
+
+  // A mask that only hides keys as causal attention (or a window) does is
+  // that rule, so causal tiles can be skipped; any other is an operand.
+  MaskRule rule;
+  bool negateMask = false;
+  if (!masks.empty()) {
+    if (std::optional<MaskRule> evaluated = evaluateMaskRule(
+            masks.front(), batch * heads, sq, sk, additiveHides)) {
+      rule = *evaluated;
+    } else {
+      rule.operand = maskOperand(masks.front(), {b, h, i, j});
+      if (!rule.operand)
+        return rewriter.notifyMatchFailure(
+            root, "the mask is not read as [B, H, Sq, Sk]");
+    }
+  } else if (selectMask) {
+    bool hidesWhenTrue = selectMask->hidesWhenTrue;
+    if (std::optional<MaskRule> evaluated = evaluateMaskRule(
+            selectMask->condition, batch * heads, sq, sk,
+            [&](double c) -> std::optional<bool> {
+              return (c != 0.0) == hidesWhenTrue;
+            })) {
+      rule = *evaluated;
+    } else {
+      // Attention's i1 mask says where a key may be attended: the
+      // condition itself, or its negation when it says what to hide.
+      rule.operand = maskOperand(selectMask->condition, {b, h, i, j});
+      if (!rule.operand || !cast<RankedTensorType>(rule.operand.getType())
+                                .getElementType()
+                                .isInteger(1))
+        return rewriter.notifyMatchFailure(
+            root, "the boolean mask is not read as [B, H, Sq, Sk] i1");
+      negateMask = hidesWhenTrue;
+    }
+  }
+
+  Location loc = root->getLoc();
+  if (negateMask)
+    rule.operand = buildNegatedMask(rewriter, loc, rule.operand);
+  auto attention = AttentionOp::create(
+      rewriter, loc, outType, query.materialize(rewriter, loc),
+      key.materialize(rewriter, loc), value.materialize(rewriter, loc),
+      rule.operand,
+      /*query_positions=*/Value(), /*key_positions=*/Value(),
+      /*sinks=*/Value(), /*alibi_slopes=*/Value(), /*relative_bias=*/Value(),
+      /*query_cos=*/Value(), /*query_sin=*/Value(), /*key_cos=*/Value(),
+      /*key_sin=*/Value(), rewriter.getF64FloatAttr(scores->scale),
+      rule.causal ? rewriter.getUnitAttr() : UnitAttr(),
+      /*rotary=*/RotarySpecAttr(), /*rotary_layout=*/RotaryLayoutAttr(),
+      /*rotary_dims=*/IntegerAttr(), /*rotary_offset=*/IntegerAttr(),
+      rule.window ? rewriter.getI64IntegerAttr(*rule.window) : IntegerAttr(),
+      scores->softcap ? rewriter.getF64FloatAttr(*scores->softcap)
+                      : FloatAttr(),
+      /*relative_buckets=*/RelativeBucketsAttr());
+  rewriter.replaceOp(root, replacement(attention.getResult()));
+  return success();
+}
+
+/// Whether `source` -> `result` splits the leading dim of a batched product
+/// [B·H, S, D] into [B, H, S, D].
+bool splitsBatchHead(RankedTensorType source, RankedTensorType result) {
+  return source.getRank() == 3 && result.getRank() == 4 &&
+         source.hasStaticShape() && result.hasStaticShape() &&
+         source.getDimSize(0) == result.getDimSize(0) * result.getDimSize(1) &&
+         source.getShape().drop_front() == result.getShape().drop_front(2);
+}
+
+/// The [B·H, Sq, Dv] -> [B, H, Sq, Dv] reshape of a batched P·V product
+/// (the frontend's attention output before its transpose back), whose
+/// whole chain is attention: becomes rope.attention. Linalg frontends
+/// reshape with tensor.expand_shape, tosa ones with tosa.reshape.
+template <typename ReshapeOp>
+struct RaiseBatchedAttention : public OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern<ReshapeOp>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ReshapeOp reshape,
+                                PatternRewriter &rewriter) const override {
+    Value source = reshape->getOperand(0);
+    auto sourceType = cast<RankedTensorType>(source.getType());
+    auto outType = cast<RankedTensorType>(reshape.getType());
+    if (!splitsBatchHead(sourceType, outType))
+      return rewriter.notifyMatchFailure(reshape,
+                                         "not [B·H, S, D] -> [B, H, S, D]");
+    MLIRContext *ctx = reshape->getContext();
+    Term product = termAt(source, {dimExpr(ctx, kN), dimExpr(ctx, kI),
+                                   dimExpr(ctx, kE)});
+    return raiseAttention(rewriter, reshape, product, outType.getDimSize(0),
+                          outType.getDimSize(1), outType,
+                          [](Value attention) { return attention; });
+  }
+};
+
+/// An unbatched P·V product ([Sq, Sk] × [Sk, Dv], a linalg.matmul or a
+/// generic), attention of one head: becomes rope.attention over
+/// [1, 1, S, D] views of its operands.
+struct RaiseUnbatchedAttention
+    : public OpInterfaceRewritePattern<linalg::LinalgOp> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op->getNumResults() != 1 || !getMultiplyAccumulateLoop(op))
+      return rewriter.notifyMatchFailure(op, "not a product");
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    if (resultType.getRank() != 2 || !resultType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "not a [Sq, Dv] product");
+    MLIRContext *ctx = op->getContext();
+    Term product =
+        termAt(op->getResult(0), {dimExpr(ctx, kI), dimExpr(ctx, kE)});
+    auto outType = RankedTensorType::get(
+        {1, 1, resultType.getDimSize(0), resultType.getDimSize(1)},
+        resultType.getElementType());
+    Location loc = op.getLoc();
+    return raiseAttention(
+        rewriter, op, product, /*batch=*/1, /*heads=*/1, outType,
+        [&](Value attention) -> Value {
+          return tensor::CollapseShapeOp::create(
+              rewriter, loc, resultType, attention,
+              SmallVector<ReassociationIndices>{{0, 1, 2}, {3}});
+        });
+  }
+};
+
+} // namespace
+
+void mlir::rope::populateRaiseAttentionPatterns(RewritePatternSet &patterns) {
+  patterns.add<RaiseBatchedAttention<tensor::ExpandShapeOp>,
+               RaiseBatchedAttention<tosa::ReshapeOp>, RaiseUnbatchedAttention>(
+      patterns.getContext());
+}

@@ -1,0 +1,2 @@
+// ... which include the IR: a cycle inside one layer.
+#include "rope/Dialect/Rope/IR/Ops.h"

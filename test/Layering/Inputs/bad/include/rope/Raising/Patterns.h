@@ -1,0 +1,1 @@
+// A Raising header.

@@ -1,0 +1,2 @@
+// Analysis reaching up into Raising: a layering slip.
+#include "rope/Raising/Patterns.h"
