@@ -196,6 +196,62 @@ std::optional<Term> throughInsertSlice(Term t, tensor::InsertSliceOp op) {
       AffineMap::get(t.map.getNumDims(), 0, sourceIndices, t.map.getContext()));
 }
 
+/// Term of an extract_slice's source (static offsets and strides only).
+std::optional<Term> throughExtractSlice(Term t, tensor::ExtractSliceOp op) {
+  if (ShapedType::isDynamicShape(op.getStaticOffsets()) ||
+      ShapedType::isDynamicShape(op.getStaticStrides()))
+    return std::nullopt;
+  MLIRContext *ctx = op.getContext();
+  llvm::SmallBitVector dropped = op.getDroppedDims();
+  SmallVector<AffineExpr> indices;
+  unsigned resultDim = 0;
+  for (auto [dim, offset, stride] :
+       llvm::enumerate(op.getStaticOffsets(), op.getStaticStrides())) {
+    AffineExpr index = getAffineConstantExpr(offset, ctx);
+    if (!dropped.test(dim))
+      index = index + t.map.getResult(resultDim++) * stride;
+    indices.push_back(index);
+  }
+  return makeTerm(op.getSource(),
+                  AffineMap::get(t.map.getNumDims(), 0, indices, ctx));
+}
+
+/// Term of a tosa.slice's input (constant start only).
+std::optional<Term> throughTosaSlice(Term t, tosa::SliceOp op) {
+  std::optional<SmallVector<int64_t>> start = constantIndices(op.getStart());
+  if (!start)
+    return std::nullopt;
+  SmallVector<AffineExpr> indices;
+  for (auto [index, offset] : llvm::zip_equal(t.map.getResults(), *start))
+    indices.push_back(index + offset);
+  return makeTerm(op.getInput1(), AffineMap::get(t.map.getNumDims(), 0, indices,
+                                                 op.getContext()));
+}
+
+/// Term of a tosa.tile's input (constant multiples of a static input only).
+std::optional<Term> throughTile(Term t, tosa::TileOp op) {
+  SmallVector<int64_t> multiples;
+  auto sourceType = cast<RankedTensorType>(op.getInput1().getType());
+  if (failed(op.getConstantMultiples(multiples)) ||
+      !sourceType.hasStaticShape())
+    return std::nullopt;
+  SmallVector<AffineExpr> indices;
+  for (auto [index, multiple, extent] :
+       llvm::zip_equal(t.map.getResults(), multiples, sourceType.getShape()))
+    indices.push_back(multiple == 1 ? index : index % extent);
+  return makeTerm(op.getInput1(), AffineMap::get(t.map.getNumDims(), 0, indices,
+                                                 op.getContext()));
+}
+
+/// Term of a tosa.transpose's input.
+Term throughTranspose(Term t, tosa::TransposeOp op) {
+  SmallVector<AffineExpr> indices(t.map.getNumResults());
+  for (auto [resultDim, sourceDim] : llvm::enumerate(op.getPerms()))
+    indices[sourceDim] = t.map.getResult(resultDim);
+  return makeTerm(op.getInput1(), AffineMap::get(t.map.getNumDims(), 0, indices,
+                                                 op.getContext()));
+}
+
 /// The scalar that a linalg op yields for `result`, read through the op's
 /// loops. Every loop must be fixed by the result's index: parallel loops
 /// appear in its indexing map; a reduction must run once (a matmul with a
@@ -242,8 +298,6 @@ std::optional<Term> stepView(Term t) {
   Operation *def = t.value.getDefiningOp();
   if (!def)
     return std::nullopt;
-  MLIRContext *ctx = def->getContext();
-  unsigned numDims = t.map.getNumDims();
   // A scalar in a linalg body that is not a block argument is computed.
   if (!isa<RankedTensorType>(t.value.getType()))
     return std::nullopt;
@@ -261,63 +315,20 @@ std::optional<Term> stepView(Term t) {
         return throughCollapse(t, op.getSrc(), op.getSrcType().getShape(),
                                op.getReassociationIndices());
       })
-      .Case([&](tensor::ExtractSliceOp op) -> std::optional<Term> {
-        if (ShapedType::isDynamicShape(op.getStaticOffsets()) ||
-            ShapedType::isDynamicShape(op.getStaticStrides()))
-          return std::nullopt;
-        llvm::SmallBitVector dropped = op.getDroppedDims();
-        SmallVector<AffineExpr> indices;
-        unsigned resultDim = 0;
-        for (auto [dim, offset, stride] :
-             llvm::enumerate(op.getStaticOffsets(), op.getStaticStrides())) {
-          AffineExpr index = getAffineConstantExpr(offset, ctx);
-          if (!dropped.test(dim))
-            index = index + t.map.getResult(resultDim++) * stride;
-          indices.push_back(index);
-        }
-        return makeTerm(op.getSource(),
-                        AffineMap::get(numDims, 0, indices, ctx));
-      })
+      .Case(
+          [&](tensor::ExtractSliceOp op) { return throughExtractSlice(t, op); })
       .Case([&](tensor::InsertSliceOp op) { return throughInsertSlice(t, op); })
       .Case([&](tensor::ConcatOp op) {
         return throughConcat(t, op.getInputs(), op.getDim());
       })
       .Case(
           [&](tosa::ReshapeOp op) { return throughReshape(t, op.getInput1()); })
-      .Case([&](tosa::SliceOp op) -> std::optional<Term> {
-        std::optional<SmallVector<int64_t>> start =
-            constantIndices(op.getStart());
-        if (!start)
-          return std::nullopt;
-        SmallVector<AffineExpr> indices;
-        for (auto [index, offset] : llvm::zip_equal(t.map.getResults(), *start))
-          indices.push_back(index + offset);
-        return makeTerm(op.getInput1(),
-                        AffineMap::get(numDims, 0, indices, ctx));
-      })
+      .Case([&](tosa::SliceOp op) { return throughTosaSlice(t, op); })
       .Case([&](tosa::ConcatOp op) {
         return throughConcat(t, op.getInput1(), op.getAxis());
       })
-      .Case([&](tosa::TileOp op) -> std::optional<Term> {
-        SmallVector<int64_t> multiples;
-        auto sourceType = cast<RankedTensorType>(op.getInput1().getType());
-        if (failed(op.getConstantMultiples(multiples)) ||
-            !sourceType.hasStaticShape())
-          return std::nullopt;
-        SmallVector<AffineExpr> indices;
-        for (auto [index, multiple, extent] : llvm::zip_equal(
-                 t.map.getResults(), multiples, sourceType.getShape()))
-          indices.push_back(multiple == 1 ? index : index % extent);
-        return makeTerm(op.getInput1(),
-                        AffineMap::get(numDims, 0, indices, ctx));
-      })
-      .Case([&](tosa::TransposeOp op) {
-        SmallVector<AffineExpr> indices(t.map.getNumResults());
-        for (auto [resultDim, sourceDim] : llvm::enumerate(op.getPerms()))
-          indices[sourceDim] = t.map.getResult(resultDim);
-        return makeTerm(op.getInput1(),
-                        AffineMap::get(numDims, 0, indices, ctx));
-      })
+      .Case([&](tosa::TileOp op) { return throughTile(t, op); })
+      .Case([&](tosa::TransposeOp op) { return throughTranspose(t, op); })
       .Case(
           [&](tosa::IdentityOp op) { return makeTerm(op.getInput1(), t.map); })
       .Default([](Operation *) { return std::nullopt; });

@@ -712,25 +712,27 @@ Value buildNegatedMask(OpBuilder &b, Location loc, Value mask) {
       .getResult(0);
 }
 
-/// Raises the attention whose output `product` reads at (n, i, e) (the
-/// P·V product of a frontend, n the collapsed batch·head index of `batch`
-/// batches of `heads` heads, a constant when there is one of each) to one
-/// rope.attention of type `outType` ([B, H, Sq, Dv]). The root is replaced
-/// by `replacement` of the attention's result.
-LogicalResult raiseAttention(PatternRewriter &rewriter, Operation *root,
-                             Term product, int64_t batch, int64_t heads,
-                             RankedTensorType outType,
-                             function_ref<Value(Value)> replacement) {
-  MLIRContext *ctx = root->getContext();
-  int64_t sq = outType.getDimSize(2);
-  AffineExpr n = dimExpr(ctx, kN), i = dimExpr(ctx, kI), j = dimExpr(ctx, kJ),
-             e = dimExpr(ctx, kE), d = dimExpr(ctx, kD);
-  auto [b, h] = splitBatchHead(n, batch, heads);
+/// A frontend's attention as matched back from its P·V product: the read of
+/// V, Q·Kᵀ with its scale, and the mask (additive, or by select) if any.
+struct AttentionChain {
+  Term value;
+  Scores scores;
+  std::optional<Term> additiveMask;
+  std::optional<SelectMask> selectMask;
+};
 
+/// Matches the attention chain of the P·V `product` that `root` reads at
+/// (n, i, e): the product, the softmax over the keys (behind a hidden-row
+/// guard or not) and the logits it normalizes.
+LogicalResult matchAttentionChain(PatternRewriter &rewriter, Operation *root,
+                                  Term product, AttentionChain &chain) {
+  MLIRContext *ctx = root->getContext();
   // out[n, i, e] = Σ_j p[n, i, j] · v[n, j, e].
-  std::optional<std::pair<Term, Term>> pv = throughContraction(product, j);
+  std::optional<std::pair<Term, Term>> pv =
+      throughContraction(product, dimExpr(ctx, kJ));
   if (!pv)
     return rewriter.notifyMatchFailure(root, "not a product with V");
+  chain.value = pv->second;
   Term probabilities = pv->first;
   std::optional<std::pair<Term, Term>> guard =
       throughHiddenRowGuard(probabilities, ctx);
@@ -745,9 +747,10 @@ LogicalResult raiseAttention(PatternRewriter &rewriter, Operation *root,
 
   // Logits: the scores plus at most one additive mask, or the scores
   // hidden where a boolean mask says (torch.where, masked_fill).
-  std::optional<SelectMask> selectMask = matchSelectMask(*logits);
+  chain.selectMask = matchSelectMask(*logits);
   SmallVector<Term> addends;
-  collectAddends(selectMask ? selectMask->logits : *logits, addends);
+  collectAddends(chain.selectMask ? chain.selectMask->logits : *logits,
+                 addends);
   std::optional<Scores> scores;
   SmallVector<Term> masks;
   for (Term addend : addends) {
@@ -756,30 +759,134 @@ LogicalResult raiseAttention(PatternRewriter &rewriter, Operation *root,
         continue;
     masks.push_back(addend);
   }
-  if (!scores || masks.size() + (selectMask ? 1 : 0) > 1)
+  if (!scores || masks.size() + (chain.selectMask ? 1 : 0) > 1)
     return rewriter.notifyMatchFailure(root, "logits are not Q·Kᵀ + mask");
+  chain.scores = *scores;
+  if (!masks.empty())
+    chain.additiveMask = masks.front();
+  return success();
+}
+
+/// K and V read by query head `h` of `heads` in batch `b`, with the fewest
+/// kv heads they are read by: the GQA grouping itself, not a repeat of it.
+/// Null reads when there is no such grouping.
+std::pair<OperandRead, OperandRead> findKeyValue(Term keyTerm, Term valueTerm,
+                                                 AffineExpr b, AffineExpr h,
+                                                 int64_t heads) {
+  MLIRContext *ctx = h.getContext();
+  AffineExpr j = dimExpr(ctx, kJ), e = dimExpr(ctx, kE), d = dimExpr(ctx, kD);
+  OperandRead key, value;
+  for (int64_t hkv = 1; hkv <= heads && !key; ++hkv) {
+    if (heads % hkv != 0)
+      continue;
+    AffineExpr kvHead = kvHeadOf(h, heads, hkv);
+    key = findOperand(keyTerm, {b, kvHead, j, d});
+    value = findOperand(valueTerm, {b, kvHead, j, e});
+    if (!key || !value || key.getDimSize(1) != hkv ||
+        value.getDimSize(1) != hkv)
+      key = value = OperandRead();
+  }
+  return {key, value};
+}
+
+/// The rule of the chain's mask over `n` batch·heads of [Sq, Sk] logits,
+/// read at `canonical` ([B, H, Sq, Sk] indices): a mask that only hides
+/// keys as causal attention (or a window) does is that rule, so causal
+/// tiles can be skipped; any other is an operand. `negateMask` says whether
+/// that operand, a boolean mask, hides where true.
+LogicalResult matchMaskRule(PatternRewriter &rewriter, Operation *root,
+                            const AttentionChain &chain,
+                            ArrayRef<AffineExpr> canonical, int64_t n,
+                            int64_t sq, int64_t sk, MaskRule &rule,
+                            bool &negateMask) {
+  negateMask = false;
+  if (chain.additiveMask) {
+    if (std::optional<MaskRule> evaluated =
+            evaluateMaskRule(*chain.additiveMask, n, sq, sk, additiveHides)) {
+      rule = *evaluated;
+    } else {
+      rule.operand = maskOperand(*chain.additiveMask, canonical);
+      if (!rule.operand)
+        return rewriter.notifyMatchFailure(
+            root, "the mask is not read as [B, H, Sq, Sk]");
+    }
+  } else if (chain.selectMask) {
+    bool hidesWhenTrue = chain.selectMask->hidesWhenTrue;
+    if (std::optional<MaskRule> evaluated =
+            evaluateMaskRule(chain.selectMask->condition, n, sq, sk,
+                             [&](double c) -> std::optional<bool> {
+                               return (c != 0.0) == hidesWhenTrue;
+                             })) {
+      rule = *evaluated;
+    } else {
+      // Attention's i1 mask says where a key may be attended: the
+      // condition itself, or its negation when it says what to hide.
+      rule.operand = maskOperand(chain.selectMask->condition, canonical);
+      if (!rule.operand || !cast<RankedTensorType>(rule.operand.getType())
+                                .getElementType()
+                                .isInteger(1))
+        return rewriter.notifyMatchFailure(
+            root, "the boolean mask is not read as [B, H, Sq, Sk] i1");
+      negateMask = hidesWhenTrue;
+    }
+  }
+  return success();
+}
+
+/// Creates the rope.attention of `outType` over Q, K and V laid out as
+/// [B, H, S, D], with the mask `rule` (its operand negated first when
+/// `negateMask`) and the scale and soft-cap of `scores`.
+AttentionOp buildAttention(PatternRewriter &rewriter, Location loc,
+                           RankedTensorType outType, const OperandRead &query,
+                           const OperandRead &key, const OperandRead &value,
+                           MaskRule rule, bool negateMask,
+                           const Scores &scores) {
+  if (negateMask)
+    rule.operand = buildNegatedMask(rewriter, loc, rule.operand);
+  return AttentionOp::create(
+      rewriter, loc, outType, query.materialize(rewriter, loc),
+      key.materialize(rewriter, loc), value.materialize(rewriter, loc),
+      rule.operand,
+      /*query_positions=*/Value(), /*key_positions=*/Value(),
+      /*sinks=*/Value(), /*alibi_slopes=*/Value(), /*relative_bias=*/Value(),
+      /*query_cos=*/Value(), /*query_sin=*/Value(), /*key_cos=*/Value(),
+      /*key_sin=*/Value(), rewriter.getF64FloatAttr(scores.scale),
+      rule.causal ? rewriter.getUnitAttr() : UnitAttr(),
+      /*rotary=*/RotarySpecAttr(), /*rotary_layout=*/RotaryLayoutAttr(),
+      /*rotary_dims=*/IntegerAttr(), /*rotary_offset=*/IntegerAttr(),
+      rule.window ? rewriter.getI64IntegerAttr(*rule.window) : IntegerAttr(),
+      scores.softcap ? rewriter.getF64FloatAttr(*scores.softcap) : FloatAttr(),
+      /*relative_buckets=*/RelativeBucketsAttr());
+}
+
+/// Raises the attention whose output `product` reads at (n, i, e) (the
+/// P·V product of a frontend, n the collapsed batch·head index of `batch`
+/// batches of `heads` heads, a constant when there is one of each) to one
+/// rope.attention of type `outType` ([B, H, Sq, Dv]). The root is replaced
+/// by `replacement` of the attention's result.
+LogicalResult raiseAttention(PatternRewriter &rewriter, Operation *root,
+                             Term product, int64_t batch, int64_t heads,
+                             RankedTensorType outType,
+                             function_ref<Value(Value)> replacement) {
+  MLIRContext *ctx = root->getContext();
+  int64_t sq = outType.getDimSize(2);
+  AffineExpr n = dimExpr(ctx, kN), i = dimExpr(ctx, kI), j = dimExpr(ctx, kJ),
+             d = dimExpr(ctx, kD);
+  auto [b, h] = splitBatchHead(n, batch, heads);
+
+  AttentionChain chain;
+  if (failed(matchAttentionChain(rewriter, root, product, chain)))
+    return failure();
 
   // Q, K and V, with the kv heads that their reads reveal (GQA).
-  OperandRead query = findOperand(scores->query, {b, h, i, d});
+  OperandRead query = findOperand(chain.scores.query, {b, h, i, d});
   if (!query)
     return rewriter.notifyMatchFailure(root, "Q is not read as [B, H, S, D]");
   Type elementType = outType.getElementType();
   auto typeOf = [](const OperandRead &read) {
     return read.getSourceType().getElementType();
   };
-  // The fewest kv heads K and V are read by: the GQA grouping itself, not
-  // a repeat of it.
-  OperandRead key, value;
-  for (int64_t hkv = 1; hkv <= heads && !key; ++hkv) {
-    if (heads % hkv != 0)
-      continue;
-    AffineExpr kvHead = kvHeadOf(h, heads, hkv);
-    key = findOperand(scores->key, {b, kvHead, j, d});
-    value = findOperand(pv->second, {b, kvHead, j, e});
-    if (!key || !value || key.getDimSize(1) != hkv ||
-        value.getDimSize(1) != hkv)
-      key = value = OperandRead();
-  }
+  auto [key, value] = findKeyValue(chain.scores.key, chain.value, b, h, heads);
   if (!key)
     return rewriter.notifyMatchFailure(
         root, "K and V are not read as [B, Hkv, S, D] by query head");
@@ -790,59 +897,15 @@ LogicalResult raiseAttention(PatternRewriter &rewriter, Operation *root,
     return rewriter.notifyMatchFailure(root, "types do not agree");
   int64_t sk = key.getDimSize(2);
 
-  // A mask that only hides keys as causal attention (or a window) does is
-  // that rule, so causal tiles can be skipped; any other is an operand.
   MaskRule rule;
-  bool negateMask = false;
-  if (!masks.empty()) {
-    if (std::optional<MaskRule> evaluated = evaluateMaskRule(
-            masks.front(), batch * heads, sq, sk, additiveHides)) {
-      rule = *evaluated;
-    } else {
-      rule.operand = maskOperand(masks.front(), {b, h, i, j});
-      if (!rule.operand)
-        return rewriter.notifyMatchFailure(
-            root, "the mask is not read as [B, H, Sq, Sk]");
-    }
-  } else if (selectMask) {
-    bool hidesWhenTrue = selectMask->hidesWhenTrue;
-    if (std::optional<MaskRule> evaluated = evaluateMaskRule(
-            selectMask->condition, batch * heads, sq, sk,
-            [&](double c) -> std::optional<bool> {
-              return (c != 0.0) == hidesWhenTrue;
-            })) {
-      rule = *evaluated;
-    } else {
-      // Attention's i1 mask says where a key may be attended: the
-      // condition itself, or its negation when it says what to hide.
-      rule.operand = maskOperand(selectMask->condition, {b, h, i, j});
-      if (!rule.operand || !cast<RankedTensorType>(rule.operand.getType())
-                                .getElementType()
-                                .isInteger(1))
-        return rewriter.notifyMatchFailure(
-            root, "the boolean mask is not read as [B, H, Sq, Sk] i1");
-      negateMask = hidesWhenTrue;
-    }
-  }
+  bool negateMask;
+  if (failed(matchMaskRule(rewriter, root, chain, {b, h, i, j}, batch * heads,
+                           sq, sk, rule, negateMask)))
+    return failure();
 
-  Location loc = root->getLoc();
-  if (negateMask)
-    rule.operand = buildNegatedMask(rewriter, loc, rule.operand);
-  auto attention = AttentionOp::create(
-      rewriter, loc, outType, query.materialize(rewriter, loc),
-      key.materialize(rewriter, loc), value.materialize(rewriter, loc),
-      rule.operand,
-      /*query_positions=*/Value(), /*key_positions=*/Value(),
-      /*sinks=*/Value(), /*alibi_slopes=*/Value(), /*relative_bias=*/Value(),
-      /*query_cos=*/Value(), /*query_sin=*/Value(), /*key_cos=*/Value(),
-      /*key_sin=*/Value(), rewriter.getF64FloatAttr(scores->scale),
-      rule.causal ? rewriter.getUnitAttr() : UnitAttr(),
-      /*rotary=*/RotarySpecAttr(), /*rotary_layout=*/RotaryLayoutAttr(),
-      /*rotary_dims=*/IntegerAttr(), /*rotary_offset=*/IntegerAttr(),
-      rule.window ? rewriter.getI64IntegerAttr(*rule.window) : IntegerAttr(),
-      scores->softcap ? rewriter.getF64FloatAttr(*scores->softcap)
-                      : FloatAttr(),
-      /*relative_buckets=*/RelativeBucketsAttr());
+  AttentionOp attention =
+      buildAttention(rewriter, root->getLoc(), outType, query, key, value, rule,
+                     negateMask, chain.scores);
   rewriter.replaceOp(root, replacement(attention.getResult()));
   return success();
 }

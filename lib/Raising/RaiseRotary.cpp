@@ -352,6 +352,88 @@ bool joinsRotation(Operation *op, unsigned depth) {
   });
 }
 
+/// The rotation (rope.rotate or rope.rotate_with_tables) whose elements
+/// `root` reads somewhere along its head of `headDim`, with `offset` set to
+/// where its head starts in `root`'s; null if there is none.
+Operation *findRotationInHead(Term root, int64_t headDim, int64_t &offset) {
+  for (int64_t j = 0; j < headDim; ++j) {
+    Term element = peelViews(atHeadIndex(root, j));
+    Operation *candidate = element.value.getDefiningOp();
+    if (!isa_and_nonnull<RotateOp, RotateWithTablesOp>(candidate))
+      continue;
+    auto last = dyn_cast<AffineConstantExpr>(element.map.getResults().back());
+    if (!last)
+      continue;
+    offset = j - last.getValue();
+    return candidate;
+  }
+  return nullptr;
+}
+
+/// The tensor of `type` that `rotationInput` is a view of (the full tensor
+/// the rotated elements were taken from); null if there is none.
+Value findFullInput(Value rotationInput, Type type) {
+  for (Term t = identityTerm(rotationInput);;) {
+    if (t.value.getType() == type)
+      return t.value;
+    std::optional<Term> next = stepView(t);
+    if (!next)
+      return Value();
+    t = *next;
+  }
+}
+
+/// Checks element by element that `op` joins `input`'s elements and, in
+/// head dims [offset, offset + rotatedDim), those of `rotation` of the
+/// input's elements at the same place.
+LogicalResult matchPartialElements(PatternRewriter &rewriter, Operation *op,
+                                   Operation *rotation, Value input,
+                                   int64_t offset, int64_t rotatedDim,
+                                   int64_t headDim) {
+  Term root = identityTerm(op->getResult(0));
+  Term inputTerm = identityTerm(input);
+  Term rotatedTerm = identityTerm(rotation->getResult(0));
+  Term rotationInputTerm = identityTerm(rotation->getOperand(0));
+  for (int64_t j = 0; j < headDim; ++j) {
+    Term element = peelViews(atHeadIndex(root, j));
+    Term source = peelViews(atHeadIndex(inputTerm, j));
+    bool rotated = j >= offset && j < offset + rotatedDim;
+    if (!rotated) {
+      if (element != source)
+        return rewriter.notifyMatchFailure(op, "not a pass-through element");
+      continue;
+    }
+    if (element != atHeadIndex(rotatedTerm, j - offset) ||
+        peelViews(atHeadIndex(rotationInputTerm, j - offset)) != source)
+      return rewriter.notifyMatchFailure(op, "not the rotated element");
+  }
+  return success();
+}
+
+/// Replaces `op` by `rotation` (of a `rotatedDim` slice) applied to all of
+/// `input`, turning only the dims from `offset` on that it turned.
+void replaceWithPartialRotation(PatternRewriter &rewriter, Operation *op,
+                                Operation *rotation, Value input,
+                                int64_t offset, int64_t rotatedDim) {
+  if (auto withTables = dyn_cast<RotateWithTablesOp>(rotation)) {
+    // The tables follow the rotation's leading dims, which are the
+    // input's: they stay as they are.
+    rewriter.replaceOpWithNewOp<RotateWithTablesOp>(
+        op, input, withTables.getCos(), withTables.getSin(),
+        withTables.getLayout(), withTables.getRotaryDims(),
+        offset + withTables.getRotaryOffset(), withTables.getSeqDim());
+    return;
+  }
+  auto rotate = cast<RotateOp>(rotation);
+  RotarySpecAttr spec = rotate.getSpec();
+  auto partial = RotarySpecAttr::get(
+      op->getContext(), spec.getBase(), spec.getRotaryDims(rotatedDim),
+      offset + spec.getOffset(), spec.getLayout(), spec.getScaling(),
+      spec.getAttentionFactor(), spec.getInverse());
+  rewriter.replaceOpWithNewOp<RotateOp>(op, input, rotate.getPositions(),
+                                        partial, rotate.getSeqDim());
+}
+
 /// cat(rotate(x[.., o : o + r]), pass-through elements of x) -> one
 /// rotation of x with `dims = r, offset = o` (partial rotary); the rotation
 /// is a rope.rotate or a rope.rotate_with_tables.
@@ -375,22 +457,11 @@ public:
     if (!joinsRotation(op, /*depth=*/2))
       return rewriter.notifyMatchFailure(op, "no rotation operand");
     int64_t headDim = type.getShape().back();
-    Term root = identityTerm(op->getResult(0));
 
     // The rotation and where its elements land in the head.
-    Operation *rotation = nullptr;
     int64_t offset = 0;
-    for (int64_t j = 0; j < headDim && !rotation; ++j) {
-      Term element = peelViews(atHeadIndex(root, j));
-      Operation *candidate = element.value.getDefiningOp();
-      if (!isa_and_nonnull<RotateOp, RotateWithTablesOp>(candidate))
-        continue;
-      auto last = dyn_cast<AffineConstantExpr>(element.map.getResults().back());
-      if (!last)
-        continue;
-      rotation = candidate;
-      offset = j - last.getValue();
-    }
+    Operation *rotation =
+        findRotationInHead(identityTerm(op->getResult(0)), headDim, offset);
     if (!rotation)
       return rewriter.notifyMatchFailure(op, "no rotation inside");
     Value rotationInput = rotation->getOperand(0);
@@ -400,55 +471,14 @@ public:
         offset + rotatedDim > headDim || rotatedDim == headDim)
       return rewriter.notifyMatchFailure(op, "rotation does not fit the head");
 
-    // The full tensor the rotated elements were taken from.
-    Value input;
-    for (Term t = identityTerm(rotationInput);;) {
-      if (t.value.getType() == type) {
-        input = t.value;
-        break;
-      }
-      std::optional<Term> next = stepView(t);
-      if (!next)
-        return rewriter.notifyMatchFailure(op, "rotated slice of what?");
-      t = *next;
-    }
-
-    // Element by element: rotated elements come from the rotation of the
-    // input's elements at the same place, the others from the input.
-    Term inputTerm = identityTerm(input);
-    Term rotatedTerm = identityTerm(rotation->getResult(0));
-    Term rotationInputTerm = identityTerm(rotationInput);
-    for (int64_t j = 0; j < headDim; ++j) {
-      Term element = peelViews(atHeadIndex(root, j));
-      Term source = peelViews(atHeadIndex(inputTerm, j));
-      bool rotated = j >= offset && j < offset + rotatedDim;
-      if (!rotated) {
-        if (element != source)
-          return rewriter.notifyMatchFailure(op, "not a pass-through element");
-        continue;
-      }
-      if (element != atHeadIndex(rotatedTerm, j - offset) ||
-          peelViews(atHeadIndex(rotationInputTerm, j - offset)) != source)
-        return rewriter.notifyMatchFailure(op, "not the rotated element");
-    }
-
-    if (auto withTables = dyn_cast<RotateWithTablesOp>(rotation)) {
-      // The tables follow the rotation's leading dims, which are the
-      // input's: they stay as they are.
-      rewriter.replaceOpWithNewOp<RotateWithTablesOp>(
-          op, input, withTables.getCos(), withTables.getSin(),
-          withTables.getLayout(), withTables.getRotaryDims(),
-          offset + withTables.getRotaryOffset(), withTables.getSeqDim());
-      return success();
-    }
-    auto rotate = cast<RotateOp>(rotation);
-    RotarySpecAttr spec = rotate.getSpec();
-    auto partial = RotarySpecAttr::get(
-        op->getContext(), spec.getBase(), spec.getRotaryDims(rotatedDim),
-        offset + spec.getOffset(), spec.getLayout(), spec.getScaling(),
-        spec.getAttentionFactor(), spec.getInverse());
-    rewriter.replaceOpWithNewOp<RotateOp>(op, input, rotate.getPositions(),
-                                          partial, rotate.getSeqDim());
+    Value input = findFullInput(rotationInput, type);
+    if (!input)
+      return rewriter.notifyMatchFailure(op, "rotated slice of what?");
+    if (failed(matchPartialElements(rewriter, op, rotation, input, offset,
+                                    rotatedDim, headDim)))
+      return failure();
+    replaceWithPartialRotation(rewriter, op, rotation, input, offset,
+                               rotatedDim);
     return success();
   }
 };

@@ -149,6 +149,92 @@ static Value packPanel(RewriterBase &rewriter, Location loc, Value value,
       .getResult(0);
 }
 
+/// B (read through `bMap`) packed for the register block: the column dim
+/// `col` innermost or, for `columnPanels`, in panels of `columns`, as
+/// [n / columns, ..., columns]. Sets `bExprs` to the indices the packed B is
+/// read at, the panel first (`colBlock`) when there are panels.
+static Value packB(RewriterBase &rewriter, Location loc, Value b,
+                   AffineMap bMap, AffineExpr col, AffineExpr colBlock,
+                   int64_t columns, bool columnPanels,
+                   SmallVectorImpl<AffineExpr> &bExprs) {
+  unsigned colPos = *bMap.getResultPosition(col);
+  // B's dims other than the column dim, in order: the middle of either
+  // layout.
+  SmallVector<unsigned> others = llvm::to_vector(
+      llvm::make_filter_range(llvm::seq<unsigned>(0, bMap.getNumResults()),
+                              [&](unsigned i) { return i != colPos; }));
+  SmallVector<int64_t> perm;
+  if (columnPanels) {
+    // B [..., n, ...] -> [..., n / c, c, ...] (a view) -> [n / c, ..., c].
+    auto bType = cast<RankedTensorType>(b.getType());
+    SmallVector<int64_t> split(bType.getShape());
+    split[colPos] /= columns;
+    split.insert(split.begin() + colPos + 1, columns);
+    SmallVector<ReassociationIndices> groups;
+    for (unsigned i = 0, e = bType.getRank(); i < e; ++i)
+      groups.push_back(i < colPos    ? ReassociationIndices{i}
+                       : i == colPos ? ReassociationIndices{i, i + 1}
+                                     : ReassociationIndices{i + 1});
+    b = tensor::ExpandShapeOp::create(
+        rewriter, loc, RankedTensorType::get(split, bType.getElementType()), b,
+        groups);
+    perm.push_back(colPos);
+    bExprs.push_back(colBlock);
+    for (unsigned i : others)
+      perm.push_back(i < colPos ? i : i + 1);
+    perm.push_back(colPos + 1);
+  } else {
+    // B: every dim in order, the column dim last.
+    llvm::append_range(perm, others);
+    perm.push_back(colPos);
+  }
+  for (unsigned i : others)
+    bExprs.push_back(bMap.getResult(i));
+  bExprs.push_back(col);
+  return packPanel(rewriter, loc, b, perm);
+}
+
+/// The output `init` viewed as [..., n / columns, columns], for column
+/// panels: `outExprs` (its indices) gain the panel `colBlock` before the
+/// column `col`, and `outGroups` collapse the view back.
+static Value
+viewOutputAsPanels(RewriterBase &rewriter, Location loc, Value init,
+                   int64_t columns, AffineExpr col, AffineExpr colBlock,
+                   SmallVectorImpl<AffineExpr> &outExprs,
+                   SmallVectorImpl<ReassociationIndices> &outGroups) {
+  auto outType = cast<RankedTensorType>(init.getType());
+  unsigned outRank = outType.getRank();
+  SmallVector<int64_t> outSplit(outType.getShape());
+  outSplit.back() /= columns;
+  outSplit.push_back(columns);
+  for (unsigned i = 0; i + 1 < outRank; ++i)
+    outGroups.push_back({i});
+  outGroups.push_back({outRank - 1, outRank});
+  init = tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get(outSplit, outType.getElementType()),
+      init, outGroups);
+  outExprs.back() = colBlock;
+  outExprs.push_back(col);
+  return init;
+}
+
+/// The contraction in its canonical form, out + a·b of f32 operands with
+/// contractible multiply-adds, of `inputs` into `init`.
+static linalg::GenericOp buildCanonicalContraction(
+    RewriterBase &rewriter, Location loc, ValueRange inputs, Value init,
+    ArrayRef<AffineMap> maps, ArrayRef<utils::IteratorType> iterators) {
+  auto flags = arith::FastMathFlags::contract;
+  return linalg::GenericOp::create(
+      rewriter, loc, init.getType(), inputs, init, maps, iterators,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value product = arith::MulFOp::create(nb, l, args[0], args[1], flags);
+        linalg::YieldOp::create(
+            nb, l,
+            ValueRange{arith::AddFOp::create(nb, l, args[2], product, flags)
+                           .getResult()});
+      });
+}
+
 /// `op` over packed operands, A and B in f32 (f16/bf16 converted in the
 /// copy, once). B with the column dim innermost or, for `columnPanels`, in
 /// column panels as BLIS packs it: B[..., n, ...] becomes
@@ -180,44 +266,10 @@ static linalg::GenericOp packOperands(RewriterBase &rewriter,
                  outMap.getResults().back() == col;
   unsigned numLoops = op.getNumLoops() + (columnPanels ? 1 : 0);
   AffineExpr colBlock = getAffineDimExpr(op.getNumLoops(), ctx);
-  unsigned colPos = *bMap.getResultPosition(col);
 
-  // B's dims other than the column dim, in order: the middle of either
-  // layout.
-  SmallVector<unsigned> others = llvm::to_vector(llvm::make_filter_range(
-      llvm::seq<unsigned>(0, bMap.getNumResults()),
-      [&](unsigned i) { return i != colPos; }));
-  Value b = inputs[block.bOperand];
   SmallVector<AffineExpr> bExprs;
-  SmallVector<int64_t> perm;
-  if (columnPanels) {
-    // B [..., n, ...] -> [..., n / c, c, ...] (a view) -> [n / c, ..., c].
-    auto bType = cast<RankedTensorType>(b.getType());
-    SmallVector<int64_t> split(bType.getShape());
-    split[colPos] /= block.columns;
-    split.insert(split.begin() + colPos + 1, block.columns);
-    SmallVector<ReassociationIndices> groups;
-    for (unsigned i = 0, e = bType.getRank(); i < e; ++i)
-      groups.push_back(i < colPos    ? ReassociationIndices{i}
-                       : i == colPos ? ReassociationIndices{i, i + 1}
-                                     : ReassociationIndices{i + 1});
-    b = tensor::ExpandShapeOp::create(
-        rewriter, loc, RankedTensorType::get(split, bType.getElementType()), b,
-        groups);
-    perm.push_back(colPos);
-    bExprs.push_back(colBlock);
-    for (unsigned i : others)
-      perm.push_back(i < colPos ? i : i + 1);
-    perm.push_back(colPos + 1);
-  } else {
-    // B: every dim in order, the column dim last.
-    llvm::append_range(perm, others);
-    perm.push_back(colPos);
-  }
-  for (unsigned i : others)
-    bExprs.push_back(bMap.getResult(i));
-  bExprs.push_back(col);
-  Value packedB = packPanel(rewriter, loc, b, perm);
+  Value packedB = packB(rewriter, loc, inputs[block.bOperand], bMap, col,
+                        colBlock, block.columns, columnPanels, bExprs);
   Value a = packPanel(
       rewriter, loc, inputs[block.aOperand()],
       llvm::to_vector(llvm::seq<int64_t>(0, maps[block.aOperand()].getNumResults())));
@@ -232,20 +284,9 @@ static linalg::GenericOp packOperands(RewriterBase &rewriter,
   auto outType = cast<RankedTensorType>(init.getType());
   SmallVector<ReassociationIndices> outGroups;
   SmallVector<AffineExpr> outExprs(outMap.getResults());
-  if (columnPanels) {
-    unsigned outRank = outType.getRank();
-    SmallVector<int64_t> outSplit(outType.getShape());
-    outSplit.back() /= block.columns;
-    outSplit.push_back(block.columns);
-    for (unsigned i = 0; i + 1 < outRank; ++i)
-      outGroups.push_back({i});
-    outGroups.push_back({outRank - 1, outRank});
-    init = tensor::ExpandShapeOp::create(
-        rewriter, loc, RankedTensorType::get(outSplit, outType.getElementType()),
-        init, outGroups);
-    outExprs.back() = colBlock;
-    outExprs.push_back(col);
-  }
+  if (columnPanels)
+    init = viewOutputAsPanels(rewriter, loc, init, block.columns, col, colBlock,
+                              outExprs, outGroups);
   SmallVector<AffineMap> newMaps;
   for (auto [i, map] : llvm::enumerate(maps)) {
     SmallVector<AffineExpr> exprs(map.getResults());
@@ -259,17 +300,8 @@ static linalg::GenericOp packOperands(RewriterBase &rewriter,
   if (columnPanels)
     iterators.push_back(utils::IteratorType::parallel);
 
-  auto flags = arith::FastMathFlags::contract;
-  auto packed = linalg::GenericOp::create(
-      rewriter, loc, init.getType(), inputs, init, newMaps, iterators,
-      [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value product = arith::MulFOp::create(nb, l, args[0], args[1], flags);
-        linalg::YieldOp::create(
-            nb, l,
-            ValueRange{
-                arith::AddFOp::create(nb, l, args[2], product, flags)
-                    .getResult()});
-      });
+  linalg::GenericOp packed = buildCanonicalContraction(
+      rewriter, loc, inputs, init, newMaps, iterators);
   Value result = packed.getResult(0);
   if (columnPanels)
     result = tensor::CollapseShapeOp::create(rewriter, loc, outType, result,

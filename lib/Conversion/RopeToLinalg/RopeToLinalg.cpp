@@ -59,19 +59,19 @@ Value buildEluPlusOne(OpBuilder &b, Location loc, Value x) {
       .getResult(0);
 }
 
-/// RoFormer eq. 19. Non-causal uses the linear-cost form (Σ_n k_n v_nᵀ once);
-/// causal uses the masked quadratic form.
-Value buildLinearAttention(OpBuilder &b, Location loc, LinearAttentionOp op) {
-  MLIRContext *ctx = b.getContext();
-  Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
-  auto qType = cast<RankedTensorType>(q.getType());
-  Type elt = qType.getElementType();
-  Type f32 = b.getF32Type();
-  int64_t d = qType.getDimSize(3);
-  SmallVector<OpFoldResult> qSizes = tensor::getMixedSizes(b, loc, q);
-  SmallVector<OpFoldResult> vSizes = tensor::getMixedSizes(b, loc, v);
-  OpFoldResult batch = qSizes[0], heads = qSizes[1], seq = qSizes[2], dv = vSizes[3];
+/// The features linear attention multiplies: φ(q) and φ(k), and the same
+/// rotated by the op's rotary spec (the plain ones without a spec).
+struct LinearAttentionFeatures {
+  Value phiQ, phiK, rq, rk;
+};
 
+/// φ(q) and φ(k) of `op`, and their rotations over its `seq` positions.
+LinearAttentionFeatures buildLinearFeatures(OpBuilder &b, Location loc,
+                                            LinearAttentionOp op,
+                                            OpFoldResult seq) {
+  Value q = op.getQuery(), k = op.getKey();
+  int64_t d = cast<RankedTensorType>(q.getType()).getDimSize(3);
+  Type f32 = b.getF32Type();
   Value phiQ = buildEluPlusOne(b, loc, q), phiK = buildEluPlusOne(b, loc, k);
   Value rq = phiQ, rk = phiK;
   if (auto spec = op.getRotary()) {
@@ -86,100 +86,156 @@ Value buildLinearAttention(OpBuilder &b, Location loc, LinearAttentionOp op) {
     rq = buildRotation(b, loc, phiQ, table, dims, 2, f32);
     rk = buildRotation(b, loc, phiK, table, dims, 2, f32);
   }
+  return {phiQ, phiK, rq, rk};
+}
 
-  SmallVector<OpFoldResult> outSizes = {batch, heads, seq, dv};
-  SmallVector<OpFoldResult> rowSizes = {batch, heads, seq};
-  Value num, den;
-  if (!op.getCausal()) {
-    // kv[b,h,d,e] = Σ_n rk[b,h,n,d] v[b,h,n,e]; num = rq · kv.
-    Value kvInit = filledTensor(b, loc, {batch, heads, b.getIndexAttr(d), dv}, f32,
+/// The numerator and denominator of non-causal linear attention of `v`
+/// ([B, H, S, Dv] `outSizes`, head dim `d`), in the linear-cost form that
+/// sums k_n v_nᵀ over the keys once.
+std::pair<Value, Value>
+buildNonCausalLinearSums(OpBuilder &b, Location loc,
+                         const LinearAttentionFeatures &features, Value v,
+                         ArrayRef<OpFoldResult> outSizes, int64_t d) {
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  OpFoldResult batch = outSizes[0], heads = outSizes[1], dv = outSizes[3];
+  SmallVector<OpFoldResult> rowSizes(outSizes.take_front(3));
+  Value phiQ = features.phiQ, phiK = features.phiK;
+  // kv[b,h,d,e] = Σ_n rk[b,h,n,d] v[b,h,n,e]; num = rq · kv.
+  Value kvInit = filledTensor(b, loc, {batch, heads, b.getIndexAttr(d), dv},
+                              f32, b.getF32FloatAttr(0));
+  Value kv = buildMultiplyAccumulate(b, loc, features.rk, v, kvInit,
+                                     {dimsMap(ctx, 5, {0, 1, 4, 2}),
+                                      dimsMap(ctx, 5, {0, 1, 4, 3}),
+                                      dimsMap(ctx, 5, {0, 1, 2, 3})},
+                                     {kPar, kPar, kPar, kPar, kRed});
+  Value numInit = filledTensor(b, loc, outSizes, f32, b.getF32FloatAttr(0));
+  Value num = buildMultiplyAccumulate(b, loc, features.rq, kv, numInit,
+                                      {dimsMap(ctx, 5, {0, 1, 2, 4}),
+                                       dimsMap(ctx, 5, {0, 1, 4, 3}),
+                                       dimsMap(ctx, 5, {0, 1, 2, 3})},
+                                      {kPar, kPar, kPar, kPar, kRed});
+  // ksum[b,h,d] = Σ_n φk; den = φq · ksum.
+  Value ksumInit = filledTensor(b, loc, {batch, heads, b.getIndexAttr(d)}, f32,
                                 b.getF32FloatAttr(0));
-    Value kv = buildMultiplyAccumulate(b, loc, rk, v, kvInit,
-                        {dimsMap(ctx, 5, {0, 1, 4, 2}), dimsMap(ctx, 5, {0, 1, 4, 3}),
-                         dimsMap(ctx, 5, {0, 1, 2, 3})},
-                        {kPar, kPar, kPar, kPar, kRed});
-    Value numInit = filledTensor(b, loc, outSizes, f32, b.getF32FloatAttr(0));
-    num = buildMultiplyAccumulate(b, loc, rq, kv, numInit,
-                   {dimsMap(ctx, 5, {0, 1, 2, 4}), dimsMap(ctx, 5, {0, 1, 4, 3}),
-                    dimsMap(ctx, 5, {0, 1, 2, 3})},
-                   {kPar, kPar, kPar, kPar, kRed});
-    // ksum[b,h,d] = Σ_n φk; den = φq · ksum.
-    Value ksumInit = filledTensor(b, loc, {batch, heads, b.getIndexAttr(d)}, f32,
-                                  b.getF32FloatAttr(0));
-    Value ksum =
-        linalg::GenericOp::create(
-            b, loc, ksumInit.getType(), ValueRange{phiK}, ValueRange{ksumInit},
-            ArrayRef<AffineMap>{dimsMap(ctx, 4, {0, 1, 3, 2}),
-                                dimsMap(ctx, 4, {0, 1, 2})},
-            ArrayRef<IteratorType>{kPar, kPar, kPar, kRed},
-            [&](OpBuilder &nb, Location nl, ValueRange args) {
-              linalg::YieldOp::create(
-                  nb, nl, ValueRange{arith::AddFOp::create(nb, nl, args[0], args[1])});
-            })
-            .getResult(0);
-    Value denInit = filledTensor(b, loc, rowSizes, f32, b.getF32FloatAttr(0));
-    den = buildMultiplyAccumulate(b, loc, phiQ, ksum, denInit,
-                   {dimsMap(ctx, 4, {0, 1, 2, 3}), dimsMap(ctx, 4, {0, 1, 3}),
-                    dimsMap(ctx, 4, {0, 1, 2})},
-                   {kPar, kPar, kPar, kRed});
-  } else {
-    // a[b,h,m,n] = rq_m · rk_n and w[b,h,m,n] = φq_m · φk_n, then sums over
-    // n <= m only.
-    SmallVector<OpFoldResult> sqSizes = {batch, heads, seq, seq};
-    auto scoreMaps = SmallVector<AffineMap>{dimsMap(ctx, 5, {0, 1, 2, 4}),
-                                            dimsMap(ctx, 5, {0, 1, 3, 4}),
-                                            dimsMap(ctx, 5, {0, 1, 2, 3})};
-    SmallVector<IteratorType> scoreIters = {kPar, kPar, kPar, kPar, kRed};
-    Value a = buildMultiplyAccumulate(b, loc, rq, rk,
-                       filledTensor(b, loc, sqSizes, f32, b.getF32FloatAttr(0)),
-                       scoreMaps, scoreIters);
-    Value w = buildMultiplyAccumulate(b, loc, phiQ, phiK,
-                       filledTensor(b, loc, sqSizes, f32, b.getF32FloatAttr(0)),
-                       scoreMaps, scoreIters);
-    auto causalBody = [&](bool withValue) {
-      return [&, withValue](OpBuilder &nb, Location nl, ValueRange args) {
-        Value m = linalg::IndexOp::create(nb, nl, 2);
-        Value n = linalg::IndexOp::create(nb, nl, withValue ? 4 : 3);
-        Value visible =
-            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ule, n, m);
-        Value term = withValue ? arith::MulFOp::create(nb, nl, args[0],
-                                                       toF32(nb, nl, args[1]))
-                                     .getResult()
-                               : args[0];
-        Value acc = args[withValue ? 2 : 1];
-        Value sum = arith::AddFOp::create(nb, nl, acc, term);
-        linalg::YieldOp::create(
-            nb, nl, ValueRange{arith::SelectOp::create(nb, nl, visible, sum, acc)});
-      };
-    };
-    Value numInit = filledTensor(b, loc, outSizes, f32, b.getF32FloatAttr(0));
-    num = linalg::GenericOp::create(
-              b, loc, numInit.getType(), ValueRange{a, v}, ValueRange{numInit},
-              ArrayRef<AffineMap>{dimsMap(ctx, 5, {0, 1, 2, 4}),
-                                  dimsMap(ctx, 5, {0, 1, 4, 3}),
-                                  dimsMap(ctx, 5, {0, 1, 2, 3})},
-              ArrayRef<IteratorType>{kPar, kPar, kPar, kPar, kRed},
-              causalBody(true))
-              .getResult(0);
-    Value denInit = filledTensor(b, loc, rowSizes, f32, b.getF32FloatAttr(0));
-    den = linalg::GenericOp::create(
-              b, loc, denInit.getType(), ValueRange{w}, ValueRange{denInit},
-              ArrayRef<AffineMap>{dimsMap(ctx, 4, {0, 1, 2, 3}),
-                                  dimsMap(ctx, 4, {0, 1, 2})},
-              ArrayRef<IteratorType>{kPar, kPar, kPar, kRed}, causalBody(false))
-              .getResult(0);
-  }
+  Value ksum =
+      linalg::GenericOp::create(
+          b, loc, ksumInit.getType(), ValueRange{phiK}, ValueRange{ksumInit},
+          ArrayRef<AffineMap>{dimsMap(ctx, 4, {0, 1, 3, 2}),
+                              dimsMap(ctx, 4, {0, 1, 2})},
+          ArrayRef<IteratorType>{kPar, kPar, kPar, kRed},
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            linalg::YieldOp::create(
+                nb, nl,
+                ValueRange{arith::AddFOp::create(nb, nl, args[0], args[1])});
+          })
+          .getResult(0);
+  Value denInit = filledTensor(b, loc, rowSizes, f32, b.getF32FloatAttr(0));
+  Value den = buildMultiplyAccumulate(b, loc, phiQ, ksum, denInit,
+                                      {dimsMap(ctx, 4, {0, 1, 2, 3}),
+                                       dimsMap(ctx, 4, {0, 1, 3}),
+                                       dimsMap(ctx, 4, {0, 1, 2})},
+                                      {kPar, kPar, kPar, kRed});
+  return {num, den};
+}
+
+/// The body of a causal sum over the keys n <= m, of the products with
+/// the values when `withValue`, else of the weights themselves.
+auto buildCausalSumBody(bool withValue) {
+  return [withValue](OpBuilder &nb, Location nl, ValueRange args) {
+    Value m = linalg::IndexOp::create(nb, nl, 2);
+    Value n = linalg::IndexOp::create(nb, nl, withValue ? 4 : 3);
+    Value visible =
+        arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ule, n, m);
+    Value term = withValue ? arith::MulFOp::create(nb, nl, args[0],
+                                                   toF32(nb, nl, args[1]))
+                                 .getResult()
+                           : args[0];
+    Value acc = args[withValue ? 2 : 1];
+    Value sum = arith::AddFOp::create(nb, nl, acc, term);
+    linalg::YieldOp::create(
+        nb, nl, ValueRange{arith::SelectOp::create(nb, nl, visible, sum, acc)});
+  };
+}
+
+/// The numerator and denominator of causal linear attention of `v`
+/// ([B, H, S, Dv] `outSizes`), in the masked quadratic form.
+std::pair<Value, Value>
+buildCausalLinearSums(OpBuilder &b, Location loc,
+                      const LinearAttentionFeatures &features, Value v,
+                      ArrayRef<OpFoldResult> outSizes) {
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  OpFoldResult batch = outSizes[0], heads = outSizes[1], seq = outSizes[2];
+  SmallVector<OpFoldResult> rowSizes(outSizes.take_front(3));
+  // a[b,h,m,n] = rq_m · rk_n and w[b,h,m,n] = φq_m · φk_n, then sums over
+  // n <= m only.
+  SmallVector<OpFoldResult> sqSizes = {batch, heads, seq, seq};
+  auto scoreMaps = SmallVector<AffineMap>{dimsMap(ctx, 5, {0, 1, 2, 4}),
+                                          dimsMap(ctx, 5, {0, 1, 3, 4}),
+                                          dimsMap(ctx, 5, {0, 1, 2, 3})};
+  SmallVector<IteratorType> scoreIters = {kPar, kPar, kPar, kPar, kRed};
+  Value a = buildMultiplyAccumulate(
+      b, loc, features.rq, features.rk,
+      filledTensor(b, loc, sqSizes, f32, b.getF32FloatAttr(0)), scoreMaps,
+      scoreIters);
+  Value w = buildMultiplyAccumulate(
+      b, loc, features.phiQ, features.phiK,
+      filledTensor(b, loc, sqSizes, f32, b.getF32FloatAttr(0)), scoreMaps,
+      scoreIters);
+  Value numInit = filledTensor(b, loc, outSizes, f32, b.getF32FloatAttr(0));
+  Value num =
+      linalg::GenericOp::create(
+          b, loc, numInit.getType(), ValueRange{a, v}, ValueRange{numInit},
+          ArrayRef<AffineMap>{dimsMap(ctx, 5, {0, 1, 2, 4}),
+                              dimsMap(ctx, 5, {0, 1, 4, 3}),
+                              dimsMap(ctx, 5, {0, 1, 2, 3})},
+          ArrayRef<IteratorType>{kPar, kPar, kPar, kPar, kRed},
+          buildCausalSumBody(true))
+          .getResult(0);
+  Value denInit = filledTensor(b, loc, rowSizes, f32, b.getF32FloatAttr(0));
+  Value den = linalg::GenericOp::create(
+                  b, loc, denInit.getType(), ValueRange{w}, ValueRange{denInit},
+                  ArrayRef<AffineMap>{dimsMap(ctx, 4, {0, 1, 2, 3}),
+                                      dimsMap(ctx, 4, {0, 1, 2})},
+                  ArrayRef<IteratorType>{kPar, kPar, kPar, kRed},
+                  buildCausalSumBody(false))
+                  .getResult(0);
+  return {num, den};
+}
+
+/// RoFormer eq. 19. Non-causal uses the linear-cost form (Σ_n k_n v_nᵀ once);
+/// causal uses the masked quadratic form.
+Value buildLinearAttention(OpBuilder &b, Location loc, LinearAttentionOp op) {
+  MLIRContext *ctx = b.getContext();
+  Value q = op.getQuery(), v = op.getValue();
+  auto qType = cast<RankedTensorType>(q.getType());
+  Type elt = qType.getElementType();
+  int64_t d = qType.getDimSize(3);
+  SmallVector<OpFoldResult> qSizes = tensor::getMixedSizes(b, loc, q);
+  SmallVector<OpFoldResult> vSizes = tensor::getMixedSizes(b, loc, v);
+  OpFoldResult batch = qSizes[0], heads = qSizes[1], seq = qSizes[2],
+               dv = vSizes[3];
+
+  LinearAttentionFeatures features = buildLinearFeatures(b, loc, op, seq);
+  SmallVector<OpFoldResult> outSizes = {batch, heads, seq, dv};
+  auto [num, den] =
+      op.getCausal()
+          ? buildCausalLinearSums(b, loc, features, v, outSizes)
+          : buildNonCausalLinearSums(b, loc, features, v, outSizes, d);
 
   Value outInit = emptyTensor(b, loc, outSizes, elt);
   return linalg::GenericOp::create(
-             b, loc, outInit.getType(), ValueRange{num, den}, ValueRange{outInit},
+             b, loc, outInit.getType(), ValueRange{num, den},
+             ValueRange{outInit},
              ArrayRef<AffineMap>{dimsMap(ctx, 4, {0, 1, 2, 3}),
                                  dimsMap(ctx, 4, {0, 1, 2}),
                                  dimsMap(ctx, 4, {0, 1, 2, 3})},
              SmallVector<IteratorType>(4, kPar),
              [&](OpBuilder &nb, Location nl, ValueRange args) {
                Value o = arith::DivFOp::create(nb, nl, args[0], args[1]);
-               linalg::YieldOp::create(nb, nl, ValueRange{fromF32(nb, nl, o, elt)});
+               linalg::YieldOp::create(nb, nl,
+                                       ValueRange{fromF32(nb, nl, o, elt)});
              })
       .getResult(0);
 }

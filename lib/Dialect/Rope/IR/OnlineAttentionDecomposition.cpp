@@ -39,90 +39,128 @@ static AffineMap maskMap(MLIRContext *ctx, Value mask) {
   return AffineMap::get(5, 0, exprs, ctx);
 }
 
-/// logits[b,kh,g,i,j] of the op's tile (f32).
-static Value buildTileLogits(OpBuilder &b, Location loc, OnlineAttentionOp op,
-                             Value q, Value k) {
+/// scores[b,kh,g,i,j] = Σ_d q[b,kh,g,i,d]·k[b,kh,j,d] of a tile (f32).
+static Value buildTileScores(OpBuilder &b, Location loc, Value q, Value k) {
   MLIRContext *ctx = b.getContext();
   Type f32 = b.getF32Type();
   SmallVector<OpFoldResult> qSizes = tensor::getMixedSizes(b, loc, q);
   SmallVector<OpFoldResult> sizes(qSizes.begin(), qSizes.begin() + 4);
   sizes.push_back(tensor::getMixedSize(b, loc, k, 2));
-  // scores[b,kh,g,i,j] = Σ_d q[b,kh,g,i,d]·k[b,kh,j,d]
-  Value scores = buildMultiplyAccumulate(
+  return buildMultiplyAccumulate(
       b, loc, q, k, filledTensor(b, loc, sizes, f32, b.getF32FloatAttr(0)),
       {dimsMap(ctx, 6, {0, 1, 2, 3, 5}), dimsMap(ctx, 6, {0, 1, 4, 5}),
        dimsMap(ctx, 6, {0, 1, 2, 3, 4})},
       {kPar, kPar, kPar, kPar, kPar, kRed}, kReduceFMF);
+}
 
-  SmallVector<Value> ins = {scores};
-  SmallVector<AffineMap> maps = {dimsMap(ctx, 5, range(0, 5))};
-  Value mask = op.getMask();
-  if (mask) {
+/// The inputs that the logits of `op`'s tile are computed from, with their
+/// maps over the (b, kh, g, i, j) loops (and the output's last): the
+/// scores, then the mask, the positions and the ALiBi slopes the op has.
+static void collectLogitInputs(MLIRContext *ctx, OnlineAttentionOp op,
+                               Value scores, SmallVectorImpl<Value> &ins,
+                               SmallVectorImpl<AffineMap> &maps) {
+  ins.push_back(scores);
+  maps.push_back(dimsMap(ctx, 5, range(0, 5)));
+  if (Value mask = op.getMask()) {
     ins.push_back(mask);
     maps.push_back(maskMap(ctx, mask));
   }
   Value qPos = op.getQueryPositions(), kPos = op.getKeyPositions();
   if (qPos) {
     ins.append({qPos, kPos});
-    maps.append({positionsMap(ctx, qPos, 5, 0, 3), positionsMap(ctx, kPos, 5, 0, 4)});
+    maps.append(
+        {positionsMap(ctx, qPos, 5, 0, 3), positionsMap(ctx, kPos, 5, 0, 4)});
   }
-  Value slopes = op.getAlibiSlopes();
-  if (slopes) {
+  if (Value slopes = op.getAlibiSlopes()) {
     ins.push_back(slopes);
     maps.push_back(dimsMap(ctx, 5, {1, 2}));
   }
   maps.push_back(dimsMap(ctx, 5, range(0, 5)));
-  Value biasTable = op.getRelativeBias();
-  RelativeBucketsAttr buckets = op.getRelativeBucketsAttr();
-  double scale = op.getScale().convertToDouble();
-  std::optional<double> softcap;
-  if (auto cap = op.getSoftcap())
-    softcap = cap->convertToDouble();
-  bool causal = op.getCausal();
-  std::optional<int64_t> window;
-  if (IntegerAttr w = op.getWindowAttr())
-    window = w.getInt();
+}
 
+namespace {
+/// What turns a score of the op's tile into its logit: the scale and
+/// soft-cap, which of the optional inputs the body reads, the T5 bias table
+/// and buckets, and the key visibility rule.
+struct LogitRules {
+  double scale;
+  std::optional<double> softcap;
+  bool hasMask, hasPositions, hasSlopes;
+  Value biasTable;
+  RelativeBucketsAttr buckets;
+  bool causal;
+  std::optional<int64_t> window;
+};
+} // namespace
+
+/// The rules of `op`'s logits.
+static LogitRules getLogitRules(OnlineAttentionOp op) {
+  LogitRules rules;
+  rules.hasMask = static_cast<bool>(op.getMask());
+  rules.hasPositions = static_cast<bool>(op.getQueryPositions());
+  rules.hasSlopes = static_cast<bool>(op.getAlibiSlopes());
+  rules.biasTable = op.getRelativeBias();
+  rules.buckets = op.getRelativeBucketsAttr();
+  rules.scale = op.getScale().convertToDouble();
+  if (auto cap = op.getSoftcap())
+    rules.softcap = cap->convertToDouble();
+  rules.causal = op.getCausal();
+  if (IntegerAttr w = op.getWindowAttr())
+    rules.window = w.getInt();
+  return rules;
+}
+
+/// The body of the logits generic over the inputs of collectLogitInputs:
+/// the scaled, capped, biased score, dropped where its key is not visible.
+static void buildLogitsBody(OpBuilder &nb, Location nl, ValueRange args,
+                            const LogitRules &rules) {
+  unsigned next = 1;
+  Value logit =
+      arith::MulFOp::create(nb, nl, args[0], f32Const(nb, nl, rules.scale));
+  if (rules.softcap)
+    logit = attention::buildSoftcap(nb, nl, logit, *rules.softcap);
+  Value visible;
+  if (rules.hasMask)
+    logit = attention::applyMaskElement(nb, nl, logit, args[next++], visible);
+  Value qp, kp;
+  if (rules.hasPositions) {
+    qp = positionToI64(nb, nl, args[next++]);
+    kp = positionToI64(nb, nl, args[next++]);
+  }
+  if (Value rule = attention::buildKeyVisibility(nb, nl, qp, qp, kp, kp,
+                                                 rules.causal, rules.window))
+    visible = visible ? arith::AndIOp::create(nb, nl, visible, rule).getResult()
+                      : rule;
+  if (rules.hasSlopes)
+    logit = arith::AddFOp::create(
+        nb, nl, logit,
+        attention::buildAlibiBias(nb, nl, toF32(nb, nl, args[next++]), qp, kp));
+  if (rules.biasTable) {
+    Value bucket =
+        attention::buildRelativeBucket(nb, nl, qp, kp, rules.buckets);
+    Value bias = tensor::ExtractOp::create(
+        nb, nl, rules.biasTable,
+        ValueRange{bucket, linalg::IndexOp::create(nb, nl, 1),
+                   linalg::IndexOp::create(nb, nl, 2)});
+    logit = arith::AddFOp::create(nb, nl, logit, toF32(nb, nl, bias));
+  }
+  linalg::YieldOp::create(
+      nb, nl, ValueRange{attention::dropInvisible(nb, nl, logit, visible)});
+}
+
+/// logits[b,kh,g,i,j] of the op's tile (f32).
+static Value buildTileLogits(OpBuilder &b, Location loc, OnlineAttentionOp op,
+                             Value q, Value k) {
+  Value scores = buildTileScores(b, loc, q, k);
+  SmallVector<Value> ins;
+  SmallVector<AffineMap> maps;
+  collectLogitInputs(b.getContext(), op, scores, ins, maps);
+  LogitRules rules = getLogitRules(op);
   return linalg::GenericOp::create(
              b, loc, scores.getType(), ins, ValueRange{scores}, maps,
              SmallVector<IteratorType>(5, kPar),
              [&](OpBuilder &nb, Location nl, ValueRange args) {
-               unsigned next = 1;
-               Value logit = arith::MulFOp::create(nb, nl, args[0],
-                                                   f32Const(nb, nl, scale));
-               if (softcap)
-                 logit = attention::buildSoftcap(nb, nl, logit, *softcap);
-               Value visible;
-               if (mask)
-                 logit = attention::applyMaskElement(nb, nl, logit, args[next++],
-                                                     visible);
-               Value qp, kp;
-               if (qPos) {
-                 qp = positionToI64(nb, nl, args[next++]);
-                 kp = positionToI64(nb, nl, args[next++]);
-               }
-               if (Value rule = attention::buildKeyVisibility(
-                       nb, nl, qp, qp, kp, kp, causal, window))
-                 visible = visible ? arith::AndIOp::create(nb, nl, visible, rule)
-                                         .getResult()
-                                   : rule;
-               if (slopes)
-                 logit = arith::AddFOp::create(
-                     nb, nl, logit,
-                     attention::buildAlibiBias(nb, nl, toF32(nb, nl, args[next++]),
-                                               qp, kp));
-               if (biasTable) {
-                 Value bucket =
-                     attention::buildRelativeBucket(nb, nl, qp, kp, buckets);
-                 Value bias = tensor::ExtractOp::create(
-                     nb, nl, biasTable,
-                     ValueRange{bucket, linalg::IndexOp::create(nb, nl, 1),
-                                linalg::IndexOp::create(nb, nl, 2)});
-                 logit = arith::AddFOp::create(nb, nl, logit, toF32(nb, nl, bias));
-               }
-               linalg::YieldOp::create(
-                   nb, nl,
-                   ValueRange{attention::dropInvisible(nb, nl, logit, visible)});
+               buildLogitsBody(nb, nl, args, rules);
              })
       .getResult(0);
 }

@@ -798,37 +798,104 @@ static LogicalResult verifyRank(Operation *op, Value value, int64_t rank,
                            << ", got " << type;
 }
 
-LogicalResult OnlineAttentionOp::verify() {
-  auto q = cast<RankedTensorType>(getQuery().getType());
-  auto k = cast<RankedTensorType>(getKey().getType());
-  auto v = cast<RankedTensorType>(getValue().getType());
+/// Checks the ranks and element types of `op`'s operands and outs (their
+/// extents are relations).
+static LogicalResult verifyOnlineAttentionShapes(OnlineAttentionOp op) {
+  auto q = cast<RankedTensorType>(op.getQuery().getType());
+  auto k = cast<RankedTensorType>(op.getKey().getType());
+  auto v = cast<RankedTensorType>(op.getValue().getType());
   if (q.getRank() != 5)
-    return emitOpError() << "expects a query of rank 5 ([B, Hkv, G, Sq, D]), "
-                            "got rank "
-                         << q.getRank();
+    return op.emitOpError()
+           << "expects a query of rank 5 ([B, Hkv, G, Sq, D]), got rank "
+           << q.getRank();
   // The query may already be rotated in f32 (a query tile rotated once,
   // before its key loop).
   if (k.getElementType() != v.getElementType() ||
       (q.getElementType() != k.getElementType() && !q.getElementType().isF32()))
-    return emitOpError() << "expects key and value of one element type, and a "
-                            "query of that type or f32";
-  int64_t d = q.getDimSize(4);
-  if (ShapedType::isDynamic(d))
-    return emitOpError() << "expects a static head dim";
-  if (failed(verifyRank(*this, getKey(), 4, "key", "[B, Hkv, Sk, D]")))
+    return op.emitOpError() << "expects key and value of one element type, "
+                               "and a query of that type or f32";
+  if (ShapedType::isDynamic(q.getDimSize(4)))
+    return op.emitOpError() << "expects a static head dim";
+  if (failed(verifyRank(op, op.getKey(), 4, "key", "[B, Hkv, Sk, D]")))
     return failure();
   if (v.getRank() != 4)
-    return emitOpError() << "expects a value of rank 4 ([B, Hkv, Sk, Dv])";
-  if (getOutputs().size() != 3)
-    return emitOpError() << "expects three outs (accumulator, max, sum), got "
-                         << getOutputs().size();
-  if (failed(verifyRank(*this, getAccumulatorInit(), 5, "an accumulator",
+    return op.emitOpError() << "expects a value of rank 4 ([B, Hkv, Sk, Dv])";
+  if (op.getOutputs().size() != 3)
+    return op.emitOpError()
+           << "expects three outs (accumulator, max, sum), got "
+           << op.getOutputs().size();
+  if (failed(verifyRank(op, op.getAccumulatorInit(), 5, "an accumulator",
                         "[B, Hkv, G, Sq, Dv]")) ||
-      failed(verifyRank(*this, getMaxInit(), 4, "a running max",
+      failed(verifyRank(op, op.getMaxInit(), 4, "a running max",
                         "[B, Hkv, G, Sq]")) ||
-      failed(verifyRank(*this, getSumInit(), 4, "a running sum",
+      failed(verifyRank(op, op.getSumInit(), 4, "a running sum",
                         "[B, Hkv, G, Sq]")))
     return failure();
+  return success();
+}
+
+/// Checks that `op` has query and key positions together, and has them
+/// where its masks or biases need them.
+static LogicalResult verifyOnlineAttentionPositions(OnlineAttentionOp op) {
+  if (static_cast<bool>(op.getQueryPositions()) !=
+      static_cast<bool>(op.getKeyPositions()))
+    return op.emitOpError()
+           << "expects both query and key positions or neither";
+  // The rotation reads its tables by row; positions serve the masks and
+  // biases only.
+  bool needsPositions =
+      op.getCausal() || op.getAlibiSlopes() || op.getRelativeBias();
+  if (needsPositions && !op.getQueryPositions())
+    return op.emitOpError() << "expects positions for causal, ALiBi or "
+                               "relative-bias attention";
+  if (Value qp = op.getQueryPositions())
+    if (failed(verifyPositionsRank(op, qp, "query positions")) ||
+        failed(verifyPositionsRank(op, op.getKeyPositions(), "key positions")))
+      return failure();
+  return success();
+}
+
+/// Checks that `op` has cos/sin tables exactly when it rotates, of a width
+/// and shape that fit its spec for head dim `d`.
+static LogicalResult verifyOnlineAttentionTables(OnlineAttentionOp op,
+                                                 int64_t d) {
+  if (static_cast<bool>(op.getRotary()) != static_cast<bool>(op.getKeyCos()) ||
+      (op.getQueryCos() && !op.getRotary()))
+    return op.emitOpError()
+           << "expects key cos/sin tables exactly when rotary, and query "
+              "tables only then (without them the query is already rotated)";
+  std::optional<RotarySpecAttr> spec = op.getRotary();
+  if (!spec)
+    return success();
+  if (failed(verifySpecForHeadDim(op, *spec, d)))
+    return failure();
+  // One row per token ([S, w] or [B, S, w]), one coefficient per pair or
+  // per rotated element.
+  int64_t r = spec->getRotaryDims(d);
+  for (auto [table, what] : {std::pair{op.getQueryCos(), "query cos"},
+                             {op.getQuerySin(), "query sin"},
+                             {op.getKeyCos(), "key cos"},
+                             {op.getKeySin(), "key sin"}}) {
+    if (!table)
+      continue;
+    auto type = cast<RankedTensorType>(table.getType());
+    int64_t width = type.getShape().back();
+    if (width != r && width != r / 2)
+      return op.emitOpError()
+             << "expects " << what << " of width " << r << " or " << r / 2
+             << ", got " << extentStr(width);
+    if (type.getRank() != 2 && type.getRank() != 3)
+      return op.emitOpError() << "expects " << what
+                              << " of shape [S, w] or [B, S, w], got " << type;
+  }
+  return success();
+}
+
+LogicalResult OnlineAttentionOp::verify() {
+  if (failed(verifyOnlineAttentionShapes(*this)))
+    return failure();
+  auto q = cast<RankedTensorType>(getQuery().getType());
+  int64_t d = q.getDimSize(4);
 
   double scale = getScale().convertToDouble();
   if (!std::isfinite(scale) || scale <= 0.0)
@@ -839,46 +906,9 @@ LogicalResult OnlineAttentionOp::verify() {
       return emitOpError() << "expects a mask of rank 5 ([B, Hkv, G, Sq, Sk], "
                               "1 to broadcast)";
 
-  if (static_cast<bool>(getQueryPositions()) !=
-      static_cast<bool>(getKeyPositions()))
-    return emitOpError() << "expects both query and key positions or neither";
-  // The rotation reads its tables by row; positions serve the masks and
-  // biases only.
-  bool needsPositions = getCausal() || getAlibiSlopes() || getRelativeBias();
-  if (needsPositions && !getQueryPositions())
-    return emitOpError() << "expects positions for causal, ALiBi or "
-                            "relative-bias attention";
-  if (Value qp = getQueryPositions())
-    if (failed(verifyPositionsRank(*this, qp, "query positions")) ||
-        failed(verifyPositionsRank(*this, getKeyPositions(), "key positions")))
-      return failure();
-
-  if (static_cast<bool>(getRotary()) != static_cast<bool>(getKeyCos()) ||
-      (getQueryCos() && !getRotary()))
-    return emitOpError() << "expects key cos/sin tables exactly when rotary, "
-                            "and query tables only then (without them the "
-                            "query is already rotated)";
-  if (auto spec = getRotary()) {
-    if (failed(verifySpecForHeadDim(*this, *spec, d)))
-      return failure();
-    // One row per token ([S, w] or [B, S, w]), one coefficient per pair or
-    // per rotated element.
-    int64_t r = spec->getRotaryDims(d);
-    for (auto [table, what] :
-         {std::pair{getQueryCos(), "query cos"}, {getQuerySin(), "query sin"},
-          {getKeyCos(), "key cos"}, {getKeySin(), "key sin"}}) {
-      if (!table)
-        continue;
-      auto type = cast<RankedTensorType>(table.getType());
-      int64_t width = type.getShape().back();
-      if (width != r && width != r / 2)
-        return emitOpError() << "expects " << what << " of width " << r
-                             << " or " << r / 2 << ", got " << extentStr(width);
-      if (type.getRank() != 2 && type.getRank() != 3)
-        return emitOpError() << "expects " << what
-                             << " of shape [S, w] or [B, S, w], got " << type;
-    }
-  }
+  if (failed(verifyOnlineAttentionPositions(*this)) ||
+      failed(verifyOnlineAttentionTables(*this, d)))
+    return failure();
   if (failed(verifyAttentionExtras(*this, optionalInt(getWindowAttr()),
                                    getCausal(), getSoftcap(), getAlibiSlopes(),
                                    getRelativeBias(), getRelativeBucketsAttr(),

@@ -196,25 +196,12 @@ Value rowsOfTable(OpBuilder &b, Location loc, Value table) {
                           });
 }
 
-} // namespace
-
-FailureOr<OnlineAttentionOp>
-mlir::rope::convertToOnlineAttention(RewriterBase &rewriter, AttentionOp op) {
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPoint(op);
-  Location loc = op.getLoc();
-  OpBuilder &b = rewriter;
-  Type f32 = b.getF32Type();
-  auto qType = op.getQuery().getType();
-  auto kType = op.getKey().getType();
-  int64_t hkv = kType.getDimSize(1), g = qType.getDimSize(1) / hkv;
-  int64_t headDim = qType.getDimSize(3);
-  SmallVector<OpFoldResult> qSizes = tensor::getMixedSizes(b, loc, op.getQuery());
-  OpFoldResult batch = qSizes[0], sq = qSizes[2];
-  OpFoldResult sk = tensor::getMixedSize(b, loc, op.getKey(), 2);
-  OpFoldResult dv = tensor::getMixedSize(b, loc, op.getValue(), 3);
-
-  // Default positions: keys at 0..Sk-1, queries right-aligned to them.
+/// The positions of `op`'s queries and keys ([Sq] and [Sk]): its own or,
+/// where it needs some, the default ones: keys at 0..Sk-1, queries
+/// right-aligned to them.
+std::pair<Value, Value> buildPositions(OpBuilder &b, Location loc,
+                                       AttentionOp op, OpFoldResult sq,
+                                       OpFoldResult sk) {
   Value qPos = op.getQueryPositions(), kPos = op.getKeyPositions();
   if (!qPos && op.needsPositions()) {
     Value sqV = getValueOrCreateConstantIndexOp(b, loc, sq);
@@ -230,12 +217,19 @@ mlir::rope::convertToOnlineAttention(RewriterBase &rewriter, AttentionOp op) {
                : buildIota(b, loc, sk,
                            arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)));
   }
+  return {qPos, kPos};
+}
 
-  SmallVector<Value> tables;
+/// The rotary spec of the online op that `op` becomes, none without a
+/// rotation; sets `tables` to the cos/sin of Q and K it reads (and `qPos`,
+/// `kPos` to the positions it reads them with).
+RotarySpecAttr buildOnlineTables(OpBuilder &b, Location loc, AttentionOp op,
+                                 int64_t headDim, Value &qPos, Value &kPos,
+                                 SmallVectorImpl<Value> &tables) {
   RotarySpecAttr spec = op.getRotaryAttr();
   if (spec) {
     RotaryTables t = buildTables(b, loc, spec, headDim, qPos, kPos);
-    tables = {t.q.cos, t.q.sin, t.k.cos, t.k.sin};
+    tables.assign({t.q.cos, t.q.sin, t.k.cos, t.k.sin});
     qPos = t.qPos;
     kPos = t.kPos;
   } else if (op.getKeyCos()) {
@@ -250,19 +244,21 @@ mlir::rope::convertToOnlineAttention(RewriterBase &rewriter, AttentionOp op) {
                                /*attention_factor=*/std::nullopt,
                                /*inverse=*/false);
   }
+  return spec;
+}
 
-  Value q5 = splitHeads(b, loc, op.getQuery(), hkv, g);
-  Value mask = op.getMask() ? mask5(b, loc, op.getMask(), hkv, g) : Value();
-  Value slopes = op.getAlibiSlopes()
-                     ? splitHeadDim(b, loc, op.getAlibiSlopes(), 0, hkv, g)
-                     : Value();
-  Value bias = op.getRelativeBias()
-                   ? splitHeadDim(b, loc, op.getRelativeBias(), 1, hkv, g)
-                   : Value();
+/// The (acc, max, sum) state an online attention starts from.
+struct OnlineState {
+  Value acc, max, sum;
+};
 
-  // The initial state: nothing seen (0, −inf, 0), or the sink as one logit
-  // seen with no value: (0, sink, 1).
-  SmallVector<OpFoldResult> rows = {batch, b.getIndexAttr(hkv), b.getIndexAttr(g), sq};
+/// The initial state of `op`'s rows ([B, Hkv, G, Sq], `rows`; acc with `dv`
+/// more): nothing seen (0, −inf, 0), or the sink as one logit seen with no
+/// value: (0, sink, 1).
+OnlineState buildInitialState(OpBuilder &b, Location loc, AttentionOp op,
+                              ArrayRef<OpFoldResult> rows, OpFoldResult dv,
+                              int64_t hkv, int64_t g) {
+  Type f32 = b.getF32Type();
   SmallVector<OpFoldResult> accSizes(rows);
   accSizes.push_back(dv);
   Value acc0 = filledTensor(b, loc, accSizes, f32, b.getF32FloatAttr(0));
@@ -281,6 +277,44 @@ mlir::rope::convertToOnlineAttention(RewriterBase &rewriter, AttentionOp op) {
                         b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
     sum0 = filledTensor(b, loc, rows, f32, b.getF32FloatAttr(0));
   }
+  return {acc0, max0, sum0};
+}
+
+} // namespace
+
+FailureOr<OnlineAttentionOp>
+mlir::rope::convertToOnlineAttention(RewriterBase &rewriter, AttentionOp op) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  OpBuilder &b = rewriter;
+  auto qType = op.getQuery().getType();
+  auto kType = op.getKey().getType();
+  int64_t hkv = kType.getDimSize(1), g = qType.getDimSize(1) / hkv;
+  int64_t headDim = qType.getDimSize(3);
+  SmallVector<OpFoldResult> qSizes =
+      tensor::getMixedSizes(b, loc, op.getQuery());
+  OpFoldResult batch = qSizes[0], sq = qSizes[2];
+  OpFoldResult sk = tensor::getMixedSize(b, loc, op.getKey(), 2);
+  OpFoldResult dv = tensor::getMixedSize(b, loc, op.getValue(), 3);
+
+  auto [qPos, kPos] = buildPositions(b, loc, op, sq, sk);
+  SmallVector<Value> tables;
+  RotarySpecAttr spec =
+      buildOnlineTables(b, loc, op, headDim, qPos, kPos, tables);
+
+  Value q5 = splitHeads(b, loc, op.getQuery(), hkv, g);
+  Value mask = op.getMask() ? mask5(b, loc, op.getMask(), hkv, g) : Value();
+  Value slopes = op.getAlibiSlopes()
+                     ? splitHeadDim(b, loc, op.getAlibiSlopes(), 0, hkv, g)
+                     : Value();
+  Value bias = op.getRelativeBias()
+                   ? splitHeadDim(b, loc, op.getRelativeBias(), 1, hkv, g)
+                   : Value();
+
+  SmallVector<OpFoldResult> rows = {batch, b.getIndexAttr(hkv),
+                                    b.getIndexAttr(g), sq};
+  auto [acc0, max0, sum0] = buildInitialState(b, loc, op, rows, dv, hkv, g);
 
   auto online = OnlineAttentionOp::create(
       b, loc, TypeRange{acc0.getType(), max0.getType(), sum0.getType()}, q5,
