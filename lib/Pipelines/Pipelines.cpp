@@ -219,7 +219,21 @@ void mlir::rope::buildLowerToNVVMPipeline(OpPassManager &pm,
   gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
 }
 
+void mlir::rope::buildEmulateGPUPipeline(OpPassManager &pm,
+                                         const EmulateGPUOptions &options) {
+  pm.addPass(rope::createRopeEmulateGPUOnHost());
+  rope::buildHostLoopsToLLVMPipeline(pm, options.cWrappers,
+                                     /*approximateMath=*/false,
+                                     /*openMP=*/false);
+}
+
 void mlir::rope::registerRopePipelines() {
+  PassPipelineRegistration<EmulateGPUOptions>(
+      "rope-emulate-gpu",
+      "Run GPU code on memrefs (gpu.launch kernels) on the CPU: the kernels "
+      "through the GPU emulator with its race, bounds and divergence checks, "
+      "the rest lowered to the LLVM dialect",
+      buildEmulateGPUPipeline);
   PassPipelineRegistration<LowerToNVVMOptions>(
       "rope-lower-to-nvvm",
       "Lower rope on tensors to NVIDIA kernels in a gpu.binary (NVVM, PTX, "

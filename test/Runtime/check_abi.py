@@ -1,11 +1,14 @@
-"""Checks that libRopeCudaRuntime.so provides every mgpu* function that
-lowered code declares, with the same signature.
+"""Checks that a runtime library provides every function of its prefix
+that lowered code declares, with the same signature.
 
 stdin: LLVM IR of lowered modules (mlir-translate --mlir-to-llvmir).
-argv: the runtime's header (include/rope/Runtime/CudaRuntime.h) and the
-shared library. Prints one line per function and exits non-zero on any
-mismatch: a missing symbol fails at link or load time, a wrong signature
-corrupts arguments silently, which is why the types are compared too.
+argv: [--prefix=PREFIX] the runtime's header and the shared library.
+PREFIX (default mgpu) selects the declarations checked: mgpu for
+libRopeCudaRuntime.so (include/rope/Runtime/CudaRuntime.h), ropeGpuEmu for
+libRopeGpuEmulator.so (include/rope/Runtime/GpuEmulator.h). Prints one line
+per function and exits non-zero on any mismatch: a missing symbol fails at
+link or load time, a wrong signature corrupts arguments silently, which is
+why the types are compared too.
 """
 
 import re
@@ -16,7 +19,9 @@ import sys
 C_TO_LLVM = {
     "void": "void", "bool": "i8", "int": "i32", "int32_t": "i32", "unsigned int": "i32",
     "unsigned short": "i16", "int64_t": "i64", "uint64_t": "i64", "intptr_t": "i64",
-    "std::size_t": "i64", "size_t": "i64",
+    "std::size_t": "i64", "size_t": "i64", "int8_t": "i8", "uint32_t": "i32",
+    # Function pointer typedefs of our headers.
+    "RopeGpuEmuKernel": "ptr",
 }
 
 
@@ -33,6 +38,8 @@ def header_signatures(path):
     for m in re.finditer(r"ROPE_RUNTIME_EXPORT\s+([\w:\s\*]+?)\s*\b(\w+)\(([^)]*)\);", text):
         ret, name, params = m.group(1), m.group(2), m.group(3)
         args = []
+        if params.strip() == "void":
+            params = ""
         for p in filter(None, (p.strip() for p in params.split(","))):
             p = re.sub(r"/\*.*?\*/", "", p).strip()
             # Drop the parameter name: the last identifier not followed by '*'.
@@ -43,9 +50,14 @@ def header_signatures(path):
 
 
 def main():
-    header, library = sys.argv[1], sys.argv[2]
+    argv = sys.argv[1:]
+    prefix = "mgpu"
+    if argv and argv[0].startswith("--prefix="):
+        prefix = argv.pop(0)[len("--prefix="):]
+    header, library = argv[0], argv[1]
     declared = {}
-    for m in re.finditer(r"^declare\s+(\S+)\s+@(mgpu\w+)\(([^)]*)\)", sys.stdin.read(), re.M):
+    pattern = r"^declare\s+(\S+)\s+@(" + re.escape(prefix) + r"\w+)\(([^)]*)\)"
+    for m in re.finditer(pattern, sys.stdin.read(), re.M):
         args = [a.strip().split()[0] for a in m.group(3).split(",") if a.strip()]
         declared[m.group(2)] = (m.group(1), args)
     exported = set(subprocess.run(["nm", "-D", "--defined-only", library], check=True,
@@ -65,7 +77,7 @@ def main():
         else:
             print(f"OK {name} {sig[0]}({', '.join(sig[1])})")
     if not declared:
-        print("no mgpu* declarations in the input")
+        print(f"no {prefix}* declarations in the input")
         bad += 1
     sys.exit(1 if bad else 0)
 

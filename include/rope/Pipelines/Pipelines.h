@@ -130,6 +130,15 @@ struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
       llvm::cl::init(true)};
 };
 
+/// Options of `--rope-emulate-gpu`.
+struct EmulateGPUOptions : public PassPipelineOptions<EmulateGPUOptions> {
+  PassOptions::Option<bool> cWrappers{
+      *this, "c-wrappers",
+      llvm::cl::desc("Emit _mlir_ciface_ wrappers so functions can be called "
+                     "from C with memref descriptors"),
+      llvm::cl::init(false)};
+};
+
 /// rope (and any upstream dialects beside it) on tensors down to the LLVM
 /// dialect: linalg lowering, bufferization, loops, LLVM conversion. The
 /// result runs under mlir-runner or goes through mlir-translate.
@@ -157,6 +166,14 @@ void buildGPUMappingPipeline(OpPassManager &pm,
 /// the LLVM dialect: the end of `buildLowerToCPUPipeline`.
 void buildHostLoopsToLLVMPipeline(OpPassManager &pm, bool cWrappers,
                                   bool approximateMath, bool openMP);
+
+/// GPU code on memrefs (gpu.launch kernels, gpu.alloc, gpu.memcpy: what
+/// `buildGPUMappingPipeline` produces, or kernels written by hand) to the
+/// LLVM dialect for the CPU, the kernels run by the GPU emulator with its
+/// checkers (--rope-emulate-gpu-on-host; link libRopeGpuEmulator.so and
+/// libRopeRuntime.so).
+void buildEmulateGPUPipeline(OpPassManager &pm,
+                             const EmulateGPUOptions &options);
 
 /// Registers the named pipelines (`--rope-lower-to-cpu`, `--rope-lower-to-nvvm`).
 void registerRopePipelines();

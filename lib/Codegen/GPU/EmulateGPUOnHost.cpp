@@ -1,19 +1,29 @@
-//===- EmulateGPUOnHost.cpp - run simple kernels as host loops ------------===//
+//===- EmulateGPUOnHost.cpp - run gpu.launch kernels on the CPU -----------===//
 //
-// A testing aid for machines without a GPU: everything the GPU pipeline
-// decides about mapping (linearised grids, bounds checks, staging copies,
-// device copies of constants, who frees what) stays in the IR, and only the
-// launch itself becomes a loop nest. CI runs the GPU test files this way.
+// --rope-emulate-gpu-on-host: every gpu.launch becomes a call of the GPU
+// emulator (libRopeGpuEmulator.so), which runs the kernel's body once per
+// GPU thread, each thread a fiber of its block: barriers wait for the whole
+// block, workgroup memory is one buffer per block, warp operations act on
+// the 32 lanes of a warp together, and checkers catch races, uninitialised
+// shared reads, out-of-bounds accesses and divergent barriers (docs/gpu.md).
+// The body moves into an llvm.func taking one pointer, to the values it
+// captures (stored at the launch site as their LLVM types, through casts
+// that the LLVM conversion reconciles). GPU memory ops become host ones.
 //
 //===----------------------------------------------------------------------===//
 
+#include "EmulatedKernel.h"
+
 #include "rope/Codegen/GPU/Passes.h"
 
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::rope {
 #define GEN_PASS_DEF_ROPEEMULATEGPUONHOST
@@ -21,95 +31,292 @@ namespace mlir::rope {
 } // namespace mlir::rope
 
 using namespace mlir;
+using namespace mlir::rope::emulation;
 
 namespace {
 
-LogicalResult emulateLaunch(gpu::LaunchOp launch) {
-  if (!launch.getWorkgroupAttributions().empty() ||
-      !launch.getPrivateAttributions().empty() || launch.hasClusterSize() ||
-      launch.getAsyncToken() || !launch.getAsyncDependencies().empty())
-    return launch.emitOpError(
-        "with shared/private memory, clusters or async tokens cannot be "
-        "emulated on the host");
-  WalkResult barrier = launch.getBody().walk([](Operation *op) {
-    return isa<gpu::BarrierOp>(op) ? WalkResult::interrupt()
-                                   : WalkResult::advance();
-  });
-  if (barrier.wasInterrupted())
-    return launch.emitOpError("with barriers cannot be emulated on the host "
-                              "(threads would run one after another)");
-  Block &body = launch.getBody().front();
-  if (!llvm::hasSingleElement(launch.getBody()) ||
-      !isa<gpu::TerminatorOp>(body.getTerminator()))
-    return launch.emitOpError(
-        "with more than one block cannot be emulated on the host");
+/// Workgroup buffers start at multiples of this many bytes.
+constexpr int64_t kSharedAlignment = 16;
 
+/// What a launch needs besides its body: the values it captures, their
+/// LLVM types (the layout of the environment), and where each workgroup
+/// buffer starts.
+struct LaunchPlan {
+  SmallVector<Value> captures;
+  SmallVector<Type> captureTypes;
+  SmallVector<int64_t> sharedOffsets;
+  int64_t sharedBytes = 0;
+};
+
+/// The launches this pass cannot run, with the reason.
+LogicalResult checkLaunch(gpu::LaunchOp launch) {
+  if (launch.hasClusterSize() || launch.getAsyncToken() ||
+      !launch.getAsyncDependencies().empty() ||
+      launch.getDynamicSharedMemorySize())
+    return launch.emitOpError("with clusters, async tokens or dynamic shared "
+                              "memory cannot be emulated on the host");
+  for (BlockArgument buffer : launch.getWorkgroupAttributions())
+    if (!cast<MemRefType>(buffer.getType()).hasStaticShape())
+      return launch.emitOpError("workgroup buffers must have static shapes "
+                                "to be emulated");
+  for (BlockArgument buffer : launch.getPrivateAttributions())
+    if (!cast<MemRefType>(buffer.getType()).hasStaticShape())
+      return launch.emitOpError("private buffers must have static shapes "
+                                "to be emulated");
+  return success();
+}
+
+/// Constants the body uses are cloned into it rather than captured.
+void sinkConstants(gpu::LaunchOp launch) {
+  llvm::SetVector<Value> above;
+  getUsedValuesDefinedAbove(launch.getBody(), above);
+  OpBuilder b = OpBuilder::atBlockBegin(&launch.getBody().front());
+  for (Value value : above) {
+    Operation *def = value.getDefiningOp();
+    if (!def || !matchPattern(def, m_Constant()))
+      continue;
+    Operation *copy = b.clone(*def);
+    replaceAllUsesInRegionWith(value, copy->getResult(0), launch.getBody());
+  }
+}
+
+/// Sizes in bytes of a static memref's data.
+int64_t byteSize(MemRefType type) {
+  return type.getNumElements() *
+         llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+}
+
+FailureOr<LaunchPlan> planLaunch(gpu::LaunchOp launch,
+                                 const LLVMTypeConverter &converter) {
+  LaunchPlan plan;
+  llvm::SetVector<Value> above;
+  getUsedValuesDefinedAbove(launch.getBody(), above);
+  for (Value value : above) {
+    Type type = converter.convertType(value.getType());
+    if (!type)
+      return launch.emitOpError("captures a value of type ")
+             << value.getType() << " that the emulator cannot pass";
+    plan.captures.push_back(value);
+    plan.captureTypes.push_back(type);
+  }
+  for (BlockArgument buffer : launch.getWorkgroupAttributions()) {
+    plan.sharedBytes = llvm::alignTo(plan.sharedBytes, kSharedAlignment);
+    plan.sharedOffsets.push_back(plan.sharedBytes);
+    plan.sharedBytes += byteSize(cast<MemRefType>(buffer.getType()));
+  }
+  return plan;
+}
+
+/// `type` in host memory (no GPU address space).
+MemRefType hostType(MemRefType type) {
+  if (!isa_and_nonnull<gpu::AddressSpaceAttr>(type.getMemorySpace()))
+    return type;
+  return MemRefType::get(type.getShape(), type.getElementType(),
+                         type.getLayout());
+}
+
+/// A memref of `type` (static, identity layout) over the bytes at `pointer`.
+Value memrefAt(OpBuilder &b, Location loc, Value pointer, MemRefType type,
+               const LLVMTypeConverter &converter) {
+  Type descriptorType = converter.convertType(type);
+  Value desc = LLVM::PoisonOp::create(b, loc, descriptorType);
+  desc = LLVM::InsertValueOp::create(b, loc, desc, pointer,
+                                     ArrayRef<int64_t>{0});
+  desc = LLVM::InsertValueOp::create(b, loc, desc, pointer,
+                                     ArrayRef<int64_t>{1});
+  auto i64 = b.getI64Type();
+  auto constant = [&](int64_t v) {
+    return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
+  };
+  desc = LLVM::InsertValueOp::create(b, loc, desc, constant(0),
+                                     ArrayRef<int64_t>{2});
+  int64_t stride = 1;
+  for (int64_t dim = type.getRank() - 1; dim >= 0; --dim) {
+    desc = LLVM::InsertValueOp::create(
+        b, loc, desc, constant(type.getDimSize(dim)), ArrayRef<int64_t>{3, dim});
+    desc = LLVM::InsertValueOp::create(b, loc, desc, constant(stride),
+                                       ArrayRef<int64_t>{4, dim});
+    stride *= type.getDimSize(dim);
+  }
+  return UnrealizedConversionCastOp::create(b, loc, type, desc).getResult(0);
+}
+
+/// The body's entry values: its captures read from the environment, the
+/// ids and sizes from the runtime, its workgroup buffers in the block's
+/// shared memory and its private buffers on the thread's own stack.
+SmallVector<Value> bindEntry(OpBuilder &b, gpu::LaunchOp launch,
+                             const LaunchPlan &plan, Value env,
+                             IRMapping &mapping, RuntimeCalls &rt,
+                             const LLVMTypeConverter &converter) {
+  Location loc = launch.getLoc();
+  MLIRContext *ctx = b.getContext();
+  auto envType = LLVM::LLVMStructType::getLiteral(ctx, plan.captureTypes);
+  for (auto [i, capture] : llvm::enumerate(plan.captures)) {
+    Value field = LLVM::GEPOp::create(
+        b, loc, LLVM::LLVMPointerType::get(ctx), envType, env,
+        ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(i)});
+    Value loaded = LLVM::LoadOp::create(b, loc, plan.captureTypes[i], field);
+    Value value = UnrealizedConversionCastOp::create(
+                      b, loc, capture.getType(), loaded)
+                      .getResult(0);
+    mapping.map(capture, value);
+  }
+  SmallVector<Value> entry;
+  auto query = [&](StringRef name, int32_t dim) {
+    Value v = rt.call(b, loc, name, {RuntimeCalls::i32(b, loc, dim)},
+                      b.getI64Type());
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v)
+        .getResult();
+  };
+  for (StringRef name : {"ropeGpuEmuBlockId", "ropeGpuEmuThreadId",
+                         "ropeGpuEmuGridDim", "ropeGpuEmuBlockDim"})
+    for (int32_t dim = 0; dim < 3; ++dim)
+      entry.push_back(query(name, dim));
+  for (auto [buffer, offset] :
+       llvm::zip_equal(launch.getWorkgroupAttributions(), plan.sharedOffsets)) {
+    Value pointer = rt.call(b, loc, "ropeGpuEmuShared",
+                            {RuntimeCalls::i64(b, loc, offset)},
+                            LLVM::LLVMPointerType::get(ctx));
+    // Host memory from the start (the body's values are stripped of their
+    // GPU address spaces once instrumented).
+    entry.push_back(memrefAt(b, loc, pointer,
+                             hostType(cast<MemRefType>(buffer.getType())),
+                             converter));
+  }
+  for (BlockArgument buffer : launch.getPrivateAttributions())
+    entry.push_back(memref::AllocaOp::create(
+        b, loc, hostType(cast<MemRefType>(buffer.getType()))));
+  return entry;
+}
+
+/// The kernel as an llvm.func of the environment pointer: the entry block
+/// binds the launch's block arguments, then branches into its body.
+FailureOr<LLVM::LLVMFuncOp> outlineKernel(gpu::LaunchOp launch,
+                                          StringRef name,
+                                          const LaunchPlan &plan,
+                                          RuntimeCalls &rt,
+                                          const LLVMTypeConverter &converter) {
+  MLIRContext *ctx = launch.getContext();
+  auto module = launch->getParentOfType<ModuleOp>();
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto kernel = LLVM::LLVMFuncOp::create(
+      b, launch.getLoc(), name,
+      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptr}),
+      LLVM::Linkage::Internal);
+  Block *entry = kernel.addEntryBlock(b);
+  b.setInsertionPointToStart(entry);
+  IRMapping mapping;
+  SmallVector<Value> entryValues = bindEntry(
+      b, launch, plan, entry->getArgument(0), mapping, rt, converter);
+  launch.getBody().cloneInto(&kernel.getBody(), mapping);
+  Block *body = entry->getNextNode();
+  cf::BranchOp::create(b, launch.getLoc(), body, entryValues);
+  for (Block &block : kernel.getBody())
+    if (auto end = dyn_cast<gpu::TerminatorOp>(block.getTerminator())) {
+      b.setInsertionPoint(end);
+      LLVM::ReturnOp::create(b, end.getLoc(), ValueRange{});
+      end.erase();
+    }
+  instrumentMemoryAccesses(kernel, rt);
+  if (failed(rewriteGPUOps(kernel, rt)))
+    return failure();
+  stripGPUAddressSpaces(kernel);
+  return kernel;
+}
+
+/// At the launch: the environment filled with the captures, then the
+/// runtime's launch of the kernel over the grid.
+void callLaunch(gpu::LaunchOp launch, LLVM::LLVMFuncOp kernel,
+                StringRef kernelName, const LaunchPlan &plan,
+                RuntimeCalls &rt) {
   OpBuilder b(launch);
   Location loc = launch.getLoc();
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  MLIRContext *ctx = b.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto envType = LLVM::LLVMStructType::getLiteral(ctx, plan.captureTypes);
+  Value env = LLVM::AllocaOp::create(b, loc, ptr, envType,
+                                     RuntimeCalls::i64(b, loc, 1));
+  for (auto [i, capture] : llvm::enumerate(plan.captures)) {
+    Value converted = UnrealizedConversionCastOp::create(
+                          b, loc, plan.captureTypes[i], capture)
+                          .getResult(0);
+    Value field = LLVM::GEPOp::create(
+        b, loc, ptr, envType, env,
+        ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(i)});
+    LLVM::StoreOp::create(b, loc, converted, field);
+  }
+  Value function = LLVM::AddressOfOp::create(b, loc, kernel);
+  Value name = LLVM::createGlobalString(
+      loc, b, (kernel.getName() + "_name").str(),
+      (kernelName + Twine('\0')).str(), LLVM::Linkage::Private);
   gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
   gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
-  SmallVector<Value> upper = {grid.x, grid.y, grid.z, block.x, block.y, block.z};
-  auto loop = scf::ParallelOp::create(b, loc, SmallVector<Value>(6, zero),
-                                      upper, SmallVector<Value>(6, one));
-
-  IRMapping mapping;
-  gpu::KernelDim3 blockIds = launch.getBlockIds();
-  gpu::KernelDim3 threadIds = launch.getThreadIds();
-  gpu::KernelDim3 gridSize = launch.getGridSize();
-  gpu::KernelDim3 blockSize = launch.getBlockSize();
-  SmallVector<Value> ivs = loop.getInductionVars();
-  Value ids[] = {blockIds.x, blockIds.y, blockIds.z,
-                 threadIds.x, threadIds.y, threadIds.z};
-  for (auto [id, iv] : llvm::zip_equal(ids, ivs))
-    mapping.map(id, iv);
-  for (auto [arg, value] :
-       llvm::zip_equal(SmallVector<Value>{gridSize.x, gridSize.y, gridSize.z,
-                                          blockSize.x, blockSize.y, blockSize.z},
-                       upper))
-    mapping.map(arg, value);
-  b.setInsertionPoint(loop.getBody()->getTerminator());
-  for (Operation &op : body.without_terminator())
-    b.clone(op, mapping);
-  // A thread's local memory (memref.alloca) would be the host's stack, grown
-  // by every emulated thread. The threads run one after another, so one
-  // buffer before the loop serves them all.
-  loop.getBody()->walk([&](memref::AllocaOp alloca) {
-    if (alloca.getType().hasStaticShape())
-      alloca->moveBefore(loop);
-  });
+  rt.call(b, loc, "ropeGpuEmuLaunch",
+          {function, env, name, grid.x, grid.y, grid.z, block.x, block.y,
+           block.z, RuntimeCalls::i64(b, loc, plan.sharedBytes)});
   launch.erase();
-  return success();
+}
+
+/// The kernel's name in the emulator's reports: the launch's own when it
+/// has one, else its function's with a counter.
+std::string kernelName(gpu::LaunchOp launch, unsigned index) {
+  if (std::optional<StringRef> name = launch.getFunction())
+    return name->str();
+  auto func = launch->getParentOfType<FunctionOpInterface>();
+  return (func.getName() + "_kernel" + Twine(index)).str();
+}
+
+/// gpu.alloc / gpu.dealloc / gpu.memcpy / gpu.memset on host memory.
+void replaceMemoryOp(Operation *op) {
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  if (auto alloc = dyn_cast<gpu::AllocOp>(op)) {
+    auto host = memref::AllocOp::create(b, loc, hostType(alloc.getType()),
+                                        alloc.getDynamicSizes());
+    alloc.getMemref().replaceAllUsesWith(host.getResult());
+  } else if (auto dealloc = dyn_cast<gpu::DeallocOp>(op)) {
+    memref::DeallocOp::create(b, loc, dealloc.getMemref());
+  } else if (auto copy = dyn_cast<gpu::MemcpyOp>(op)) {
+    memref::CopyOp::create(b, loc, copy.getSrc(), copy.getDst());
+  }
+  op->erase();
 }
 
 struct RopeEmulateGPUOnHostPass
     : public rope::impl::RopeEmulateGPUOnHostBase<RopeEmulateGPUOnHostPass> {
   void runOnOperation() override {
-    SmallVector<Operation *> ops;
-    getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
-      if (isa<gpu::LaunchOp, gpu::AllocOp, gpu::DeallocOp, gpu::MemcpyOp>(op))
-        ops.push_back(op);
-      return isa<gpu::LaunchOp>(op) ? WalkResult::skip() : WalkResult::advance();
-    });
-    for (Operation *op : ops) {
-      OpBuilder b(op);
+    ModuleOp module = getOperation();
+    SmallVector<gpu::LaunchOp> launches;
+    SmallVector<Operation *> memoryOps;
+    module.walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (auto launch = dyn_cast<gpu::LaunchOp>(op)) {
-        if (failed(emulateLaunch(launch)))
-          return signalPassFailure();
-      } else if (auto alloc = dyn_cast<gpu::AllocOp>(op)) {
-        auto host = memref::AllocOp::create(b, alloc.getLoc(), alloc.getType(),
-                                            alloc.getDynamicSizes());
-        alloc.getMemref().replaceAllUsesWith(host.getResult());
-        alloc.erase();
-      } else if (auto dealloc = dyn_cast<gpu::DeallocOp>(op)) {
-        memref::DeallocOp::create(b, dealloc.getLoc(), dealloc.getMemref());
-        dealloc.erase();
-      } else if (auto copy = dyn_cast<gpu::MemcpyOp>(op)) {
-        memref::CopyOp::create(b, copy.getLoc(), copy.getSrc(), copy.getDst());
-        copy.erase();
+        launches.push_back(launch);
+        return WalkResult::skip();
       }
+      if (isa<gpu::AllocOp, gpu::DeallocOp, gpu::MemcpyOp>(op))
+        memoryOps.push_back(op);
+      return WalkResult::advance();
+    });
+    LLVMTypeConverter converter(&getContext());
+    RuntimeCalls rt(module);
+    for (auto [index, launch] : llvm::enumerate(launches)) {
+      if (failed(checkLaunch(launch)))
+        return signalPassFailure();
+      sinkConstants(launch);
+      FailureOr<LaunchPlan> plan = planLaunch(launch, converter);
+      if (failed(plan))
+        return signalPassFailure();
+      std::string name = kernelName(launch, index);
+      std::string symbol = ("__rope_gpu_emu_" + Twine(index) + "_" + name).str();
+      FailureOr<LLVM::LLVMFuncOp> kernel =
+          outlineKernel(launch, symbol, *plan, rt, converter);
+      if (failed(kernel))
+        return signalPassFailure();
+      callLaunch(launch, *kernel, name, *plan, rt);
     }
+    for (Operation *op : memoryOps)
+      replaceMemoryOp(op);
   }
 };
 

@@ -1,11 +1,11 @@
 //===- TestGPUMappingOnCPU.cpp - the GPU mapping, run as host loops -------===//
 //
 // --rope-test-gpu-mapping-on-cpu: --rope-lower-to-nvvm up to its gpu.launch
-// kernels, which then run as host loops on host memory (chip, features,
-// format and opt-level are ignored), lowered for the CPU. The GPU test files
-// run through it on machines without a GPU: the mapping onto grids of
-// threads is checked numerically; NVVM code generation and the CUDA runtime
-// are not.
+// kernels, which then run in the GPU emulator (--rope-emulate-gpu: every
+// thread a fiber, with its checkers) on host memory (chip, features, format
+// and opt-level are ignored). The GPU test files run through it on machines
+// without a GPU: the mapping onto grids of threads is checked numerically;
+// NVVM code generation and the CUDA runtime are not.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,10 +25,9 @@ namespace {
 void buildTestGPUMappingOnCPUPipeline(OpPassManager &pm,
                                       const rope::LowerToNVVMOptions &options) {
   rope::buildGPUMappingPipeline(pm, options);
-  pm.addNestedPass<func::FuncOp>(rope::createRopeEmulateGPUOnHost());
-  rope::buildHostLoopsToLLVMPipeline(pm, options.cWrappers,
-                                     /*approximateMath=*/false,
-                                     /*openMP=*/false);
+  rope::EmulateGPUOptions emulate;
+  emulate.cWrappers = options.cWrappers;
+  rope::buildEmulateGPUPipeline(pm, emulate);
 }
 
 } // namespace
@@ -37,7 +36,7 @@ void mlir::rope::test::registerTestGPUMappingOnCPUPipeline() {
   PassPipelineRegistration<LowerToNVVMOptions>(
       "rope-test-gpu-mapping-on-cpu",
       "Testing aid: the --rope-lower-to-nvvm pipeline up to its kernels, which "
-      "then run as host loops (--rope-emulate-gpu-on-host), lowered for the "
-      "CPU; checks the GPU mapping numerically without a GPU",
+      "then run in the GPU emulator (--rope-emulate-gpu); checks the GPU "
+      "mapping numerically without a GPU",
       buildTestGPUMappingOnCPUPipeline);
 }

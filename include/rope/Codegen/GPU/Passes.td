@@ -163,21 +163,46 @@ def RopeLowerVectorTransfers
   ];
 }
 
-def RopeEmulateGPUOnHost : Pass<"rope-emulate-gpu-on-host", "::mlir::func::FuncOp"> {
-  let summary = "Testing aid: run gpu.launch kernels and GPU memory ops on the host";
+def RopeEmulateGPUOnHost : Pass<"rope-emulate-gpu-on-host", "::mlir::ModuleOp"> {
+  let summary = "Run gpu.launch kernels on the CPU, every GPU thread a fiber, "
+                "with race, bounds and divergence checks";
   let description = [{
-    Turns each `gpu.launch` into an `scf.parallel` over its blocks and
-    threads (block and thread ids become induction variables), and
-    `gpu.alloc` / `gpu.dealloc` / `gpu.memcpy` into their `memref`
-    counterparts. For kernels without barriers or shared memory (those of
-    `rope-parallel-loops-to-gpu`) this computes exactly what the GPU would,
-    so `--rope-test-gpu-mapping-on-cpu` can check the GPU pipeline's
-    mapping numerically on a machine with no GPU. A kernel with `gpu.barrier`
-    or workgroup/private memory is reported as an error.
+    Turns each `gpu.launch` into a call of the GPU emulator runtime
+    (`libRopeGpuEmulator.so`), which runs the kernel once per GPU thread,
+    each thread a fiber of its block, so that what the threads of a block
+    say to each other behaves as on the GPU:
+
+    * `gpu.barrier` suspends a thread until its whole block arrives; a
+      barrier that some threads of the block never reach is an error;
+    * workgroup attributions are one buffer per block (filled with a
+      signalling-NaN pattern), private attributions the thread's own;
+    * `gpu.shuffle` (32- and 64-bit), `nvgpu.mma.sync` (m16n8k16 f16/bf16,
+      m16n8k8 tf32, f32 accumulators) and `nvgpu.ldmatrix` act on the 32
+      lanes of a warp together, with the PTX fragment layouts;
+    * `nvgpu.device_async_copy` lands its data only at the
+      `nvgpu.device_async_wait` that completes its group.
+
+    The body becomes an `llvm.func` taking a pointer to the values it
+    captures. Every memory access is checked against its memref's extents
+    (an index outside ends the launch with an error naming the kernel, the
+    thread, the dim and the index), and every access of workgroup memory is
+    reported to the runtime's race and uninitialised-read checkers. Errors
+    reach the host through libRopeRuntime.so like failed runtime checks.
+    `gpu.alloc`, `gpu.dealloc` and `gpu.memcpy` become their `memref`
+    counterparts on host memory.
+
+    The result runs wherever the LLVM dialect runs, with
+    libRopeGpuEmulator.so and libRopeRuntime.so loaded (mlir-runner
+    `-shared-libs`, the C API, the Python package); the named pipeline
+    `rope-emulate-gpu` adds the host lowering.
   }];
   let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::cf::ControlFlowDialect",
     "::mlir::memref::MemRefDialect",
-    "::mlir::scf::SCFDialect"
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 

@@ -1,0 +1,149 @@
+//===- GpuEmulator.h - GPU kernels run on the CPU, with checkers --*- C++ -*-===//
+//
+// libRopeGpuEmulator.so runs the kernels of `gpu.launch` on the host with
+// the semantics of a GPU (docs/gpu.md): code lowered for it calls
+// ropeGpuEmuLaunch with the kernel's body as a C function, and the body
+// calls the functions below where the GPU dialects have an operation.
+//
+//  * Every thread of a block is its own fiber (a stack of its own, switched
+//    on the host thread that runs the block), so `gpu.barrier` really waits
+//    for the whole block and a warp-collective operation (`gpu.shuffle`,
+//    `mma.sync`, `ldmatrix`) for the 32 lanes of its warp. Fibers run until
+//    they block; when every fiber of the block is blocked, the scheduler
+//    releases the barrier or reports why it cannot be released.
+//  * Blocks run one after another on each host thread; the launch spreads
+//    them over ROPE_GPU_EMU_THREADS host threads (default: the host's cores,
+//    at most one per block). ROPE_GPU_EMU_STACK_KB sets each fiber's stack
+//    (default 256 KiB, plus a guard page).
+//  * Checkers, always on: races on workgroup memory (two threads touching
+//    one byte between the same two barriers, one of them writing; threads of
+//    one warp included), reads of workgroup memory that no thread wrote since
+//    the block started, accesses outside workgroup memory or outside a
+//    memref (ropeGpuEmuOutOfBounds), divergent barriers and warp collectives.
+//
+// Errors stop the launch: no fiber or block is resumed after the first, and
+// once every host thread of the launch has stopped and every fiber stack is
+// released, ropeGpuEmuLaunch calls ropeRuntimeError (RuntimeErrors.h) on the
+// calling thread with a message "gpu emulator: kernel '<name>': <checker>:
+// ..." naming the thread(s) as "thread (x, y, z) in block (x, y, z)" and
+// the byte offset or index. It never returns in that case.
+//
+// Except for ropeGpuEmuLaunch, the functions must be called by a kernel
+// running under ropeGpuEmuLaunch (from the fiber of a GPU thread).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROPE_RUNTIME_GPUEMULATOR_H
+#define ROPE_RUNTIME_GPUEMULATOR_H
+
+#include "rope/Runtime/RuntimeErrors.h"
+
+#include <cstdint>
+
+extern "C" {
+/// A kernel's body, run once per GPU thread; `env` is ropeGpuEmuLaunch's.
+typedef void (*RopeGpuEmuKernel)(void *env);
+
+/// Runs kernel(env) for every thread of the grid. Each block gets
+/// `sharedBytes` of workgroup memory, zero-based, filled at block start
+/// with the signalling-NaN pattern 0x7fa00000 (as little-endian f32 words).
+/// The block may have at most 1024 threads; every extent must be positive.
+ROPE_RUNTIME_EXPORT void ropeGpuEmuLaunch(RopeGpuEmuKernel kernel, void *env,
+                                          const char *kernelName, int64_t gridX,
+                                          int64_t gridY, int64_t gridZ,
+                                          int64_t blockX, int64_t blockY,
+                                          int64_t blockZ, int64_t sharedBytes);
+
+/// gpu.thread_id, gpu.block_id, gpu.block_dim, gpu.grid_dim of the calling
+/// thread; dim 0, 1, 2 is x, y, z.
+ROPE_RUNTIME_EXPORT int64_t ropeGpuEmuThreadId(int32_t dim);
+ROPE_RUNTIME_EXPORT int64_t ropeGpuEmuBlockId(int32_t dim);
+ROPE_RUNTIME_EXPORT int64_t ropeGpuEmuBlockDim(int32_t dim);
+ROPE_RUNTIME_EXPORT int64_t ropeGpuEmuGridDim(int32_t dim);
+/// The linear thread id (x + bx * (y + by * z)) modulo 32; warp w holds
+/// the linear ids [32 w, 32 w + 32).
+ROPE_RUNTIME_EXPORT int64_t ropeGpuEmuLaneId(void);
+
+/// gpu.barrier: waits until every thread of the block waits at a barrier;
+/// a thread that returned or waits at a warp collective meanwhile is a
+/// divergent-barrier error. Any barrier call matches any other one.
+ROPE_RUNTIME_EXPORT void ropeGpuEmuBarrier(void);
+/// The same, with the barrier's identity: all threads must wait at the same
+/// `site` (e.g. a number per gpu.barrier operation), else divergent barrier.
+ROPE_RUNTIME_EXPORT void ropeGpuEmuBarrierSite(int64_t site);
+
+/// The address of byte `offset` of the block's workgroup memory.
+ROPE_RUNTIME_EXPORT void *ropeGpuEmuShared(int64_t offset);
+/// To be called before every access of `bytes` bytes of workgroup memory at
+/// `address`: checks bounds (the whole access inside the block's buffer),
+/// races, and, for reads, that every byte was written since block start.
+ROPE_RUNTIME_EXPORT void ropeGpuEmuSharedAccess(const void *address,
+                                                int64_t bytes, int32_t isWrite);
+/// A generated bounds check failed: `index` is outside [0, extent) of
+/// dimension `dim` of a memref in `addressSpace` (0 or 1: global, 3:
+/// workgroup, 5: private). Reports the error; never returns to the kernel.
+ROPE_RUNTIME_EXPORT void ropeGpuEmuOutOfBounds(int32_t addressSpace,
+                                               int64_t dim, int64_t index,
+                                               int64_t extent);
+/// Any other failed runtime check inside a kernel (same arguments as
+/// ropeRuntimeError): stops the launch like the checkers do. Kernels must
+/// not call ropeRuntimeError itself (it would leave the fibers behind).
+ROPE_RUNTIME_EXPORT void ropeGpuEmuKernelError(const char *message,
+                                               int64_t numValues,
+                                               const int64_t *values);
+
+/// gpu.shuffle of a 32-bit value; mode: 0 xor, 1 down, 2 up, 3 idx
+/// (gpu::ShuffleMode), as GPU_ShuffleOp's documentation defines it: a lane
+/// k < width reads lane k ^ offset, k + offset, k - offset or offset (idx);
+/// when that lane is not in [0, width), and for every lane k >= width,
+/// *valid is 0 and the result is the lane's own value; else *valid is 1.
+/// Collective: every lane of the warp must call it with the same mode and
+/// width (1..32, at most the lanes of a partial last warp). `valid` may be
+/// null.
+ROPE_RUNTIME_EXPORT int32_t ropeGpuEmuShuffle(int32_t value, int32_t offset,
+                                              int32_t width, int32_t mode,
+                                              int8_t *valid);
+
+/// mma.sync.aligned.row.col with f32 accumulators, collective over a full
+/// warp. shape 0: m16n8k16 with f16 A and B; 1: m16n8k16 with bf16 A and B;
+/// 2: m16n8k8 with tf32 A and B (passed as f32; the low 13 mantissa bits are
+/// ignored). `a`: this lane's A fragment (8 x 16 bits, or 4 x f32 for tf32),
+/// `b`: its B fragment (4 x 16 bits, or 2 x f32), `c`, `d`: 4 x f32, in the
+/// PTX fragment layouts. d may be c. Each product is exact; the sum starts
+/// at C and adds the products in increasing k, each addition rounded to
+/// f32 (round to nearest even).
+ROPE_RUNTIME_EXPORT void ropeGpuEmuMmaSync(int32_t shape, const void *a,
+                                           const void *b, const float *c,
+                                           float *d);
+
+/// ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16, collective over
+/// a full warp: lane l gives the (16-byte aligned) workgroup-memory address
+/// of row l % 8 of matrix l / 8 (lanes from 8 * numMatrices on give none,
+/// and may pass null); out[m] receives this lane's 32-bit fragment of
+/// matrix m as PTX defines it (.trans: of the transposed matrix).
+ROPE_RUNTIME_EXPORT void ropeGpuEmuLdmatrix(const void *rowAddress,
+                                            int32_t numMatrices,
+                                            int32_t transpose, uint32_t *out);
+
+/// cp.async.{ca,cg}.shared.global of `bytes` (4, 8 or 16; both addresses
+/// aligned to it): the source is read now, the destination (workgroup
+/// memory) is written only when a wait completes the copy's group.
+ROPE_RUNTIME_EXPORT void ropeGpuEmuAsyncCopy(void *dst, const void *src,
+                                             int64_t bytes);
+/// The same, reading only the first `srcBytes` (0..bytes) of the source and
+/// filling the rest of the destination with zeros (cp.async's src-size).
+ROPE_RUNTIME_EXPORT void ropeGpuEmuAsyncCopyPartial(void *dst, const void *src,
+                                                    int64_t bytes,
+                                                    int64_t srcBytes);
+/// cp.async.commit_group: the copies recorded since the last commit form a
+/// group (possibly empty).
+ROPE_RUNTIME_EXPORT void ropeGpuEmuAsyncCommit(void);
+/// cp.async.wait_group N: completes, in the order issued, the copies of
+/// every committed group of this thread except the newest `pendingGroups`
+/// ones. Copies not yet committed stay pending (as in PTX; cp.async.wait_all
+/// is commit then wait 0). A completed copy writes its destination now, as
+/// a write of this thread for the race checker.
+ROPE_RUNTIME_EXPORT void ropeGpuEmuAsyncWait(int32_t pendingGroups);
+} // extern "C"
+
+#endif // ROPE_RUNTIME_GPUEMULATOR_H

@@ -1,0 +1,370 @@
+//===- EmulatedKernelOps.cpp - GPU ops of an emulated kernel --------------===//
+//
+// Inside a kernel that the emulator runs as fibers, every GPU op becomes a
+// call of the runtime (include/rope/Runtime/GpuEmulator.h): ids and sizes
+// are the current fiber's, a barrier suspends it until its whole block
+// arrives, and the warp-collective ops (shuffles, mma.sync, ldmatrix) hand
+// each lane's registers to the runtime, which computes all 32 lanes at once
+// with the PTX fragment layouts. cp.async copies are queued by the runtime
+// and land at their wait.
+//
+//===----------------------------------------------------------------------===//
+
+#include "EmulatedKernel.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/FunctionCallUtils.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::rope::emulation;
+
+//===----------------------------------------------------------------------===//
+// Runtime calls and addresses
+//===----------------------------------------------------------------------===//
+
+Value RuntimeCalls::toI64(OpBuilder &b, Location loc, Value value) {
+  if (value.getType().isIndex())
+    return arith::IndexCastOp::create(b, loc, b.getI64Type(), value);
+  return value;
+}
+
+Value RuntimeCalls::i32(OpBuilder &b, Location loc, int64_t value) {
+  return LLVM::ConstantOp::create(b, loc, b.getI32Type(),
+                                  b.getI32IntegerAttr(value));
+}
+
+Value RuntimeCalls::i64(OpBuilder &b, Location loc, int64_t value) {
+  return LLVM::ConstantOp::create(b, loc, b.getI64Type(),
+                                  b.getI64IntegerAttr(value));
+}
+
+Value RuntimeCalls::call(OpBuilder &b, Location loc, StringRef name,
+                         ValueRange args, Type result) {
+  SmallVector<Value> operands;
+  for (Value arg : args)
+    operands.push_back(toI64(b, loc, arg));
+  SmallVector<Type> types(ValueRange(operands).getTypes());
+  Type resultType = result ? result : LLVM::LLVMVoidType::get(b.getContext());
+  FailureOr<LLVM::LLVMFuncOp> fn =
+      LLVM::lookupOrCreateFn(b, module, name, types, resultType);
+  assert(succeeded(fn) && "runtime function declared with another type");
+  auto call = LLVM::CallOp::create(b, loc, *fn, operands);
+  return result ? call.getResult() : Value();
+}
+
+int64_t mlir::rope::emulation::addressSpaceOf(MemRefType type) {
+  if (auto gpuSpace =
+          dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace())) {
+    switch (gpuSpace.getValue()) {
+    case gpu::AddressSpace::Global:
+      return 1;
+    case gpu::AddressSpace::Workgroup:
+      return 3;
+    case gpu::AddressSpace::Private:
+      return 5;
+    }
+  }
+  if (auto number = dyn_cast_or_null<IntegerAttr>(type.getMemorySpace()))
+    return number.getInt();
+  return 0;
+}
+
+bool mlir::rope::emulation::isWorkgroupMemory(MemRefType type) {
+  return addressSpaceOf(type) == 3;
+}
+
+Value mlir::rope::emulation::elementAddress(OpBuilder &b, Location loc,
+                                            Value memref, ValueRange indices) {
+  auto type = cast<MemRefType>(memref.getType());
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value linear = metadata.getOffset();
+  for (auto [index, stride] : llvm::zip_equal(indices, metadata.getStrides()))
+    linear = arith::AddIOp::create(
+        b, loc, linear, arith::MulIOp::create(b, loc, index, stride));
+  int64_t elementBytes = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  Value bytes = arith::MulIOp::create(
+      b, loc, linear, arith::ConstantIndexOp::create(b, loc, elementBytes));
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  Value address = RuntimeCalls::toI64(
+      b, loc, arith::AddIOp::create(b, loc, base, bytes));
+  return LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext()),
+                                  address);
+}
+
+namespace {
+
+/// A buffer of `bytes` bytes on the fiber's stack, allocated once in the
+/// kernel's entry block (not once per loop iteration).
+Value entryBuffer(LLVM::LLVMFuncOp kernel, int64_t bytes) {
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
+  Location loc = kernel.getLoc();
+  auto type = LLVM::LLVMArrayType::get(b.getI8Type(), bytes);
+  return LLVM::AllocaOp::create(b, loc,
+                                LLVM::LLVMPointerType::get(b.getContext()),
+                                type, RuntimeCalls::i64(b, loc, 1),
+                                /*alignment=*/16);
+}
+
+/// Stores `vector` (any shape) at `pointer` as its flat 1-D form.
+void storeVector(OpBuilder &b, Location loc, Value vector, Value pointer) {
+  auto type = cast<VectorType>(vector.getType());
+  auto flat = VectorType::get({type.getNumElements()}, type.getElementType());
+  Value value = vector::ShapeCastOp::create(b, loc, flat, vector);
+  LLVM::StoreOp::create(b, loc, value, pointer);
+}
+
+/// Loads a vector of `type` stored flat at `pointer`.
+Value loadVector(OpBuilder &b, Location loc, VectorType type, Value pointer) {
+  auto flat = VectorType::get({type.getNumElements()}, type.getElementType());
+  Value value = LLVM::LoadOp::create(b, loc, flat, pointer);
+  return vector::ShapeCastOp::create(b, loc, type, value);
+}
+
+int32_t dimensionIndex(gpu::Dimension dim) {
+  return static_cast<int32_t>(dim);
+}
+
+//===----------------------------------------------------------------------===//
+// Rewrites of single ops
+//===----------------------------------------------------------------------===//
+
+Value rewriteIdQuery(OpBuilder &b, Operation *op, RuntimeCalls &rt) {
+  Location loc = op->getLoc();
+  auto query = [&](StringRef name, gpu::Dimension dim) {
+    Value v = rt.call(b, loc, name,
+                      {RuntimeCalls::i32(b, loc, dimensionIndex(dim))},
+                      b.getI64Type());
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v).getResult();
+  };
+  if (auto id = dyn_cast<gpu::ThreadIdOp>(op))
+    return query("ropeGpuEmuThreadId", id.getDimension());
+  if (auto id = dyn_cast<gpu::BlockIdOp>(op))
+    return query("ropeGpuEmuBlockId", id.getDimension());
+  if (auto dim = dyn_cast<gpu::BlockDimOp>(op))
+    return query("ropeGpuEmuBlockDim", dim.getDimension());
+  if (auto dim = dyn_cast<gpu::GridDimOp>(op))
+    return query("ropeGpuEmuGridDim", dim.getDimension());
+  Value lane = rt.call(b, loc, "ropeGpuEmuLaneId", {}, b.getI64Type());
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), lane);
+}
+
+/// One 32-bit shuffle: the value and its validity.
+std::pair<Value, Value> shuffle32(OpBuilder &b, Location loc, Value bits,
+                                  gpu::ShuffleOp op, Value validBuffer,
+                                  RuntimeCalls &rt) {
+  Value mode =
+      RuntimeCalls::i32(b, loc, static_cast<int32_t>(op.getMode()));
+  Value value = rt.call(b, loc, "ropeGpuEmuShuffle",
+                        {bits, op.getOffset(), op.getWidth(), mode, validBuffer},
+                        b.getI32Type());
+  Value valid = LLVM::LoadOp::create(b, loc, b.getI8Type(), validBuffer);
+  Value zero = LLVM::ConstantOp::create(b, loc, b.getI8Type(), b.getI8IntegerAttr(0));
+  Value isValid =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, valid, zero);
+  return {value, isValid};
+}
+
+LogicalResult rewriteShuffle(OpBuilder &b, gpu::ShuffleOp op, Value validBuffer,
+                             RuntimeCalls &rt) {
+  Location loc = op.getLoc();
+  Type type = op.getValue().getType();
+  unsigned width = type.getIntOrFloatBitWidth();
+  if (width != 32 && width != 64)
+    return op.emitOpError("of a ") << width << "-bit value cannot be emulated";
+  Type intType = b.getIntegerType(width);
+  Value bits = arith::BitcastOp::create(b, loc, intType, op.getValue());
+  Value result, valid;
+  if (width == 32) {
+    std::tie(result, valid) = shuffle32(b, loc, bits, op, validBuffer, rt);
+  } else {
+    // Two collectives, low word then high word, as a 64-bit shuffle is.
+    Value low = arith::TruncIOp::create(b, loc, b.getI32Type(), bits);
+    Value shift = arith::ConstantIntOp::create(b, loc, b.getI64Type(), 32);
+    Value high = arith::TruncIOp::create(
+        b, loc, b.getI32Type(), arith::ShRUIOp::create(b, loc, bits, shift));
+    auto [lowOut, lowValid] = shuffle32(b, loc, low, op, validBuffer, rt);
+    auto [highOut, highValid] = shuffle32(b, loc, high, op, validBuffer, rt);
+    Value lowWide = arith::ExtUIOp::create(b, loc, intType, lowOut);
+    Value highWide = arith::ShLIOp::create(
+        b, loc, arith::ExtUIOp::create(b, loc, intType, highOut), shift);
+    result = arith::OrIOp::create(b, loc, lowWide, highWide);
+    valid = arith::AndIOp::create(b, loc, lowValid, highValid);
+  }
+  Value value = arith::BitcastOp::create(b, loc, type, result);
+  op.replaceAllUsesWith(ValueRange{value, valid});
+  return success();
+}
+
+/// The runtime's code of an mma.sync shape and input type.
+FailureOr<int32_t> mmaShapeCode(nvgpu::MmaSyncOp op) {
+  std::array<int64_t, 3> shape = op.getMmaShapeAsArray();
+  Type element = op.getMatrixA().getType().getElementType();
+  if (shape == std::array<int64_t, 3>{16, 8, 16} && element.isF16())
+    return 0;
+  if (shape == std::array<int64_t, 3>{16, 8, 16} && element.isBF16())
+    return 1;
+  if (shape == std::array<int64_t, 3>{16, 8, 8} && element.isF32() &&
+      op.getTf32Enabled())
+    return 2;
+  return op.emitOpError("of this shape and type cannot be emulated (m16n8k16 "
+                        "f16/bf16 and m16n8k8 tf32 can, with f32 accumulators)");
+}
+
+LogicalResult rewriteMma(OpBuilder &b, nvgpu::MmaSyncOp op,
+                         LLVM::LLVMFuncOp kernel, RuntimeCalls &rt) {
+  FailureOr<int32_t> code = mmaShapeCode(op);
+  if (failed(code))
+    return failure();
+  if (!op.getMatrixC().getType().getElementType().isF32())
+    return op.emitOpError("with a non-f32 accumulator cannot be emulated");
+  Location loc = op.getLoc();
+  Value a = entryBuffer(kernel, 16), bBuf = entryBuffer(kernel, 16);
+  Value c = entryBuffer(kernel, 16), d = entryBuffer(kernel, 16);
+  storeVector(b, loc, op.getMatrixA(), a);
+  storeVector(b, loc, op.getMatrixB(), bBuf);
+  storeVector(b, loc, op.getMatrixC(), c);
+  rt.call(b, loc, "ropeGpuEmuMmaSync",
+          {RuntimeCalls::i32(b, loc, *code), a, bBuf, c, d});
+  op.replaceAllUsesWith(
+      loadVector(b, loc, cast<VectorType>(op.getType()), d));
+  return success();
+}
+
+LogicalResult rewriteLdmatrix(OpBuilder &b, nvgpu::LdMatrixOp op,
+                              LLVM::LLVMFuncOp kernel, RuntimeCalls &rt) {
+  auto type = cast<VectorType>(op.getType());
+  if (type.getElementTypeBitWidth() != 16)
+    return op.emitOpError("of non-16-bit elements cannot be emulated");
+  Location loc = op.getLoc();
+  Value out = entryBuffer(kernel, 16);
+  Value row = elementAddress(b, loc, op.getSrcMemref(), op.getIndices());
+  rt.call(b, loc, "ropeGpuEmuLdmatrix",
+          {row, RuntimeCalls::i32(b, loc, op.getNumTiles()),
+           RuntimeCalls::i32(b, loc, op.getTranspose() ? 1 : 0), out});
+  op.replaceAllUsesWith(loadVector(b, loc, type, out));
+  return success();
+}
+
+LogicalResult rewriteAsyncCopy(OpBuilder &b, nvgpu::DeviceAsyncCopyOp op,
+                               RuntimeCalls &rt) {
+  if (op.getSrcElements())
+    return op.emitOpError("with a source element count (zero fill) cannot "
+                          "be emulated");
+  Location loc = op.getLoc();
+  auto dstType = cast<MemRefType>(op.getDst().getType());
+  int64_t bytes = op.getDstElements().getZExtValue() *
+                  llvm::divideCeil(dstType.getElementTypeBitWidth(), 8);
+  Value dst = elementAddress(b, loc, op.getDst(), op.getDstIndices());
+  Value src = elementAddress(b, loc, op.getSrc(), op.getSrcIndices());
+  rt.call(b, loc, "ropeGpuEmuAsyncCopy",
+          {dst, src, RuntimeCalls::i64(b, loc, bytes)});
+  return success();
+}
+
+/// The async tokens flow from copies into groups into waits only; anything
+/// else (a token through a loop) is reported.
+LogicalResult checkTokenUses(Operation *op) {
+  for (Operation *user : op->getResult(0).getUsers())
+    if (!isa<nvgpu::DeviceAsyncCreateGroupOp, nvgpu::DeviceAsyncWaitOp>(user))
+      return user->emitOpError("uses a cp.async token the emulator cannot "
+                               "follow (tokens must go from copies to "
+                               "groups to waits)");
+  return success();
+}
+
+LogicalResult rewriteOne(OpBuilder &b, Operation *op, LLVM::LLVMFuncOp kernel,
+                         Value &validBuffer, RuntimeCalls &rt,
+                         SmallVectorImpl<Operation *> &tokenOps) {
+  b.setInsertionPoint(op);
+  Location loc = op->getLoc();
+  if (isa<gpu::ThreadIdOp, gpu::BlockIdOp, gpu::BlockDimOp, gpu::GridDimOp,
+          gpu::LaneIdOp>(op)) {
+    op->getResult(0).replaceAllUsesWith(rewriteIdQuery(b, op, rt));
+    return success();
+  }
+  if (isa<gpu::BarrierOp>(op)) {
+    rt.call(b, loc, "ropeGpuEmuBarrier", {});
+    return success();
+  }
+  if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
+    if (!validBuffer)
+      validBuffer = entryBuffer(kernel, 1);
+    return rewriteShuffle(b, shuffle, validBuffer, rt);
+  }
+  if (auto mma = dyn_cast<nvgpu::MmaSyncOp>(op))
+    return rewriteMma(b, mma, kernel, rt);
+  if (auto load = dyn_cast<nvgpu::LdMatrixOp>(op))
+    return rewriteLdmatrix(b, load, kernel, rt);
+  if (auto copy = dyn_cast<nvgpu::DeviceAsyncCopyOp>(op)) {
+    tokenOps.push_back(op);
+    if (failed(checkTokenUses(op)))
+      return failure();
+    return rewriteAsyncCopy(b, copy, rt);
+  }
+  if (isa<nvgpu::DeviceAsyncCreateGroupOp>(op)) {
+    tokenOps.push_back(op);
+    if (failed(checkTokenUses(op)))
+      return failure();
+    rt.call(b, loc, "ropeGpuEmuAsyncCommit", {});
+    return success();
+  }
+  if (auto wait = dyn_cast<nvgpu::DeviceAsyncWaitOp>(op)) {
+    tokenOps.push_back(op);
+    rt.call(b, loc, "ropeGpuEmuAsyncWait",
+            {RuntimeCalls::i32(b, loc, wait.getNumGroups().value_or(0))});
+    return success();
+  }
+  return op->emitOpError("cannot be emulated on the host");
+}
+
+} // namespace
+
+LogicalResult mlir::rope::emulation::rewriteGPUOps(LLVM::LLVMFuncOp kernel,
+                                                   RuntimeCalls &rt) {
+  SmallVector<Operation *> gpuOps;
+  kernel.walk([&](Operation *op) {
+    if (isa<gpu::GPUDialect, nvgpu::NVGPUDialect, NVVM::NVVMDialect>(
+            op->getDialect()))
+      gpuOps.push_back(op);
+  });
+  OpBuilder b(kernel.getContext());
+  Value validBuffer;
+  SmallVector<Operation *> tokenOps;
+  for (Operation *op : gpuOps)
+    if (failed(rewriteOne(b, op, kernel, validBuffer, rt, tokenOps)))
+      return failure();
+  // Tokens last, users (waits) before their producers.
+  for (Operation *op : llvm::reverse(tokenOps))
+    op->erase();
+  for (Operation *op : gpuOps)
+    if (!llvm::is_contained(tokenOps, op))
+      op->erase();
+  return success();
+}
+
+void mlir::rope::emulation::stripGPUAddressSpaces(LLVM::LLVMFuncOp kernel) {
+  auto strip = [](Value value) {
+    auto type = dyn_cast<MemRefType>(value.getType());
+    if (!type || !isa_and_nonnull<gpu::AddressSpaceAttr>(type.getMemorySpace()))
+      return;
+    value.setType(MemRefType::get(type.getShape(), type.getElementType(),
+                                  type.getLayout()));
+  };
+  kernel.walk([&](Operation *op) {
+    for (Value result : op->getResults())
+      strip(result);
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          strip(arg);
+  });
+  for (Block &block : kernel.getBody())
+    for (BlockArgument arg : block.getArguments())
+      strip(arg);
+}
