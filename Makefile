@@ -81,7 +81,7 @@ fuzz: build
 	cmake --build $(BUILD) --target rope-fuzz
 	@mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/artifacts
 	$(PYTHON) tools/rope-fuzz/make-corpus.py $(FUZZ_DIR)/seeds
-	PYTHONPATH=$(abspath $(BUILD))/python_packages $(PYTHON) test/Integration/CPU/differential_random.py \
+	PYTHONPATH=$(abspath $(BUILD))/python_packages:$(abspath test/lib/python) $(PYTHON) test/Integration/CPU/differential_random.py \
 	  --emit-seeds $(FUZZ_DIR)/seeds --cases 200
 	@set -o pipefail; $(BUILD)/bin/rope-fuzz $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seeds \
 	  -dict=tools/rope-fuzz/rope.dict -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
@@ -104,7 +104,7 @@ gpu-bundle: build
 	@rm -rf $(GPU_BUNDLE); mkdir -p $(GPU_BUNDLE)
 	@set -e; for f in test/Integration/GPU/*.py benchmarks/gpu.py; do \
 	  ROPE_GPU_COMPILE_ONLY=1 ROPE_GPU_CHIP=$(GPU_CHIP) ROPE_KERNEL_CACHE=$(abspath $(GPU_BUNDLE)) \
-	  PYTHONPATH=$(abspath $(BUILD))/python_packages $(PYTHON) $$f > /dev/null; done
+	  PYTHONPATH=$(abspath $(BUILD))/python_packages:$(abspath test/lib/python) $(PYTHON) $$f > /dev/null; done
 	@echo "$(GPU_BUNDLE): $$(ls $(GPU_BUNDLE) | wc -l) files, $$(du -sh $(GPU_BUNDLE) | cut -f1)"
 
 clean:

@@ -31,12 +31,12 @@ import sys
 import time
 from pathlib import Path
 
-from rope_mlir import gpu, testing as T
-from rope_mlir import reference as ref
+from rope_mlir import cuda, reference as ref
+import rope_testing as T
 
 LLAMA3_SPEC = ref.RotarySpec(base=500000.0, scaling=ref.Scaling(
     "llama3", factor=8.0, original_max_position_embeddings=8192))
-LLAMA3 = LLAMA3_SPEC.to_attr()
+LLAMA3 = T.spec_attr(LLAMA3_SPEC)
 ROTARY_SEQS = (1024, 4096, 16384)
 H, D = 32, 128
 ATTN_S = 4096
@@ -103,7 +103,7 @@ def run(out_dir: Path):
 
     libs = {name: T.gpu_compile(text) for name, text in MODULES.items()}
     sync = torch.cuda.synchronize
-    results = {"gpu": gpu.device_name(), "torch": torch.__version__, "rotary": [], "attention": []}
+    results = {"gpu": cuda.device_name(), "torch": torch.__version__, "rotary": [], "attention": []}
 
     for s in ROTARY_SEQS:
         lib = libs[f"rotate S={s}"]
@@ -176,7 +176,7 @@ def run(out_dir: Path):
 def main():
     if T.gpu_compile_only():
         for name, text in MODULES.items():
-            gpu.build(text, T.gpu_options())
+            cuda.build(text, T.gpu_options())
             print(f"COMPILED {name}")
         return
     run(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent / "results")

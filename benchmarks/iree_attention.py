@@ -17,8 +17,6 @@ wrong compile cannot pass as a fast one).
 
 import importlib.metadata
 import json
-import sys
-import time
 
 import numpy as np
 import torch
@@ -27,10 +25,7 @@ from iree import compiler as ireec
 from iree import runtime as ireert
 from iree.compiler.extras.fx_importer import FxImporter
 
-
-def rotate_half(x):
-    h = x.shape[-1] // 2
-    return torch.cat([-x[..., h:], x[..., :h]], dim=-1)
+from hf_layer import arguments, best_seconds, hf_rope, inputs
 
 
 class Layer(torch.nn.Module):
@@ -43,12 +38,7 @@ class Layer(torch.nn.Module):
         self.groups = groups
 
     def forward(self, q, k, v):
-        pos = torch.arange(q.shape[2], dtype=torch.float32)
-        freqs = torch.outer(pos, self.inv_freq)
-        emb = torch.cat([freqs, freqs], dim=-1)
-        cos, sin = emb.cos(), emb.sin()
-        q = q * cos + rotate_half(q) * sin
-        k = k * cos + rotate_half(k) * sin
+        q, k = hf_rope(q, k, self.inv_freq)
         if self.groups > 1:
             k = k.repeat_interleave(self.groups, dim=1)
             v = v.repeat_interleave(self.groups, dim=1)
@@ -65,16 +55,11 @@ def compile_layer(layer, args):
 
 
 def main():
-    threads, inv_freq, configs = int(sys.argv[1]), json.loads(sys.argv[2]), json.loads(sys.argv[3])
+    threads, inv_freq, configs = arguments()
     ireert.flags.parse_flags(f"--task_topology_max_group_count={threads}")
     config = ireert.Config("local-task")
     times, errors = {}, {}
-    gen = torch.Generator().manual_seed(1)
-    for hq, hkv, s in configs:
-        d = 2 * len(inv_freq)
-        q = torch.randn(1, hq, s, d, generator=gen)
-        k = torch.randn(1, hkv, s, d, generator=gen)
-        v = torch.randn(1, hkv, s, d, generator=gen)
+    for hq, hkv, s, q, k, v in inputs(configs, 2 * len(inv_freq)):
         layer = Layer(inv_freq, hq // hkv).eval()
         context = ireert.SystemContext(config=config)
         context.add_vm_module(ireert.VmModule.copy_buffer(context.instance, compile_layer(layer, (q, k, v))))
@@ -86,13 +71,7 @@ def main():
         with torch.no_grad():
             expected = layer(q, k, v).numpy()
         errors[f"{hq}/{hkv}/{s}"] = float(np.abs(out - expected).max() / np.abs(expected).max())
-        reps = 1 if s >= 2048 else 3
-        best = float("inf")
-        for _ in range(reps):
-            t0 = time.perf_counter()
-            main_fn(*device).to_host()
-            best = min(best, time.perf_counter() - t0)
-        times[f"{hq}/{hkv}/{s}"] = best
+        times[f"{hq}/{hkv}/{s}"] = best_seconds(lambda: main_fn(*device).to_host(), s)
     print(json.dumps({"version": importlib.metadata.version("iree-base-compiler"),
                       "times": times, "errors": errors}))
 

@@ -415,10 +415,9 @@ def write_markdown(results, path):
               "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results["decode"]:
         kv = r["kv_bytes"]
-        numpy_ms = f"{r['numpy'] * 1e3:.2f}" if "numpy" in r else "–"
         lines.append(f"| {r['dtype']} | {r['N']} | {kv / 2**20:.0f} | {2 * kv / r['copy'] / 1e9:.1f} | "
                      f"{kv / r['rotate_on_load'] / 1e9:.1f} | {r['copy'] / 2 / r['rotate_on_load']:.0%} | "
-                     f"{r['rotate_on_load'] * 1e3:.2f} | {r['rerotate_cache'] * 1e3:.2f} | {numpy_ms} | "
+                     f"{r['rotate_on_load'] * 1e3:.2f} | {r['rerotate_cache'] * 1e3:.2f} | {shown(r.get('numpy', float('nan')) * 1e3, '.2f')} | "
                      f"{r['rerotate_cache'] / r['rotate_on_load']:.2f}× |")
     path.write_text("\n".join(lines) + "\n")
 

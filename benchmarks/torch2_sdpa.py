@@ -13,48 +13,27 @@ prints {"version": ..., "times": {"Hq/Hkv/S": best seconds}} as JSON.
 """
 
 import json
-import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
-
-def rotate_half(x):
-    h = x.shape[-1] // 2
-    return torch.cat([-x[..., h:], x[..., :h]], dim=-1)
+from hf_layer import arguments, best_seconds, hf_rope, inputs
 
 
 def main():
-    threads, inv_freq, configs = int(sys.argv[1]), json.loads(sys.argv[2]), json.loads(sys.argv[3])
+    threads, inv_freq, configs = arguments()
     torch.set_num_threads(threads)
     inv = torch.tensor(inv_freq, dtype=torch.float32)
     times = {}
-    gen = torch.Generator().manual_seed(1)
-    for hq, hkv, s in configs:
-        d = 2 * len(inv_freq)
-        q = torch.randn(1, hq, s, d, generator=gen)
-        k = torch.randn(1, hkv, s, d, generator=gen)
-        v = torch.randn(1, hkv, s, d, generator=gen)
-        pos = torch.arange(s, dtype=torch.float32)
+    for hq, hkv, s, q, k, v in inputs(configs, 2 * len(inv_freq)):
 
         def layer():
             with torch.no_grad():
-                freqs = torch.outer(pos, inv)
-                emb = torch.cat([freqs, freqs], dim=-1)
-                cos, sin = emb.cos(), emb.sin()
-                qr = q * cos + rotate_half(q) * sin
-                kr = k * cos + rotate_half(k) * sin
+                qr, kr = hf_rope(q, k, inv)
                 return F.scaled_dot_product_attention(qr, kr, v, is_causal=True, enable_gqa=hq != hkv)
 
         layer()  # warm-up
-        reps = 1 if s >= 2048 else 3
-        best = float("inf")
-        for _ in range(reps):
-            t0 = time.perf_counter()
-            layer()
-            best = min(best, time.perf_counter() - t0)
-        times[f"{hq}/{hkv}/{s}"] = best
+        times[f"{hq}/{hkv}/{s}"] = best_seconds(layer, s)
     print(json.dumps({"version": torch.__version__, "times": times}))
 
 

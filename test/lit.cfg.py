@@ -8,7 +8,8 @@ from lit.llvm.subst import ToolSubst
 config.name = "ROPE"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".py", ".test", ".c"]
-config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt"]
+# test/lib: what tests use (test-only passes, the Python helpers), no tests.
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt", "lib"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.rope_obj_root, "test")
 
@@ -16,9 +17,12 @@ llvm_config.use_default_substitutions()
 
 # Numerical tests run on Debian's python3 (numpy comes from python3-numpy) and
 # import the package as this build staged it (python/CMakeLists.txt), with its
-# native libraries. ROPE_BUILD_DIR: tests of rope-opt's printer run the build's.
+# native libraries, and the test helpers (`import rope_testing`) from
+# test/lib/python. ROPE_BUILD_DIR: tests of rope-opt's printer run the build's.
 python = "/usr/bin/python3"
-config.environment["PYTHONPATH"] = os.path.join(config.rope_obj_root, "python_packages")
+config.environment["PYTHONPATH"] = os.pathsep.join(
+    [os.path.join(config.rope_obj_root, "python_packages"),
+     os.path.join(config.rope_src_root, "test", "lib", "python")])
 config.environment["ROPE_BUILD_DIR"] = config.rope_obj_root
 config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
 config.substitutions.append(("%python", python))
@@ -94,16 +98,18 @@ config.substitutions.append(("%rope_obj_root", config.rope_obj_root))
 config.substitutions.append(
     ("%rope_plugin", os.path.join(config.rope_lib_dir, "libRopePlugin.so")))
 # mlir-runner's -shared-libs for lowered code: MLIR's runner utils, OpenMP,
-# and our runtime (where failed runtime checks report).
+# our runtime (where failed runtime checks report) and the GPU emulator.
 config.substitutions.append(
     ("%mlir_runner_utils",
      ",".join([os.path.join(config.mlir_lib_dir, lib)
                for lib in ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so", "libomp.so")]
-              + [os.path.join(config.rope_lib_dir, "libRopeRuntime.so")])))
+              + [os.path.join(config.rope_lib_dir, lib)
+                 for lib in ("libRopeRuntime.so", "libRopeGpuEmulator.so")])))
 
 tool_dirs = [config.rope_tools_dir, config.llvm_tools_dir]
 tools = [
     "rope-opt",
+    "rope-gpu-emulator-test",
     "not",
     ToolSubst("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")),
     "mlir-runner",
@@ -124,7 +130,7 @@ if config.rope_cuda_root:
     config.environment["PATH"] = os.pathsep.join(
         [os.path.join(config.rope_cuda_root, "bin"), config.environment.get("PATH", os.environ["PATH"])])
     probe = subprocess.run(
-        [python, "-c", "from rope_mlir import gpu; print(gpu.device_count())"],
+        [python, "-c", "from rope_mlir import cuda; print(cuda.device_count())"],
         capture_output=True, text=True, timeout=120,
         env={**os.environ, "PYTHONPATH": config.environment["PYTHONPATH"],
              "ROPE_BUILD_DIR": config.rope_obj_root})
@@ -169,7 +175,7 @@ if _cmake_cache_flag("ROPE_ENABLE_SANITIZERS"):
         0, ("%mlir_opt", f"env LD_PRELOAD={asan_rt} {os.path.join(config.llvm_tools_dir, 'mlir-opt')}"))
     # Python compiles in process through the (instrumented) libRopeCAPI.so:
     # it runs with the runtime preloaded too, without leak checks (CPython
-    # keeps its objects at exit). rope_mlir.testing.tool_env() drops the
+    # keeps its objects at exit). rope_testing.tool_env() drops the
     # preload for the tools a test starts (rope-opt has its own runtime).
     python_options = config.environment["ASAN_OPTIONS"].replace("detect_leaks=1", "detect_leaks=0")
     for name in ("%torch_python", "%python"):

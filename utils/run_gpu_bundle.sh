@@ -8,7 +8,7 @@ set -u
 cd "$(dirname "$0")/.."
 BUNDLE=$(realpath "${1:-build/gpu-bundle}")
 RESULTS=${2:-benchmarks/results}
-export ROPE_KERNEL_CACHE="$BUNDLE" ROPE_PREBUILT_ONLY=1 PYTHONPATH=python PYTHONUNBUFFERED=1
+export ROPE_KERNEL_CACHE="$BUNDLE" ROPE_PREBUILT_ONLY=1 PYTHONPATH=python:test/lib/python PYTHONUNBUFFERED=1
 PYTHON=${PYTHON:-python3}
 
 command -v nvidia-smi > /dev/null && nvidia-smi -L

@@ -199,6 +199,12 @@ void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
 
 void mlir::rope::buildLowerToNVVMPipeline(OpPassManager &pm,
                                           const LowerToNVVMOptions &options) {
+  if (options.emulate) {
+    rope::buildGPUMappingPipeline(pm, options);
+    EmulateGPUOptions emulation;
+    emulation.cWrappers = options.cWrappers;
+    return rope::buildEmulateGPUPipeline(pm, emulation);
+  }
   pm.addPass(rope::createRopeCheckNVVMTarget(rope::RopeCheckNVVMTargetOptions{
       options.chip, options.features, options.format}));
   rope::buildGPUMappingPipeline(pm, options);

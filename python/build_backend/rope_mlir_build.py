@@ -92,6 +92,10 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     for path in sorted((staged / "rope_mlir").rglob("*")):
         if path.is_dir() or "__pycache__" in path.parts:
             continue
+        if not path.exists():
+            # A staging link of a module since deleted from python/rope_mlir
+            # (CMake stages new modules but does not remove old links).
+            continue
         relative = path.relative_to(staged).as_posix()
         files[relative] = path.read_bytes()  # follows the staging symlinks
         if path.suffix == ".so":

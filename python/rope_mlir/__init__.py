@@ -7,11 +7,20 @@ reference of every rotary scaling; the Hugging Face importer.
     out = module.kernel(x, positions)                # numpy or torch in, same out
     spec = rope_mlir.RotarySpec(scaling=rope_mlir.Scaling("llama3", factor=8.0))
     spec.to_attr()                                   # '#rope.spec<...>'
+
+Modules: compiler (compile, lower), options (CompileOptions), module (compiled
+modules), cuda (NVIDIA GPUs), spec (RotarySpec, Scaling), errors, arrays
+(numpy and DLPack), reference (the f64 oracle), hf (Hugging Face configs);
+_abi, _capi and _native are private. Importing the package loads no native
+library: the C API is loaded by the first call that needs it.
 """
 
-from .compiler import (ArgumentError, CompileError, CompileOptions, Diagnostic, Module,
-                       RuntimeCheckError, compile, compile_module, lower)
-from .reference import RotarySpec, Scaling
+from . import reference  # noqa: F401 - rope_mlir.reference.rotate(...) after `import rope_mlir`
+from .compiler import CompileOptions, Module, compile, compile_module, lower
+from .errors import (ArgumentError, CompileError, Diagnostic, NativeLibraryError,
+                     RuntimeCheckError, SpecError)
+from .spec import RotarySpec, Scaling
 
 __all__ = ["ArgumentError", "CompileError", "CompileOptions", "Diagnostic", "Module",
-           "RotarySpec", "RuntimeCheckError", "Scaling", "compile", "compile_module", "lower"]
+           "NativeLibraryError", "RotarySpec", "RuntimeCheckError", "Scaling", "SpecError",
+           "compile", "compile_module", "lower"]

@@ -1,4 +1,5 @@
-"""Where the package's native libraries are, and loading them.
+"""Where the package's native libraries are, and loading them (the C API
+itself, with its ctypes prototypes, is _capi.py).
 
 An installed or staged package (a wheel; ``build/python_packages`` of a CMake
 build) carries them in ``rope_mlir/_native`` with ``build_config.json``. The
@@ -13,13 +14,14 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
+from .errors import NativeLibraryError
+
+__all__ = ["NativeLibraryError", "build_config", "library_path", "llvm_tool", "load_global",
+           "native_dir"]
+
 # Not resolved: in a staged package the modules are symlinks into the
 # sources, and the libraries lie beside the links.
 _PACKAGE = Path(__file__).parent
-
-
-class NativeLibraryError(OSError):
-    """A native library of the package is missing (the build did not make it)."""
 
 
 @lru_cache(maxsize=None)
@@ -68,49 +70,3 @@ def load_global(name: str) -> ctypes.CDLL:
     """Loads `lib<name>.so` once, with its symbols visible to code compiled
     later in this process (the JIT resolves through the global scope)."""
     return ctypes.CDLL(str(library_path(name)), mode=ctypes.RTLD_GLOBAL)
-
-
-class _CompileOptions(ctypes.Structure):
-    _fields_ = [("pipeline", ctypes.c_char_p), ("optLevel", ctypes.c_int),
-                ("sourceName", ctypes.c_char_p)]
-
-
-@lru_cache(maxsize=None)
-def capi() -> ctypes.CDLL:
-    """libRopeCAPI.so (include/rope-c/Compiler.h), with the libraries that
-    compiled code calls loaded first."""
-    for runtime in ("RopeRuntime", "mlir_c_runner_utils", "omp"):
-        load_global(runtime)
-    lib = ctypes.CDLL(str(library_path("RopeCAPI")))
-    out = ctypes.POINTER(ctypes.c_void_p)
-    options = ctypes.POINTER(_CompileOptions)
-    lib.ropeJitCompile.restype = ctypes.c_void_p
-    lib.ropeJitCompile.argtypes = [ctypes.c_char_p, ctypes.c_size_t, options, out]
-    lib.ropeJitLookup.restype = ctypes.c_void_p
-    lib.ropeJitLookup.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-    lib.ropeJitGetSignatures.restype = ctypes.c_char_p
-    lib.ropeJitGetSignatures.argtypes = [ctypes.c_void_p]
-    lib.ropeJitDestroy.restype = None
-    lib.ropeJitDestroy.argtypes = [ctypes.c_void_p]
-    lib.ropeCompileToObject.restype = ctypes.c_int
-    lib.ropeCompileToObject.argtypes = [ctypes.c_char_p, ctypes.c_size_t, options,
-                                        ctypes.c_char_p, out, out]
-    lib.ropeRunPipeline.restype = ctypes.c_int
-    lib.ropeRunPipeline.argtypes = [ctypes.c_char_p, ctypes.c_size_t, options, out, out]
-    lib.ropeFreeString.restype = None
-    lib.ropeFreeString.argtypes = [ctypes.c_void_p]
-    return lib
-
-
-def compile_options(pipeline: str, opt_level: int, source_name: str) -> _CompileOptions:
-    return _CompileOptions(pipeline.encode(), opt_level, source_name.encode())
-
-
-def take_string(pointer: ctypes.c_void_p) -> str:
-    """The text of a string the C API returned, which is then freed."""
-    if not pointer.value:
-        return ""
-    try:
-        return ctypes.string_at(pointer.value).decode(errors="replace")
-    finally:
-        capi().ropeFreeString(pointer.value)

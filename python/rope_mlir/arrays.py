@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import ArgumentError
+
 # MLIR element type -> numpy dtype of its storage.
 STORAGE_DTYPES = {
     "f32": np.float32,
@@ -184,11 +186,9 @@ def import_arguments(args, allow_device: bool = False):
         try:
             _, value = _dlpack_import(a)
         except (TypeError, BufferError, RuntimeError, ValueError) as e:
-            from .compiler import ArgumentError
             raise ArgumentError(f"argument #{i} ({type(a).__module__}.{type(a).__name__}): "
                                 f"cannot be read through DLPack: {e}") from e
         if isinstance(value, DeviceArray) and not allow_device:
-            from .compiler import ArgumentError
             raise ArgumentError(f"argument #{i}: a tensor in GPU memory, for a module compiled "
                                 "for the CPU (move it to the CPU, or compile with target='cuda')")
         if kind is None:

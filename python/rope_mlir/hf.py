@@ -1,6 +1,6 @@
 """Import a Hugging Face ``config.json`` as a rotary spec and an attention module.
 
-    spec = spec_from_config(json.load(open("config.json")))     # reference.RotarySpec
+    spec = spec_from_config(json.load(open("config.json")))     # spec.RotarySpec
     text = spec_attr(spec, head_dim=128)                         # '#rope.spec<...>'
     mlir = attention_module(config, seq_len=None)                # func.func @attention_layer
 
@@ -124,9 +124,9 @@ import argparse
 import json
 import math
 import sys
+from dataclasses import dataclass
 
-from .reference import RotarySpec, Scaling
-from .spec_text import format_float
+from .spec import RotarySpec, Scaling
 
 __all__ = ["spec_from_config", "head_dims", "spec_attr", "attention_module",
            "attention_scale", "INTERLEAVED_MODEL_TYPES", "MLA_MODEL_TYPES"]
@@ -329,6 +329,115 @@ def _factor_list(rp: dict, key: str, h: int) -> tuple:
     return out
 
 
+@dataclass(frozen=True)
+class _ScalingInputs:
+    """What the scaling of a config is made of: its kind, the rope dict,
+    the rotary dims and the context lengths the config states."""
+    kind: str
+    rp: dict
+    r: int
+    max_pos: object  # max_position_embeddings, or None
+    top_orig: object  # the top-level original_max_position_embeddings, or None
+    legacy_yarn_factor: bool
+
+    def need_max_pos(self, why: str) -> int:
+        if self.max_pos is None:
+            raise ValueError(f"{self.kind} scaling needs max_position_embeddings ({why})")
+        return _as_int(self.max_pos, "max_position_embeddings")
+
+    def orig_from(self, *candidates) -> int:
+        """The first candidate given, else max_position_embeddings."""
+        for value in candidates:
+            if value is not None:
+                v = _as_int(value, "original_max_position_embeddings")
+                if v <= 0:
+                    raise ValueError(f"original_max_position_embeddings must be positive, got {v}")
+                return v
+        return self.need_max_pos("as the original context length")
+
+    def factor(self, required: bool = True):
+        f = self.rp.get("factor")
+        if f is None:
+            if required:
+                raise ValueError(f"{self.kind} scaling needs 'factor' in rope_scaling")
+            return None
+        return _positive(f, "factor")
+
+
+def _linear_scaling(c: _ScalingInputs) -> Scaling:
+    return Scaling("linear", factor=c.factor())
+
+
+def _dynamic_scaling(c: _ScalingInputs) -> Scaling:
+    if c.r <= 2:
+        raise ValueError("dynamic scaling needs rotary dims > 2")
+    return Scaling("dynamic", factor=c.factor(),
+                   original_max_position_embeddings=c.need_max_pos("HF's dynamic NTK reference length"))
+
+
+def _yarn_scaling(c: _ScalingInputs) -> Scaling:
+    rp = c.rp
+    orig = c.orig_from(rp.get("original_max_position_embeddings"), c.top_orig)
+    factor = c.factor(required=False)
+    if factor is None or (c.legacy_yarn_factor and rp.get("original_max_position_embeddings") is not None):
+        factor = c.need_max_pos("for the implicit yarn factor") / orig
+    if factor <= 0:
+        raise ValueError(f"yarn factor must be positive, got {factor}")
+    mscale = rp.get("mscale") or None  # HF tests truthiness
+    mscale_all_dim = rp.get("mscale_all_dim") or None
+    truncate = rp.get("truncate", True)
+    if not isinstance(truncate, bool):
+        raise ValueError(f"yarn truncate must be true or false, got {truncate!r}")
+    return Scaling(
+        "yarn", factor=factor, original_max_position_embeddings=orig,
+        beta_fast=_positive(rp.get("beta_fast") or 32, "beta_fast"),
+        beta_slow=_positive(rp.get("beta_slow") or 1, "beta_slow"),
+        mscale=None if mscale is None else _positive(mscale, "mscale"),
+        mscale_all_dim=None if mscale_all_dim is None else _positive(mscale_all_dim, "mscale_all_dim"),
+        truncate=truncate)
+
+
+def _llama3_scaling(c: _ScalingInputs) -> Scaling:
+    rp = c.rp
+    for key in ("factor", "low_freq_factor", "high_freq_factor"):
+        if rp.get(key) is None:
+            raise ValueError(f"llama3 scaling needs {key!r} in rope_scaling")
+    lo = _positive(rp["low_freq_factor"], "low_freq_factor")
+    hi = _positive(rp["high_freq_factor"], "high_freq_factor")
+    if hi <= lo:
+        raise ValueError(f"llama3 high_freq_factor ({hi}) must exceed low_freq_factor ({lo})")
+    return Scaling("llama3", factor=c.factor(), low_freq_factor=lo, high_freq_factor=hi,
+                   original_max_position_embeddings=c.orig_from(
+                       rp.get("original_max_position_embeddings"), c.top_orig))
+
+
+def _longrope_scaling(c: _ScalingInputs) -> Scaling:
+    orig = c.orig_from(c.top_orig, c.rp.get("original_max_position_embeddings"))
+    if orig <= 1:
+        raise ValueError(f"longrope original_max_position_embeddings must exceed 1, got {orig}")
+    if c.top_orig is not None:
+        factor = c.need_max_pos("for the attention factor") / orig
+    else:
+        factor = c.factor(required=False)
+        if factor is None:
+            factor = c.need_max_pos("for the attention factor") / orig
+    if factor <= 0:
+        raise ValueError(f"longrope factor must be positive, got {factor}")
+    return Scaling("longrope", factor=factor, original_max_position_embeddings=orig,
+                   short_factor=_factor_list(c.rp, "short_factor", c.r // 2),
+                   long_factor=_factor_list(c.rp, "long_factor", c.r // 2))
+
+
+_SCALINGS = {
+    "default": lambda c: Scaling(),
+    "linear": _linear_scaling,
+    "dynamic": _dynamic_scaling,
+    "yarn": _yarn_scaling,
+    "llama3": _llama3_scaling,
+    "longrope": _longrope_scaling,
+}
+
+
 def spec_from_config(config: dict, *, layer_type: str | None = None,
                      legacy_yarn_factor: bool = False) -> RotarySpec:
     """The rotary spec of a Hugging Face config (see the module docstring for the rules).
@@ -353,84 +462,7 @@ def spec_from_config(config: dict, *, layer_type: str | None = None,
     # HF reads an explicit attention_factor for yarn and longrope only.
     attention_factor = rp.get("attention_factor") if kind in ("yarn", "longrope") else None
     attention_factor = None if attention_factor is None else _positive(attention_factor, "attention_factor")
-
-    def need_max_pos(why: str) -> int:
-        if max_pos is None:
-            raise ValueError(f"{kind} scaling needs max_position_embeddings ({why})")
-        return _as_int(max_pos, "max_position_embeddings")
-
-    def orig_from(*candidates) -> int:
-        for value in candidates:
-            if value is not None:
-                v = _as_int(value, "original_max_position_embeddings")
-                if v <= 0:
-                    raise ValueError(f"original_max_position_embeddings must be positive, got {v}")
-                return v
-        return need_max_pos("as the original context length")
-
-    def factor_of(required: bool = True):
-        f = rp.get("factor")
-        if f is None:
-            if required:
-                raise ValueError(f"{kind} scaling needs 'factor' in rope_scaling")
-            return None
-        return _positive(f, "factor")
-
-    if kind == "default":
-        scaling = Scaling()
-    elif kind == "linear":
-        scaling = Scaling("linear", factor=factor_of())
-    elif kind == "dynamic":
-        if r <= 2:
-            raise ValueError("dynamic scaling needs rotary dims > 2")
-        scaling = Scaling("dynamic", factor=factor_of(),
-                          original_max_position_embeddings=need_max_pos("HF's dynamic NTK reference length"))
-    elif kind == "yarn":
-        orig = orig_from(rp.get("original_max_position_embeddings"), top_orig)
-        factor = factor_of(required=False)
-        if factor is None or (legacy_yarn_factor and rp.get("original_max_position_embeddings") is not None):
-            factor = need_max_pos("for the implicit yarn factor") / orig
-        if factor <= 0:
-            raise ValueError(f"yarn factor must be positive, got {factor}")
-        mscale = rp.get("mscale") or None  # HF tests truthiness
-        mscale_all_dim = rp.get("mscale_all_dim") or None
-        truncate = rp.get("truncate", True)
-        if not isinstance(truncate, bool):
-            raise ValueError(f"yarn truncate must be true or false, got {truncate!r}")
-        scaling = Scaling(
-            "yarn", factor=factor, original_max_position_embeddings=orig,
-            beta_fast=_positive(rp.get("beta_fast") or 32, "beta_fast"),
-            beta_slow=_positive(rp.get("beta_slow") or 1, "beta_slow"),
-            mscale=None if mscale is None else _positive(mscale, "mscale"),
-            mscale_all_dim=None if mscale_all_dim is None else _positive(mscale_all_dim, "mscale_all_dim"),
-            truncate=truncate)
-    elif kind == "llama3":
-        for key in ("factor", "low_freq_factor", "high_freq_factor"):
-            if rp.get(key) is None:
-                raise ValueError(f"llama3 scaling needs {key!r} in rope_scaling")
-        lo = _positive(rp["low_freq_factor"], "low_freq_factor")
-        hi = _positive(rp["high_freq_factor"], "high_freq_factor")
-        if hi <= lo:
-            raise ValueError(f"llama3 high_freq_factor ({hi}) must exceed low_freq_factor ({lo})")
-        scaling = Scaling("llama3", factor=factor_of(), low_freq_factor=lo, high_freq_factor=hi,
-                          original_max_position_embeddings=orig_from(
-                              rp.get("original_max_position_embeddings"), top_orig))
-    else:  # longrope
-        orig = orig_from(top_orig, rp.get("original_max_position_embeddings"))
-        if orig <= 1:
-            raise ValueError(f"longrope original_max_position_embeddings must exceed 1, got {orig}")
-        if top_orig is not None:
-            factor = need_max_pos("for the attention factor") / orig
-        else:
-            factor = factor_of(required=False)
-            if factor is None:
-                factor = need_max_pos("for the attention factor") / orig
-        if factor <= 0:
-            raise ValueError(f"longrope factor must be positive, got {factor}")
-        scaling = Scaling("longrope", factor=factor, original_max_position_embeddings=orig,
-                          short_factor=_factor_list(rp, "short_factor", r // 2),
-                          long_factor=_factor_list(rp, "long_factor", r // 2))
-
+    scaling = _SCALINGS[kind](_ScalingInputs(kind, rp, r, max_pos, top_orig, legacy_yarn_factor))
     rotary_dims = None if (r == head_dim and offset == 0) else r
     return RotarySpec(base=base, rotary_dims=rotary_dims, offset=offset, layout=layout,
                       scaling=scaling, attention_factor=attention_factor)
@@ -441,12 +473,21 @@ def spec_from_config(config: dict, *, layer_type: str | None = None,
 # ---------------------------------------------------------------------------
 
 
-# The printer lives with RotarySpec (spec_text); these names stay for callers.
-_f = format_float
+def _mlir_float(value) -> str:
+    """An f64 literal that MLIR parses back to the same double (repr, with a
+    '.'): the softmax scale of the attention module."""
+    v = float(value)
+    if not math.isfinite(v):
+        raise ValueError(f"cannot print non-finite value {value!r} as an MLIR float")
+    mantissa, e, exponent = repr(v).partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"  # MLIR float literals need a '.': 1e-05 -> 1.0e-05
+    return mantissa + e + exponent
 
 
 def spec_attr(spec: RotarySpec, head_dim: int) -> str:
-    """``#rope.spec<...>`` for ``spec`` on heads of ``head_dim`` elements, defaults omitted."""
+    """``#rope.spec<...>`` for ``spec`` on heads of ``head_dim`` elements, as the
+    dialect prints it (defaults omitted; RotarySpec.to_attr)."""
     return spec.to_attr(head_dim)
 
 
@@ -518,7 +559,7 @@ def attention_module(config: dict, seq_len: int | None = None, *, layer_type: st
     window = cfg.get("sliding_window")
     if window is not None and cfg.get("use_sliding_window", True):
         notes.append(f"// Sliding window {window} not modelled: identical for sequences up to {window} tokens.")
-    scale_text = "" if scale is None else f" scale = {_f(scale)}"
+    scale_text = "" if scale is None else f" scale = {_mlir_float(scale)}"
     return "\n".join(notes + [
         f"#rotary = {spec_attr(spec, d)}",
         "",

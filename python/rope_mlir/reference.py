@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .spec import LAYOUTS, SCALING_KINDS, RotarySpec, Scaling
+
 __all__ = [
     "Scaling",
     "RotarySpec",
@@ -38,58 +40,10 @@ __all__ = [
     "assert_close",
 ]
 
-_SCALING_KINDS = ("default", "linear", "dynamic", "yarn", "llama3", "longrope", "freq_factors")
-_LAYOUTS = ("half", "interleaved")
-
-
-# ---------------------------------------------------------------------------
-# Configuration
-# ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Scaling:
-    """Frequency-scaling configuration (HF ``rope_scaling``)."""
-
-    kind: str = "default"  # "default" | "linear" | "dynamic" | "yarn" | "llama3" | "longrope" | "freq_factors"
-    factor: float = 1.0
-    original_max_position_embeddings: int | None = None  # L_orig
-    low_freq_factor: float = 1.0  # llama3
-    high_freq_factor: float = 4.0  # llama3
-    beta_fast: float = 32.0  # yarn
-    beta_slow: float = 1.0  # yarn
-    mscale: float | None = None  # yarn
-    mscale_all_dim: float | None = None  # yarn
-    truncate: bool = True  # yarn
-    short_factor: tuple | None = None  # longrope, length h
-    long_factor: tuple | None = None  # longrope, length h
-    freq_factors: tuple | None = None  # llama.cpp style, length h
-
-
-@dataclass(frozen=True)
-class RotarySpec:
-    """Everything that determines a rotary embedding except the head dim."""
-
-    base: float = 10000.0
-    rotary_dims: int | None = None  # r; None means the full head dim D
-    offset: int = 0  # rotated dims are [offset, offset + r); the rest pass through unchanged
-    layout: str = "half"  # "half" | "interleaved"
-    scaling: Scaling = Scaling()
-    attention_factor: float | None = None  # explicit m; overrides the scaling's default
-    inverse: bool = False
-
-    # The dialect's spelling of a spec (rope_mlir.spec_text; the reference
-    # itself never reads MLIR).
-    def to_attr(self, head_dim: int | None = None) -> str:
-        """This spec as `#rope.spec<...>` text (see spec_text.format_spec)."""
-        from .spec_text import format_spec
-        return format_spec(self, head_dim)
-
-    @classmethod
-    def from_attr(cls, text: str) -> "RotarySpec":
-        """The spec of `#rope.spec<...>` text (see spec_text.parse_spec)."""
-        from .spec_text import parse_spec
-        return parse_spec(text)
+# The spec types live in spec.py (with their `#rope.spec` text); they are
+# re-exported here, where the oracle that gives them meaning is.
+_SCALING_KINDS = SCALING_KINDS
+_LAYOUTS = LAYOUTS
 
 
 # ---------------------------------------------------------------------------
@@ -140,6 +94,95 @@ def _yarn_find_correction_dim(num_rotations: float, dim: int, base: float, l_ori
     return (dim * math.log(l_orig / (num_rotations * 2.0 * math.pi))) / (2.0 * math.log(base))
 
 
+# One function per scaling kind: (scaling, base frequencies f, r, theta,
+# seq_len = max_position + 1 or None) -> the inverse frequencies.
+
+
+def _inv_freq_linear(sc: Scaling, f: np.ndarray, r: int, theta: float, seq_len) -> np.ndarray:
+    # Position interpolation: positions are effectively divided by factor.
+    return f / float(sc.factor)
+
+
+def _inv_freq_dynamic(sc: Scaling, f: np.ndarray, r: int, theta: float, seq_len) -> np.ndarray:
+    # Dynamic NTK: grow the base once the sequence exceeds the original
+    # context; below L_orig the correction term is exactly 1.
+    factor = float(sc.factor)
+    l_orig = _require_l_orig(sc)
+    if seq_len is None:
+        raise ValueError("dynamic scaling requires max_position")
+    if r <= 2:
+        raise ValueError("dynamic scaling requires rotary_dims > 2 (exponent r/(r-2))")
+    length = max(seq_len, l_orig)
+    new_base = theta * ((factor * length / l_orig) - (factor - 1.0)) ** (r / (r - 2))
+    return _base_inv_freq(new_base, r)
+
+
+def _inv_freq_yarn(sc: Scaling, f: np.ndarray, r: int, theta: float, seq_len) -> np.ndarray:
+    l_orig = _require_l_orig(sc)
+    dim = r
+    low = _yarn_find_correction_dim(sc.beta_fast, dim, theta, l_orig)
+    high = _yarn_find_correction_dim(sc.beta_slow, dim, theta, l_orig)
+    if sc.truncate:
+        low = math.floor(low)
+        high = math.ceil(high)
+    low = max(low, 0)
+    high = min(high, dim - 1)
+    if low == high:
+        # Avoid a division by zero in the ramp (HF does the same).
+        high += 0.001
+    j = np.arange(r // 2, dtype=np.float64)
+    ramp = np.clip((j - low) / (high - low), 0.0, 1.0)
+    # High-frequency pairs (small j) extrapolate, low-frequency pairs
+    # interpolate, with a linear blend in between.
+    extrap_factor = 1.0 - ramp
+    extrap = f
+    interp = f / float(sc.factor)
+    return interp * (1.0 - extrap_factor) + extrap * extrap_factor
+
+
+def _inv_freq_llama3(sc: Scaling, f: np.ndarray, r: int, theta: float, seq_len) -> np.ndarray:
+    factor = float(sc.factor)
+    l_orig = _require_l_orig(sc)
+    lo, hi = float(sc.low_freq_factor), float(sc.high_freq_factor)
+    low_wavelen = l_orig / lo
+    high_wavelen = l_orig / hi
+    wavelen = 2.0 * math.pi / f
+    smooth = (l_orig / wavelen - lo) / (hi - lo)
+    medium = (1.0 - smooth) * f / factor + smooth * f
+    # Long wavelengths are interpolated, short ones kept, medium blended.
+    return np.where(wavelen > low_wavelen, f / factor, np.where(wavelen < high_wavelen, f, medium))
+
+
+def _inv_freq_longrope(sc: Scaling, f: np.ndarray, r: int, theta: float, seq_len) -> np.ndarray:
+    # Short factors are used unless the sequence exceeds the original
+    # context (or when the length is unknown).
+    use_long = False
+    if seq_len is not None:
+        use_long = seq_len > _require_l_orig(sc)
+    ext = _per_pair_factors(
+        sc.long_factor if use_long else sc.short_factor, r // 2,
+        "long_factor" if use_long else "short_factor"
+    )
+    exponents = np.arange(0, r, 2, dtype=np.float64) / r
+    return 1.0 / (ext * theta**exponents)
+
+
+def _inv_freq_freq_factors(sc: Scaling, f: np.ndarray, r: int, theta: float,
+                           seq_len) -> np.ndarray:
+    return f / _per_pair_factors(sc.freq_factors, r // 2, "freq_factors")
+
+
+_INV_FREQ = {
+    "default": lambda sc, f, r, theta, seq_len: f,
+    "linear": _inv_freq_linear,
+    "dynamic": _inv_freq_dynamic,
+    "yarn": _inv_freq_yarn,
+    "llama3": _inv_freq_llama3,
+    "longrope": _inv_freq_longrope,
+    "freq_factors": _inv_freq_freq_factors,
+}
+
+
 def inv_freq(spec: RotarySpec, head_dim: int, max_position: int | None = None) -> np.ndarray:
     """Per-pair inverse frequencies, shape (h,), float64.
 
@@ -147,81 +190,13 @@ def inv_freq(spec: RotarySpec, head_dim: int, max_position: int | None = None) -
     context-length dependent kinds ("dynamic", "longrope") look at it.
     """
     r = _rotary_dims(spec, head_dim)
-    h = r // 2
     sc = spec.scaling
     theta = float(spec.base)
-    factor = float(sc.factor)
     f = _base_inv_freq(theta, r)
     seq_len = None if max_position is None else int(max_position) + 1
-
-    if sc.kind == "default":
-        return f
-
-    if sc.kind == "linear":
-        # Position interpolation: positions are effectively divided by factor.
-        return f / factor
-
-    if sc.kind == "dynamic":
-        # Dynamic NTK: grow the base once the sequence exceeds the original
-        # context; below L_orig the correction term is exactly 1.
-        l_orig = _require_l_orig(sc)
-        if seq_len is None:
-            raise ValueError("dynamic scaling requires max_position")
-        if r <= 2:
-            raise ValueError("dynamic scaling requires rotary_dims > 2 (exponent r/(r-2))")
-        length = max(seq_len, l_orig)
-        new_base = theta * ((factor * length / l_orig) - (factor - 1.0)) ** (r / (r - 2))
-        return _base_inv_freq(new_base, r)
-
-    if sc.kind == "yarn":
-        l_orig = _require_l_orig(sc)
-        dim = r
-        low = _yarn_find_correction_dim(sc.beta_fast, dim, theta, l_orig)
-        high = _yarn_find_correction_dim(sc.beta_slow, dim, theta, l_orig)
-        if sc.truncate:
-            low = math.floor(low)
-            high = math.ceil(high)
-        low = max(low, 0)
-        high = min(high, dim - 1)
-        if low == high:
-            # Avoid a division by zero in the ramp (HF does the same).
-            high += 0.001
-        j = np.arange(h, dtype=np.float64)
-        ramp = np.clip((j - low) / (high - low), 0.0, 1.0)
-        # High-frequency pairs (small j) extrapolate, low-frequency pairs
-        # interpolate, with a linear blend in between.
-        extrap_factor = 1.0 - ramp
-        extrap = f
-        interp = f / factor
-        return interp * (1.0 - extrap_factor) + extrap * extrap_factor
-
-    if sc.kind == "llama3":
-        l_orig = _require_l_orig(sc)
-        lo, hi = float(sc.low_freq_factor), float(sc.high_freq_factor)
-        low_wavelen = l_orig / lo
-        high_wavelen = l_orig / hi
-        wavelen = 2.0 * math.pi / f
-        smooth = (l_orig / wavelen - lo) / (hi - lo)
-        medium = (1.0 - smooth) * f / factor + smooth * f
-        # Long wavelengths are interpolated, short ones kept, medium blended.
-        return np.where(wavelen > low_wavelen, f / factor, np.where(wavelen < high_wavelen, f, medium))
-
-    if sc.kind == "longrope":
-        # Short factors are used unless the sequence exceeds the original
-        # context (or when the length is unknown).
-        use_long = False
-        if seq_len is not None:
-            use_long = seq_len > _require_l_orig(sc)
-        ext = _per_pair_factors(
-            sc.long_factor if use_long else sc.short_factor, h, "long_factor" if use_long else "short_factor"
-        )
-        exponents = np.arange(0, r, 2, dtype=np.float64) / r
-        return 1.0 / (ext * theta**exponents)
-
-    if sc.kind == "freq_factors":
-        return f / _per_pair_factors(sc.freq_factors, h, "freq_factors")
-
-    raise ValueError(f"unknown scaling kind {sc.kind!r}; expected one of {_SCALING_KINDS}")
+    if sc.kind not in _INV_FREQ:
+        raise ValueError(f"unknown scaling kind {sc.kind!r}; expected one of {_SCALING_KINDS}")
+    return _INV_FREQ[sc.kind](sc, f, r, theta, seq_len)
 
 
 def attention_factor(spec: RotarySpec) -> float:
@@ -558,24 +533,189 @@ def _per_head_values(values, hq: int, what: str) -> np.ndarray:
     return arr
 
 
-def attention(
-    q,
-    k,
-    v,
-    *,
-    scale=None,
-    causal=False,
-    mask=None,
-    rotary=None,
-    q_positions=None,
-    k_positions=None,
-    window=None,
-    softcap=None,
-    sinks=None,
-    alibi_slopes=None,
-    relative_bias=None,
-    relative_buckets=None,
-) -> np.ndarray:
+def _attention_shapes(q, k, v):
+    """q, k, v as float64 [B, H, S, D] arrays, checked; and the GQA group size."""
+    q = np.asarray(q, dtype=np.float64)
+    k = np.asarray(k, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    if q.ndim != 4 or k.ndim != 4 or v.ndim != 4:
+        raise ValueError("q, k, v must be rank 4: [B, H, S, D]")
+    B, Hq, Sq, D = q.shape
+    Bk, Hkv, Sk, Dk = k.shape
+    if Bk != B or Dk != D or v.shape[:3] != (B, Hkv, Sk):
+        raise ValueError(f"incompatible shapes q{q.shape} k{k.shape} v{v.shape}")
+    if Hkv == 0 or Hq % Hkv != 0:
+        raise ValueError(f"Hq={Hq} must be a multiple of Hkv={Hkv}")
+    return q, k, v, Hq // Hkv
+
+
+def _check_window(window, causal):
+    if window is None:
+        return None
+    window = _check_int(window, "window")
+    if window <= 0:
+        raise ValueError(f"window must be a positive number of keys, got {window}")
+    if not causal:
+        raise ValueError("window requires causal=True (the sliding window p_q - W < p_k <= p_q "
+                         "includes the causal bound)")
+    return window
+
+
+def _check_softcap(softcap):
+    if softcap is None:
+        return None
+    if isinstance(softcap, (bool, np.bool_)) or not isinstance(softcap, (int, float, np.integer, np.floating)):
+        raise TypeError(f"softcap must be a real number, got {type(softcap).__name__}")
+    softcap = float(softcap)
+    if not (math.isfinite(softcap) and softcap > 0.0):
+        raise ValueError(f"softcap must be finite and > 0, got {softcap}")
+    return softcap
+
+
+def _check_relative_bias(relative_bias, relative_buckets, hq: int):
+    """(relative_bias as a float64 [num_buckets, Hq] table, (num_buckets,
+    max_distance, bidirectional)), checked; (None, None) without them."""
+    if (relative_bias is None) != (relative_buckets is None):
+        raise ValueError("relative_bias and relative_buckets must be given together "
+                         "(a [num_buckets, Hq] table and (num_buckets, max_distance, bidirectional))")
+    if relative_buckets is None:
+        return None, None
+    if not isinstance(relative_buckets, (tuple, list)) or len(relative_buckets) != 3:
+        raise TypeError("relative_buckets must be a tuple (num_buckets, max_distance, bidirectional), "
+                        f"got {relative_buckets!r}")
+    nb, md, bid = _t5_bucket_config(*relative_buckets, what="relative_buckets")
+    table = np.asarray(relative_bias)
+    if table.dtype == np.bool_ or not (np.issubdtype(table.dtype, np.integer)
+                                       or np.issubdtype(table.dtype, np.floating)):
+        raise TypeError(f"relative_bias must be real numbers, got dtype {table.dtype}")
+    table = table.astype(np.float64)
+    if table.shape != (nb, hq):
+        raise ValueError(f"relative_bias must have shape [num_buckets, Hq] = [{nb}, {hq}], got {table.shape}")
+    if not np.all(np.isfinite(table)):
+        raise ValueError("relative_bias must be finite")
+    return table, (nb, md, bid)
+
+
+@dataclass(frozen=True)
+class _AttentionTerms:
+    """What besides q, k, v shapes the logits and which keys are visible,
+    checked (see `attention`)."""
+    causal: bool
+    mask: object
+    window: int | None
+    softcap: float | None
+    sinks: np.ndarray | None
+    alibi_slopes: np.ndarray | None
+    relative_bias: np.ndarray | None
+    relative_buckets: tuple | None
+
+    @classmethod
+    def checked(cls, hq: int, causal, mask, window, softcap, sinks, alibi_slopes,
+                relative_bias, relative_buckets) -> "_AttentionTerms":
+        window = _check_window(window, causal)
+        softcap = _check_softcap(softcap)
+        if sinks is not None:
+            sinks = _per_head_values(sinks, hq, "sinks")
+            if np.any(np.isnan(sinks) | (sinks == np.inf)):
+                raise ValueError("sinks must not be NaN or +inf (-inf means no sink for that head)")
+        if alibi_slopes is not None:
+            alibi_slopes = _per_head_values(alibi_slopes, hq, "alibi_slopes")
+            if not np.all(np.isfinite(alibi_slopes)):
+                raise ValueError("alibi_slopes must be finite")
+        relative_bias, relative_buckets = _check_relative_bias(relative_bias, relative_buckets, hq)
+        return cls(causal, mask, window, softcap, sinks, alibi_slopes, relative_bias,
+                   relative_buckets)
+
+    def needs_positions(self) -> bool:
+        return (self.causal or self.window is not None or self.alibi_slopes is not None
+                or self.relative_bias is not None)
+
+
+def _logits(q, k, group: int, scale, softcap) -> np.ndarray:
+    """1. and 2.: scale·q·kᵀ per query head (GQA: query head hq uses kv head
+    hq // group, which np.repeat yields), soft-capped."""
+    k = np.repeat(k, group, axis=1)
+    if scale is None:
+        scale = 1.0 / math.sqrt(q.shape[-1])
+    logits = float(scale) * np.einsum("bhqd,bhkd->bhqk", q, k)
+    # 2. Soft-capping, before any mask or bias.
+    if softcap is not None:
+        logits = softcap * np.tanh(logits / softcap)
+    return logits
+
+
+def _mask_term(mask, logits, allowed):
+    """A boolean mask restricts `allowed` (in place); a float one is added to
+    the logits. Returns (logits, whether it was additive)."""
+    mk = np.asarray(mask)
+    if not 2 <= mk.ndim <= 4:
+        raise ValueError(f"mask must have rank 2..4, got shape {mk.shape}")
+    mk = np.broadcast_to(mk, allowed.shape)
+    if mk.dtype == np.bool_:
+        allowed &= mk
+        return logits, False
+    if np.issubdtype(mk.dtype, np.floating):
+        return logits + mk.astype(np.float64), True
+    # 0/1 integer masks are ambiguous (boolean or additive?): refuse.
+    raise TypeError(f"mask must be bool or floating point, got dtype {mk.dtype}")
+
+
+def _visible_logits(logits, terms: _AttentionTerms, q_positions, k_positions):
+    """3. and 4.: the logits with the additive terms, and which keys each
+    query sees ([B, Hq, Sq, Sk] bools)."""
+    B, Hq, Sq, Sk = logits.shape
+    # Per-batch positions, only when something depends on them (positions
+    # are otherwise unused without rotary, as before).
+    rel = None
+    if terms.needs_positions():
+        qp = _positions_per_batch(q_positions, B, Sq, "q_positions")
+        kp = _positions_per_batch(k_positions, B, Sk, "k_positions")
+        rel = kp[:, None, :] - qp[:, :, None]  # [B, Sq, Sk]: p_k - p_q
+    allowed = np.ones((B, Hq, Sq, Sk), dtype=bool)
+    additive = False
+    if terms.causal:
+        allowed &= rel[:, None] <= 0
+    if terms.window is not None:
+        allowed &= rel[:, None] > -terms.window
+    if terms.mask is not None:
+        logits, additive = _mask_term(terms.mask, logits, allowed)
+    if terms.alibi_slopes is not None:
+        distance = np.abs(rel).astype(np.float64)[:, None]  # [B, 1, Sq, Sk]
+        logits = logits - terms.alibi_slopes[None, :, None, None] * distance
+        additive = True
+    if terms.relative_bias is not None:
+        nb, md, bid = terms.relative_buckets
+        bucket = t5_relative_bucket(rel, num_buckets=nb, max_distance=md, bidirectional=bid)  # [B, Sq, Sk]
+        logits = logits + np.moveaxis(terms.relative_bias[bucket], -1, 1)  # [B, Sq, Sk, Hq] -> [B, Hq, Sq, Sk]
+        additive = True
+    if additive:
+        # An additive -inf is a mask-out; treating it as such keeps a row
+        # of all -inf at 0 instead of NaN.
+        allowed &= logits != -np.inf
+    return logits, allowed
+
+
+def _softmax_values(logits, allowed, sinks, v) -> np.ndarray:
+    """5. and 6.: numerically stable softmax over visible keys only, plus the
+    sink logit in the denominator, times v. Rows with no visible key have an
+    all-zero numerator, so their output is exactly 0."""
+    masked = np.where(allowed, logits, -np.inf)
+    row_max = masked.max(axis=-1, keepdims=True, initial=-np.inf)
+    if sinks is not None:
+        sink = sinks[None, :, None, None]
+        row_max = np.maximum(row_max, sink)
+    row_max = np.where(np.isfinite(row_max), row_max, 0.0)
+    e = np.where(allowed, np.exp(np.where(allowed, logits - row_max, 0.0)), 0.0)
+    denom = e.sum(axis=-1, keepdims=True)
+    if sinks is not None:
+        denom = denom + np.exp(sink - row_max)
+    probs = e / np.where(denom == 0.0, 1.0, denom)
+    return np.einsum("bhqk,bhkd->bhqd", probs, v)
+
+
+def attention(q, k, v, *, scale=None, causal=False, mask=None, rotary=None, q_positions=None,
+              k_positions=None, window=None, softcap=None, sinks=None, alibi_slopes=None,
+              relative_bias=None, relative_buckets=None) -> np.ndarray:
     """Softmax attention with RoPE, GQA/MQA, masks, sliding window, softcap, sinks, ALiBi, T5 bias.
 
     q [B,Hq,Sq,D], k [B,Hkv,Sk,D], v [B,Hkv,Sk,Dv] -> [B,Hq,Sq,Dv]; query head
@@ -612,143 +752,25 @@ def attention(
 
     Arguments are validated; a bad one raises ValueError / TypeError naming it.
     """
-    q = np.asarray(q, dtype=np.float64)
-    k = np.asarray(k, dtype=np.float64)
-    v = np.asarray(v, dtype=np.float64)
-    if q.ndim != 4 or k.ndim != 4 or v.ndim != 4:
-        raise ValueError("q, k, v must be rank 4: [B, H, S, D]")
-    B, Hq, Sq, D = q.shape
-    Bk, Hkv, Sk, Dk = k.shape
-    if Bk != B or Dk != D or v.shape[:3] != (B, Hkv, Sk):
-        raise ValueError(f"incompatible shapes q{q.shape} k{k.shape} v{v.shape}")
-    if Hkv == 0 or Hq % Hkv != 0:
-        raise ValueError(f"Hq={Hq} must be a multiple of Hkv={Hkv}")
-    group = Hq // Hkv
-
-    # --- argument validation for the optional features -------------------
-    if window is not None:
-        window = _check_int(window, "window")
-        if window <= 0:
-            raise ValueError(f"window must be a positive number of keys, got {window}")
-        if not causal:
-            raise ValueError("window requires causal=True (the sliding window p_q - W < p_k <= p_q "
-                             "includes the causal bound)")
-    if softcap is not None:
-        if isinstance(softcap, (bool, np.bool_)) or not isinstance(softcap, (int, float, np.integer, np.floating)):
-            raise TypeError(f"softcap must be a real number, got {type(softcap).__name__}")
-        softcap = float(softcap)
-        if not (math.isfinite(softcap) and softcap > 0.0):
-            raise ValueError(f"softcap must be finite and > 0, got {softcap}")
-    if sinks is not None:
-        sinks = _per_head_values(sinks, Hq, "sinks")
-        if np.any(np.isnan(sinks) | (sinks == np.inf)):
-            raise ValueError("sinks must not be NaN or +inf (-inf means no sink for that head)")
-    if alibi_slopes is not None:
-        alibi_slopes = _per_head_values(alibi_slopes, Hq, "alibi_slopes")
-        if not np.all(np.isfinite(alibi_slopes)):
-            raise ValueError("alibi_slopes must be finite")
-    if (relative_bias is None) != (relative_buckets is None):
-        raise ValueError("relative_bias and relative_buckets must be given together "
-                         "(a [num_buckets, Hq] table and (num_buckets, max_distance, bidirectional))")
-    if relative_buckets is not None:
-        if not isinstance(relative_buckets, (tuple, list)) or len(relative_buckets) != 3:
-            raise TypeError("relative_buckets must be a tuple (num_buckets, max_distance, bidirectional), "
-                            f"got {relative_buckets!r}")
-        nb, md, bid = _t5_bucket_config(*relative_buckets, what="relative_buckets")
-        relative_buckets = (nb, md, bid)
-        table = np.asarray(relative_bias)
-        if table.dtype == np.bool_ or not (np.issubdtype(table.dtype, np.integer)
-                                           or np.issubdtype(table.dtype, np.floating)):
-            raise TypeError(f"relative_bias must be real numbers, got dtype {table.dtype}")
-        table = table.astype(np.float64)
-        if table.shape != (nb, Hq):
-            raise ValueError(f"relative_bias must have shape [num_buckets, Hq] = [{nb}, {Hq}], got {table.shape}")
-        if not np.all(np.isfinite(table)):
-            raise ValueError("relative_bias must be finite")
-        relative_bias = table
-
+    q, k, v, group = _attention_shapes(q, k, v)
+    Sq, Sk = q.shape[2], k.shape[2]
+    terms = _AttentionTerms.checked(q.shape[1], causal, mask, window, softcap, sinks,
+                                    alibi_slopes, relative_bias, relative_buckets)
     # Default positions right-align the queries with the keys (decode-style).
     if q_positions is None:
         q_positions = np.arange(Sq) + (Sk - Sq)
     if k_positions is None:
         k_positions = np.arange(Sk)
-
     if rotary is not None:
         # Length-dependent scalings (dynamic, longrope) see the largest
         # position of queries and keys together, as one forward pass would.
         joint_max = int(max(_as_positions(q_positions).max(), _as_positions(k_positions).max()))
         q = rotate(q, q_positions, rotary, seq_dim=2, max_position=joint_max)
         k = rotate(k, k_positions, rotary, seq_dim=2, max_position=joint_max)
+    logits = _logits(q, k, group, scale, terms.softcap)
+    logits, allowed = _visible_logits(logits, terms, q_positions, k_positions)
+    return _softmax_values(logits, allowed, terms.sinks, np.repeat(v, group, axis=1))
 
-    # GQA: query head hq uses kv head hq // group; np.repeat yields exactly that.
-    k = np.repeat(k, group, axis=1)
-    v = np.repeat(v, group, axis=1)
-
-    if scale is None:
-        scale = 1.0 / math.sqrt(D)
-    logits = float(scale) * np.einsum("bhqd,bhkd->bhqk", q, k)
-
-    # 2. Soft-capping, before any mask or bias.
-    if softcap is not None:
-        logits = softcap * np.tanh(logits / softcap)
-
-    # Per-batch positions, only when something depends on them (positions
-    # are otherwise unused without rotary, as before).
-    qp = kp = rel = None
-    if causal or window is not None or alibi_slopes is not None or relative_bias is not None:
-        qp = _positions_per_batch(q_positions, B, Sq, "q_positions")
-        kp = _positions_per_batch(k_positions, B, Sk, "k_positions")
-        rel = kp[:, None, :] - qp[:, :, None]  # [B, Sq, Sk]: p_k - p_q
-
-    # 3. Additive terms (float mask, ALiBi, T5) and 4. visibility.
-    allowed = np.ones((B, Hq, Sq, Sk), dtype=bool)
-    additive = False
-    if causal:
-        allowed &= rel[:, None] <= 0
-    if window is not None:
-        allowed &= rel[:, None] > -window
-    if mask is not None:
-        mk = np.asarray(mask)
-        if not 2 <= mk.ndim <= 4:
-            raise ValueError(f"mask must have rank 2..4, got shape {mk.shape}")
-        mk = np.broadcast_to(mk, (B, Hq, Sq, Sk))
-        if mk.dtype == np.bool_:
-            allowed &= mk
-        elif np.issubdtype(mk.dtype, np.floating):
-            logits = logits + mk.astype(np.float64)
-            additive = True
-        else:
-            # 0/1 integer masks are ambiguous (boolean or additive?): refuse.
-            raise TypeError(f"mask must be bool or floating point, got dtype {mk.dtype}")
-    if alibi_slopes is not None:
-        distance = np.abs(rel).astype(np.float64)[:, None]  # [B, 1, Sq, Sk]
-        logits = logits - alibi_slopes[None, :, None, None] * distance
-        additive = True
-    if relative_bias is not None:
-        nb, md, bid = relative_buckets
-        bucket = t5_relative_bucket(rel, num_buckets=nb, max_distance=md, bidirectional=bid)  # [B, Sq, Sk]
-        logits = logits + np.moveaxis(relative_bias[bucket], -1, 1)  # [B, Sq, Sk, Hq] -> [B, Hq, Sq, Sk]
-        additive = True
-    if additive:
-        # An additive -inf is a mask-out; treating it as such keeps a row
-        # of all -inf at 0 instead of NaN.
-        allowed &= logits != -np.inf
-
-    # 5. Numerically stable softmax over visible keys only, plus the sink
-    # logit in the denominator.  Rows with no visible key have an all-zero
-    # numerator, so their output is exactly 0 (6.).
-    masked = np.where(allowed, logits, -np.inf)
-    row_max = masked.max(axis=-1, keepdims=True, initial=-np.inf)
-    if sinks is not None:
-        sink = sinks[None, :, None, None]
-        row_max = np.maximum(row_max, sink)
-    row_max = np.where(np.isfinite(row_max), row_max, 0.0)
-    e = np.where(allowed, np.exp(np.where(allowed, logits - row_max, 0.0)), 0.0)
-    denom = e.sum(axis=-1, keepdims=True)
-    if sinks is not None:
-        denom = denom + np.exp(sink - row_max)
-    probs = e / np.where(denom == 0.0, 1.0, denom)
-    return np.einsum("bhqk,bhkd->bhqd", probs, v)
 
 def _elu_plus_one(x: np.ndarray) -> np.ndarray:
     # elu(x) + 1; expm1 on min(x, 0) avoids overflow warnings for large x

@@ -46,7 +46,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import zoo  # noqa: E402
-from rope_mlir import compiler, testing as T  # noqa: E402
+from rope_mlir import compiler  # noqa: E402
+import rope_testing as T  # noqa: E402
 
 RTOL = 1e-5
 SENSITIVITY = 100.0

@@ -53,7 +53,8 @@ import torch
 import transformers
 from transformers import modeling_rope_utils as mru
 
-from rope_mlir import hf, reference as ref, testing as T
+from rope_mlir import hf, reference as ref
+import rope_testing as T
 
 transformers.logging.set_verbosity_error()
 CONFIGS = Path(__file__).resolve().parents[2] / "examples" / "configs"

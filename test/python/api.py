@@ -11,7 +11,7 @@
 * ahead of time into a shared library where the caller says (output=);
 * `lower` runs a pipeline in process and returns text.
 Results are checked against the f64 reference (2 ulps of f32 at the pair
-norm, testing.rotation_atol).
+norm, rope_testing.rotation_atol).
 """
 
 import sys
@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 
 import rope_mlir
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 out_dir = Path(sys.argv[1])
 spec = rope_mlir.RotarySpec(scaling=rope_mlir.Scaling("linear", factor=2.0))

@@ -18,7 +18,8 @@ import tempfile
 import numpy as np
 
 import rope_mlir
-from rope_mlir import RotarySpec, testing as T
+from rope_mlir import RotarySpec
+import rope_testing as T
 
 
 def resident_mib() -> float:

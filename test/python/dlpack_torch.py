@@ -9,7 +9,7 @@
 * non-contiguous tensors (a transpose) are read correctly (through a copy);
 * a tensor that requires grad is refused with an ArgumentError naming it;
 * numpy and torch arguments may be mixed: the result is torch's.
-Values are checked against the f64 reference (testing.rotation_atol: 2 ulps
+Values are checked against the f64 reference (rope_testing.rotation_atol: 2 ulps
 of f32, +1 storage ulp for bf16) and against the numpy path, bit for bit.
 """
 
@@ -19,7 +19,8 @@ import numpy as np
 import torch
 
 import rope_mlir
-from rope_mlir import arrays, reference as ref, testing as T
+from rope_mlir import arrays, reference as ref
+import rope_testing as T
 
 spec = rope_mlir.RotarySpec(base=500.0)
 f32 = rope_mlir.compile(T.rotate_module(spec.to_attr(), "tensor<1x4x?x32xf32>", "tensor<?xi64>"))

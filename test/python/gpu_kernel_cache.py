@@ -1,6 +1,6 @@
 # REQUIRES: cuda-toolkit
 # RUN: %python %s | FileCheck %s
-"""rope_mlir.gpu without a GPU: the ahead-of-time kernel folder that GPU
+"""rope_mlir.cuda without a GPU: the ahead-of-time kernel folder that GPU
 machines (no LLVM) load from, and the errors a machine without a GPU gets.
 
 * compiling for target="cuda" with output=FOLDER puts `<key>.so`, its
@@ -23,41 +23,42 @@ import sys
 import tempfile
 from pathlib import Path
 
-from rope_mlir import _native, compiler, gpu, testing as T
+from rope_mlir import _abi, _capi, compiler, cuda
+import rope_testing as T
 
 cache = Path(tempfile.mkdtemp(prefix="rope-kernel-cache-"))
 options = compiler.CompileOptions(target="cuda", output=cache)
 text = T.rotate_module("#rope.spec<>", "tensor<1x2x4x8xf32>", "tensor<4xi64>")
 
-first = gpu.build(text, options)
+first = cuda.build(text, options)
 assert first.parent == cache and first.suffix == ".so", first
 print("CACHED", sorted(p.name if p.name.startswith(("lib", "compiler")) else "<key>" + p.suffix
                        for p in cache.iterdir()))
-assert gpu.build(text, options) == first, "same text, same key"
-other_chip = gpu.build(text, dataclasses.replace(options, chip="sm_80"))
-other_text = gpu.build(text.replace("#rope.spec<>", "#rope.spec<base = 500.0>"), options)
+assert cuda.build(text, options) == first, "same text, same key"
+other_chip = cuda.build(text, dataclasses.replace(options, chip="sm_80"))
+other_text = cuda.build(text.replace("#rope.spec<>", "#rope.spec<base = 500.0>"), options)
 assert len({first, other_chip, other_text}) == 3, "chip and text are part of the key"
 print("KEYS distinct")
 
 # Prebuilt only: the compiler must not be needed.
 prebuilt = dataclasses.replace(options, prebuilt_only=True)
-real_capi = _native.capi
-_native.capi = lambda: (_ for _ in ()).throw(AssertionError("the compiler was used"))
-assert gpu.build(text, prebuilt) == first
-functions = compiler._signatures(first.with_suffix(".json").read_text())
+real_capi = _capi.capi
+_capi.capi = lambda: (_ for _ in ()).throw(AssertionError("the compiler was used"))
+assert cuda.build(text, prebuilt) == first
+functions = _abi.parse_signatures(first.with_suffix(".json").read_text())
 assert str(functions["kernel"].inputs[0]) == "tensor<1x2x4x8xf32>", functions
 print("PREBUILT found without compiling:", functions["kernel"].inputs[0].name)
 try:
-    gpu.build(text.replace("1x2x4x8", "1x2x4x16"), prebuilt)
+    cuda.build(text.replace("1x2x4x8", "1x2x4x16"), prebuilt)
     raise AssertionError("a missing module must be an error")
 except compiler.CompileError as e:
     assert "make gpu-bundle" in str(e), e
     print("PREBUILT missing:", str(e).split(" (")[0].split(" is ")[1])
-_native.capi = real_capi
+_capi.capi = real_capi
 
 # Another compiler build: the old kernels go.
 (cache / "compiler").write_text("another build")
-gpu.build(text, options)
+cuda.build(text, options)
 assert not other_text.exists() and not other_chip.exists() and first.exists()
 print("STALE kernels removed")
 
@@ -75,9 +76,9 @@ errors_libs = sorted(l.split("[")[1].rstrip("]") for l in errors_needed.splitlin
 assert all(l.startswith(("libc.so", "ld-linux")) for l in errors_libs), errors_libs
 print("RUNTIME needs the driver only")
 
-if gpu.device_count() == 0:
+if cuda.device_count() == 0:
     try:
-        gpu.load(first)
+        cuda.load(first)
         raise AssertionError("loading without a GPU must raise")
     except RuntimeError as e:
         print("NO GPU:", str(e).split(":")[0])

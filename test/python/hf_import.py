@@ -1,8 +1,8 @@
 # RUN: %python %s | FileCheck %s
 """rope_mlir.hf: every bundled config imports to the expected spec, and the
 importer's rules (key spellings, HF fallbacks, errors) hold on small synthetic
-configs. Pure Python: no compiler involved (see hf_roundtrip.* and
-hf_models_run.py for that).
+configs. Nothing is compiled (see hf_roundtrip.* and hf_models_run.py for
+that); spec texts are the dialect's, printed and parsed through the C API.
 
 Expected values are written out from the public config.json values and HF's
 formulas, not derived from hf.py.
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from rope_mlir import hf
 from rope_mlir import reference as ref
-from rope_mlir.reference import RotarySpec, Scaling
+from rope_mlir.spec import RotarySpec, Scaling
 
 CONFIGS = Path(__file__).resolve().parents[2] / "examples" / "configs"
 
@@ -33,8 +33,10 @@ def expect_spec(name, config, expected, head, attr=None, **kw):
     check(name, spec == expected, f"\n  got      {spec}\n  expected {expected}")
     check(name, hf.head_dims(config) == head, f"head dims {hf.head_dims(config)} != {head}")
     if attr is not None:
-        text = hf.spec_attr(spec, head[0])
-        check(name, text == attr, f"\n  got      {text}\n  expected {attr}")
+        # `attr` is the spec as a person writes it; the dialect prints both
+        # the same way when they are the same spec.
+        text, canonical = hf.spec_attr(spec, head[0]), RotarySpec.from_attr(attr).to_attr()
+        check(name, text == canonical, f"\n  got      {text}\n  expected {canonical} ({attr})")
     print(f"PASS import {name}")
     return spec
 
@@ -215,13 +217,13 @@ expect_spec("per_layer", per_layer, RotarySpec(base=1000000.0, scaling=Scaling("
 
 # --- attribute printing ------------------------------------------------------
 
-check("float 1e-05", hf._f(1e-05) == "1.0e-05", hf._f(1e-05))
-check("float 1e+16", hf._f(1e16) == "1.0e+16", hf._f(1e16))
-check("float repr", float(hf._f(0.1 + 0.2)) == 0.1 + 0.2)
+check("float 1e-05", hf._mlir_float(1e-05) == "1.0e-05", hf._mlir_float(1e-05))
+check("float 1e+16", hf._mlir_float(1e16) == "1.0e+16", hf._mlir_float(1e16))
+check("float repr", float(hf._mlir_float(0.1 + 0.2)) == 0.1 + 0.2)
 check("inverse", hf.spec_attr(RotarySpec(inverse=True, offset=2, rotary_dims=4), 8)
       == "#rope.spec<dims = 4, offset = 2, inverse = true>")
 check("freq_factors", hf.spec_attr(RotarySpec(scaling=Scaling("freq_factors", freq_factors=(1.0, 2.5))), 4)
-      == "#rope.spec<scaling = #rope.freq_factors<factors = [1.0, 2.5]>>")
+      == "#rope.spec<scaling = #rope.freq_factors<factors = [1.000000e+00, 2.500000e+00]>>")
 # CHECK: PASS spec_attr formatting
 print("PASS spec_attr formatting")
 

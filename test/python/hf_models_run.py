@@ -41,7 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rope_mlir import hf, testing
+from rope_mlir import hf
+import rope_testing as T
 from rope_mlir import reference as ref
 
 CONFIGS = Path(__file__).resolve().parents[2] / "examples" / "configs"
@@ -70,7 +71,7 @@ def run(name, config, rng):
     hkv = cfg.get("num_key_value_heads") or hq
     scale = hf.attention_scale(config)
     L = spec.scaling.original_max_position_embeddings or cfg.get("max_position_embeddings") or cfg["n_positions"]
-    lib = testing.compile(hf.attention_module(config))
+    lib = T.compile(hf.attention_module(config))
     unscaled = dataclasses.replace(spec, scaling=ref.Scaling(), attention_factor=None)
     for label, pos in position_sets(int(L), rng).items():
         pos = pos.astype(np.int64)
@@ -82,7 +83,7 @@ def run(name, config, rng):
         kw = dict(causal=True, q_positions=pos, k_positions=pos, scale=scale)
         expected = ref.attention(q, k, v, rotary=spec, **kw)
         atol = REL_TOL * float(np.abs(v).max())
-        testing.check(out, expected, atol, f"{name} {label} pos {pos[0]}..{pos[-1]}")
+        T.check(out, expected, atol, f"{name} {label} pos {pos[0]}..{pos[-1]}")
         # Dynamic NTK is the identity while the largest position + 1 <= L.
         active = spec.scaling.kind != "default" and not (
             spec.scaling.kind == "dynamic" and pos.max() + 1 <= L)

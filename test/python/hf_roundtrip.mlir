@@ -42,15 +42,16 @@
 // CODELLAMA-SAME: tensor<1x32x?x128xf32>, %{{.*}}: tensor<1x32x?x128xf32>
 // CODELLAMA: rotary(#rope.spec<base = 1.000000e+06>) causal :
 
-// A static sequence length, and --spec alone (what the CLI prints, before rope-opt).
+// A static sequence length, and --spec alone (what the CLI prints, before rope-opt:
+// the dialect's own printing, through the C API).
 // RUN: %python -m rope_mlir.hf %rope_src_root/examples/configs/gptj_6b.json --seq-len 8 | rope-opt | FileCheck %s --check-prefix=STATIC
 // STATIC: func.func @attention_layer(%{{.*}}: tensor<1x16x8x256xf32>, %{{.*}}: tensor<1x16x8x256xf32>, %{{.*}}: tensor<1x16x8x256xf32>, %{{.*}}: tensor<8xi64>) -> tensor<1x16x8x256xf32>
 // RUN: %python -m rope_mlir.hf %rope_src_root/examples/configs/deepseek_v2_lite.json --spec | FileCheck %s --check-prefix=SPEC
-// SPEC: {{^}}#rope.spec<dims = 64, offset = 128, layout = interleaved, scaling = #rope.yarn<factor = 40.0, original_max_position_embeddings = 4096, mscale = 0.707, mscale_all_dim = 0.707>>{{$}}
+// SPEC: {{^}}#rope.spec<dims = 64, offset = 128, layout = interleaved, scaling = #rope.yarn<factor = 4.000000e+01, original_max_position_embeddings = 4096, mscale = 7.070000e-01, mscale_all_dim = 7.070000e-01>>{{$}}
 
 // Legacy yarn (transformers 4.50-4.55) turns the Qwen2.5 model-card snippet into factor 1.
 // RUN: %python -m rope_mlir.hf %rope_src_root/examples/configs/qwen25_7b_instruct_yarn.json --spec --legacy-yarn-factor | FileCheck %s --check-prefix=LEGACY
-// LEGACY: #rope.yarn<factor = 1.0, original_max_position_embeddings = 32768>
+// LEGACY: #rope.yarn<factor = 1.000000e+00, original_max_position_embeddings = 32768>
 
 // Unsupported configs fail with a message and exit status 1.
 // RUN: echo '{"model_type": "qwen2_vl", "hidden_size": 64, "num_attention_heads": 2, "rope_scaling": {"type": "mrope", "mrope_section": [8, 12, 12]}}' > %t.json

@@ -17,7 +17,8 @@ import re
 import subprocess
 from pathlib import Path
 
-from rope_mlir import hf, testing
+from rope_mlir import hf
+import rope_testing as T
 
 CONFIGS = Path(__file__).resolve().parents[2] / "examples" / "configs"
 TOKEN = re.compile(r"\s*(-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|[A-Za-z_][\w.]*|#[\w.]+|\S)")
@@ -35,8 +36,8 @@ def tokens(text):
 
 
 def rope_opt(text):
-    proc = subprocess.run([str(testing.rope_opt())], input=text, capture_output=True, text=True,
-                          env=testing.tool_env())
+    proc = subprocess.run([str(T.rope_opt())], input=text, capture_output=True, text=True,
+                          env=T.tool_env())
     if proc.returncode:
         raise AssertionError(f"rope-opt failed:\n{proc.stderr}")
     return proc.stdout

@@ -128,6 +128,14 @@ struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
       llvm::cl::desc("Emit _mlir_ciface_ wrappers so functions can be called "
                      "from C with memref descriptors"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> emulate{
+      *this, "emulate",
+      llvm::cl::desc("Instead of compiling the kernels for NVIDIA GPUs, run "
+                     "them on the CPU in the GPU emulator with its checkers "
+                     "(--rope-emulate-gpu; chip, features, format and "
+                     "opt-level are then ignored): a GPU program without a "
+                     "GPU, for tests and for debugging a kernel"),
+      llvm::cl::init(false)};
 };
 
 /// Options of `--rope-emulate-gpu`.

@@ -14,14 +14,15 @@
   length and offset);
 * explicit positions without `causal`: they must not mask anything.
 
-Tolerance: testing.attention_atol (ulp_f32(max|v|)·(L + 2·sqrt(Sk)) per row,
+Tolerance: rope_testing.attention_atol (ulp_f32(max|v|)·(L + 2·sqrt(Sk)) per row,
 L the row's logit bound; f32 accumulation). Each causal case is also checked
 to differ from the unmasked result, so causality cannot be silently dropped.
 """
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 g = T.rng(13)
 B, H, D = 2, 2, 16

@@ -10,13 +10,14 @@ decode step (Sq = 1):
 * causal decode with default positions (queries after the cache);
 * GQA (Hq = 4, Hkv = 2) with RoPE inside and explicit dynamic positions.
 
-Tolerance: testing.attention_atol (ulp_f32(max|v|)·(L + 2·sqrt(Sk)) per row,
+Tolerance: rope_testing.attention_atol (ulp_f32(max|v|)·(L + 2·sqrt(Sk)) per row,
 L the row's logit bound; f32 accumulation).
 """
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 D = 16
 g = T.rng(18)

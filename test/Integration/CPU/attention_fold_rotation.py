@@ -16,12 +16,13 @@ reference of "rotate Q, rotate K, attend":
 * dynamic NTK with Q and K sharing one positions tensor (the only case the
   fold accepts for length-dependent frequencies).
 
-Tolerance: testing.attention_atol (f32 logits and accumulation; see there).
+Tolerance: rope_testing.attention_atol (f32 logits and accumulation; see there).
 """
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import compiler, reference as ref
+import rope_testing as T
 
 
 def module(spec_attr, qt, kt, vt, qpt, kpt, causal, same_positions):

@@ -8,7 +8,7 @@
 reads kv head h / 4) and MQA (Hkv = 1), non-causal and causal decode
 (Sq = 3 < Sk = 10), and GQA with RoPE inside the op.
 
-Tolerance: testing.attention_atol (ulp_f32(max|v|)·(L + 2·sqrt(Sk)) per row,
+Tolerance: rope_testing.attention_atol (ulp_f32(max|v|)·(L + 2·sqrt(Sk)) per row,
 L the row's logit bound, computed with the K heads repeated as GQA reads
 them; f32 accumulation). The GQA cases are also checked to differ from the
 other plausible head mapping (h mod Hkv).
@@ -16,7 +16,8 @@ other plausible head mapping (h mod Hkv).
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 B, HQ, SQ, SK, D = 2, 8, 3, 10, 16
 g = T.rng(15)

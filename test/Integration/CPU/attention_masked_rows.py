@@ -11,13 +11,14 @@ NaN, not a uniform average), f32. A row is emptied by:
 * causality: a query whose position precedes every key position.
 The other rows must still match the reference.
 
-Tolerance: testing.attention_atol for the whole result (ulp_f32(max|v|)·
+Tolerance: rope_testing.attention_atol for the whole result (ulp_f32(max|v|)·
 (L + 2·sqrt(Sk)) per row); the empty rows separately with atol 0.
 """
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 B, H, SQ, SK, D = 2, 2, 4, 6, 8
 QT, KT = f"tensor<{B}x{H}x{SQ}x{D}xf32>", f"tensor<{B}x{H}x{SK}x{D}xf32>"

@@ -16,14 +16,15 @@ the f64 reference:
   tables; the buckets come from reference.t5_relative_bucket (T5's formula,
   evaluated in f32 like T5).
 
-Tolerance: testing.attention_atol plus ulp_f32(max|v|)·max|bias| (the bias
+Tolerance: rope_testing.attention_atol plus ulp_f32(max|v|)·max|bias| (the bias
 is one more f32 term of each logit), and a storage ulp for f16. Each case is
 also checked to differ from attention without the bias.
 """
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 g = T.rng(47)
 

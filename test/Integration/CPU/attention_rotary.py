@@ -14,7 +14,7 @@ positions), f32, B=2, H=2, D=16:
 * longrope (attention factor sqrt(1.5)) with the same spanning;
 * per-batch positions [B, S] for queries and keys.
 
-Tolerance: testing.attention_atol with the spec (ulp_f32(max|v|)·(L +
+Tolerance: rope_testing.attention_atol with the spec (ulp_f32(max|v|)·(L +
 2·sqrt(Sk)) per row, L the row's logit bound including m²; f32 accumulation).
 The spanning cases are also checked to differ from rotating Q and K each with
 its own largest position, the others from attention without RoPE, and the
@@ -23,7 +23,8 @@ its own largest position, the others from attention without RoPE, and the
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 B, H, D = 2, 2, 16
 g = T.rng(16)

@@ -8,11 +8,12 @@ and key positions of different shape and type (i32 [Sq], i64 [B, Sk]): both
 sides must see the frequencies of the largest position of either, so the
 conversion builds one cos/sin table over both position sets (the [Sq] set
 broadcast to [B, Sq]) and splits it. Against the f64 reference with the
-query positions broadcast per batch. Tolerance: testing.attention_atol."""
+query positions broadcast per batch. Tolerance: rope_testing.attention_atol."""
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 g = T.rng(5)
 B, H, Sq, Sk, D = 2, 2, 3, 9, 16

@@ -17,13 +17,14 @@ with the tables, attend":
 * tables that are not a rotation at all (independent random cos and sin):
   the op applies x·cos + rotate_half(x)·sin whatever they hold.
 
-Tolerance: testing.attention_atol on the reference's rotated Q and K (f32
+Tolerance: rope_testing.attention_atol on the reference's rotated Q and K (f32
 logits and accumulation), plus f16 storage rounding where the data is f16.
 """
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import compiler, reference as ref
+import rope_testing as T
 
 
 def module(qt, kt, vt, qct, kct, attrs, attn_attrs):

@@ -9,7 +9,7 @@ additive float mask and a boolean i1 mask (true = may attend), each of rank 2
 and rank 4 with broadcast unit dims, plus a rank-3 boolean mask. f32,
 B=2, Hq=Hkv=3, Sq=5, Sk=7, D=16, Dv=8.
 
-Tolerance (testing.attention_atol), per query row:
+Tolerance (rope_testing.attention_atol), per query row:
 ulp_f32(max|v|)·(L + 2·sqrt(Sk)), L the row's bound on |logit| terms: logit
 errors of about u·L move the output by at most 2·u·L·max|v|, and the P·V sum
 of Sk terms rounds like a random walk. f32 accumulation throughout.
@@ -17,7 +17,8 @@ of Sk terms rounds like a random walk. f32 accumulation throughout.
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 B, H, SQ, SK, D, DV = 2, 3, 5, 7, 16, 8
 QT, KT, VT = (f"tensor<{B}x{H}x{SQ}x{D}xf32>", f"tensor<{B}x{H}x{SK}x{D}xf32>",

@@ -8,14 +8,15 @@ down to a single key; more splits than keys gives one split per key), in decode 
 explicit positions, RoPE inside, sinks (the sink sits in the initial state,
 merged once) and a sliding window; key tiles of 3 inside each split.
 
-Tolerance: testing.attention_atol (with |sink| added to the logit bound);
+Tolerance: rope_testing.attention_atol (with |sink| added to the logit bound);
 merging rescales each partial state by exp(m_s − m) once, one more rounding
 of each term.
 """
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 g = T.rng(53)
 

@@ -10,7 +10,7 @@ rounded to f16): causal prefill, GQA (Hq = 4, Hkv = 2) with RoPE inside
 case (bit patterns) with RoPE. Inputs are quantized to the storage type so
 the reference sees exactly the kernel's inputs.
 
-Tolerance (testing.attention_atol with the storage dtype): the f32 bound
+Tolerance (rope_testing.attention_atol with the storage dtype): the f32 bound
 ulp_f32(max|v|)·(L + 2·sqrt(Sk)) per row, plus 1 ulp of the storage type at
 max|v|: the result is a convex combination of values, |out| <= max|v|, and
 the final rounding is <= ½ storage ulp there (a whole ulp allowed, as the f32
@@ -19,7 +19,8 @@ error can carry |out| across a power of two).
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 B, D = 2, 16
 g = T.rng(17)

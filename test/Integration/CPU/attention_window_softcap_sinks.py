@@ -17,7 +17,7 @@ the f64 reference (reference.attention, written from the definitions):
   (it must be exactly 0);
 * all three together with RoPE and f16 storage.
 
-Tolerance: testing.attention_atol with the logit bound L raised by the cap
+Tolerance: rope_testing.attention_atol with the logit bound L raised by the cap
 (c) and the sinks (|sink|): ulp_f32(max|v|)·(L + 2·sqrt(Sk)) per row, plus
 one storage ulp for f16. Each feature is also checked to change the result,
 so dropping it cannot pass.
@@ -25,7 +25,8 @@ so dropping it cannot pass.
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 g = T.rng(31)
 

@@ -29,7 +29,7 @@ What is drawn, per case:
 * linear attention (causal or not, rotary or not, positions) and the
   sinusoidal encoding.
 
-Tolerances are those of testing.py (see there for the derivations):
+Tolerances are those of rope_testing.py (see there for the derivations):
 rotation_atol (2 f32 ulps at the pair norm, 3 when m != 1, plus a storage
 ulp), attention_atol (+ ulp_f32(max|v|)·max|mask| for additive masks),
 linear_attention_atol, and 2^-22 (+ a storage ulp) for the sinusoidal
@@ -50,7 +50,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 PIPELINES = [
     ("default", "--rope-lower-to-cpu"),

@@ -7,7 +7,7 @@ ops (`linalg.matmul` for the K, V and output projections, `linalg.softmax`)
 and reshapes, with the rotations of Q and K and causal attention between.
 
 Reference: the same computation in f64 (reference.rotate / attention), from
-the same f16-rounded input. Tolerance: `testing.attention_atol` of the
+the same f16-rounded input. Tolerance: `rope_testing.attention_atol` of the
 attention (its f32 logits and accumulation) carried through the output
 projection as Σ|Wo|·atol, plus f32 rounding of each projection (2⁻²² of
 Σ|x|·|W|); the softmax after it moves output i by at most 2·sm_i times its
@@ -17,7 +17,8 @@ a few f32 ulps of their own.
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 S, H, D = 8, 2, 16
 E = H * D

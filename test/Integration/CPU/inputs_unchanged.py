@@ -9,7 +9,8 @@ place under the caller.
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 TY, PT = "tensor<2x3x5x16xf32>", "tensor<5xi64>"
 spec = ref.RotarySpec(rotary_dims=8, offset=4)

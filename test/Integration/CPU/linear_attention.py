@@ -5,7 +5,7 @@ causal and non-causal, each without rotary, with a half-layout rotary at
 default positions, and (non-causal) with an interleaved yarn spec (m != 1) at
 explicit positions [S]; plus causal with per-batch positions [B, S].
 
-Tolerance (testing.linear_attention_atol), per element:
+Tolerance (rope_testing.linear_attention_atol), per element:
 2·(sqrt(D) + sqrt(S) + 2)·u·N/den, u = 2^-24, N = Σ_n A_mn·|v_n| with A_mn
 bounding the terms of the rotated dot product (pair norms times m²), den the
 (positive) denominator: both sums round like random walks relative to their
@@ -14,7 +14,8 @@ term magnitudes, and out = num/den inherits err_num/den + |out|·err_den/den.
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 B, H, S, D, DV = 2, 2, 7, 16, 8
 QT, VT = f"tensor<{B}x{H}x{S}x{D}xf32>", f"tensor<{B}x{H}x{S}x{DV}xf32>"

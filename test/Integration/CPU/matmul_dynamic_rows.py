@@ -16,7 +16,7 @@ Tolerance: f32 accumulation over K terms, K·2⁻²⁴·(|x|·|W|ᵀ) per elemen
 
 import numpy as np
 
-from rope_mlir import testing as T
+import rope_testing as T
 
 MAP = ("[affine_map<(s, o, i) -> (s, i)>, affine_map<(s, o, i) -> (o, i)>, "
        "affine_map<(s, o, i) -> (s, o)>]")

@@ -22,7 +22,7 @@ pass-through element: its own magnitude), u = 2^-24, phi~ = p·f~:
   (|a| + |b|) <= sqrt(2)·n times their error, and three roundings of the
   products and the sum (<= 1.5 ulp_f32(m·n));
 * raised vs reference with the recovered spec: 2 ulps of f32 at m·n, 3 with
-  an attention factor m != 1 (testing.rotation_atol, the accuracy rope.rotate
+  an attention factor m != 1 (rope_testing.rotation_atol, the accuracy rope.rotate
   has everywhere);
 * raised vs original: the sum of the two plus sqrt(2)·m·n·p·|f^ − f~|, the
   phase difference of the frequencies the pass recovered from the constants
@@ -35,7 +35,8 @@ import re
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import compiler, reference as ref
+import rope_testing as T
 
 U = 2.0 ** -24
 ELEMENTWISE = "--pass-pipeline=builtin.module(func.func(convert-elementwise-to-linalg),rope-lower-to-cpu)"

@@ -9,12 +9,13 @@ pipeline), run on the same inputs, and compared with the f64 reference
 
 Tolerance: both compute x_j·c_j ± x_j'·s_j in f32 (three roundings), so each
 is within 2 f32 ulps of |x_j·c_j| + |x_j'·s_j| of the reference
-(testing.table_rotation_atol), and the two are within the sum.
+(rope_testing.table_rotation_atol), and the two are within the sum.
 """
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import compiler, reference as ref
+import rope_testing as T
 
 ELEMENTWISE = "--pass-pipeline=builtin.module(func.func(convert-elementwise-to-linalg),rope-lower-to-cpu)"
 

@@ -4,12 +4,13 @@ kernel is called with several batch sizes and lengths (including length 1, a
 decode step), for [B, H, S, D] with positions [S] and [B, S], and for
 [B, S, H, D] (seq_dim = 1) with positions [B, S].
 
-Tolerance: 2 ulps of f32 at the pair norm (testing.rotation_atol; m = 1).
+Tolerance: 2 ulps of f32 at the pair norm (rope_testing.rotation_atol; m = 1).
 """
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 spec = ref.RotarySpec(base=500000.0, scaling=ref.Scaling(
     "llama3", factor=8.0, original_max_position_embeddings=8192))

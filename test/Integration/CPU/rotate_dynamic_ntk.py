@@ -4,14 +4,15 @@ position seen at run time, so one compiled kernel is called with positions
 whose maximum lies below, at and above original_max_position_embeddings
 (L_orig = 64, i.e. the largest position L_orig − 1 keeps the default base).
 
-Tolerance: 2 ulps of f32 at the pair norm (testing.rotation_atol), as for
+Tolerance: 2 ulps of f32 at the pair norm (rope_testing.rotation_atol), as for
 every f32 rotation. Below L_orig the result must equal the default rotation;
 above it, it must differ clearly from it.
 """
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 spec = ref.RotarySpec(scaling=ref.Scaling("dynamic", factor=4.0, original_max_position_embeddings=64))
 MODULE = T.rotate_module(spec.to_attr(), "tensor<1x2x?x16xf32>", "tensor<?xi64>")

@@ -14,12 +14,13 @@ rotations of <= 2 ulps each; rotation preserves the norm). Yarn round trip:
 3 ulps at m·n for the first rotation, carried through the second (× m), plus
 3 ulps at m²·n for the second: 7 ulps at m²·n. Inverse alone: 2 ulps (m = 1)
 or 3 ulps (m != 1) at m·(pair norm), as every f32 rotation
-(testing.rotation_atol).
+(rope_testing.rotation_atol).
 """
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 TY = "tensor<2x3x?x16xf32>"
 PT = "tensor<?xi64>"

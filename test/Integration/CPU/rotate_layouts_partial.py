@@ -4,13 +4,14 @@ half (pairs (i, i + r/2)) and interleaved (pairs (2i, 2i + 1)), each with the
 full head, with rotary dims 8 at offset 0 (GPT-NeoX rotary_pct), and with
 rotary dims 8 at offset 6 (a rotated block inside the head).
 
-Tolerance: 2 ulps of f32 at the pair norm (testing.rotation_atol; m = 1).
+Tolerance: 2 ulps of f32 at the pair norm (rope_testing.rotation_atol; m = 1).
 Dims outside the rotated block must pass through bit for bit.
 """
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 D = 20
 CASES = {}

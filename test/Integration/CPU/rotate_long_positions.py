@@ -6,13 +6,14 @@ tolerance). Base 10000 and 500000, half and interleaved, linear scaling, and
 an attention factor (yarn).
 
 Tolerance: 2 ulps of f32 at the pair norm when m = 1, 3 ulps when an attention
-factor m is folded into the tables (testing.rotation_atol) — the same bound as
+factor m is folded into the tables (rope_testing.rotation_atol) — the same bound as
 at small positions: the length of the position must cost nothing.
 """
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 # name: (spec, f32 ulps); the kernel's #rope.spec is the spec's own text.
 CASES = {

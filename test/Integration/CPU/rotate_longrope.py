@@ -4,14 +4,15 @@ is below original_max_position_embeddings (L_orig = 64), long factors beyond
 it, selected at run time by one compiled kernel; attention factor
 sqrt(1 + ln(factor)/ln(L_orig)) = sqrt(1.5) for factor 8.
 
-Tolerance: 3 ulps of f32 at m·(pair norm) (testing.rotation_atol): the three
+Tolerance: 3 ulps of f32 at m·(pair norm) (rope_testing.rotation_atol): the three
 roundings of a·cos − b·sin plus the table error, one rounding larger than for
 m = 1 because m is folded into the cos/sin tables.
 """
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 SHORT = (1.0, 1.0, 1.25, 1.5, 2.0, 3.0, 5.0, 8.0)
 LONG = (1.0, 2.0, 4.0, 8.0, 16.0, 24.0, 32.0, 48.0)

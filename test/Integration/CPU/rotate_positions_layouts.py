@@ -6,14 +6,15 @@
 * [B, S, H, D] (seq_dim = 1) with positions [S] and [B, S];
 * i32 and i16 positions (the op widens them).
 
-Tolerance: 2 ulps of f32 at the pair norm (testing.rotation_atol; m = 1).
+Tolerance: 2 ulps of f32 at the pair norm (rope_testing.rotation_atol; m = 1).
 The per-batch cases are also checked to differ from rotating every batch row
 at the first row's positions.
 """
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 B, H, S, D = 3, 2, 5, 16
 spec = ref.RotarySpec(layout="interleaved")

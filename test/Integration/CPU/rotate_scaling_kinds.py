@@ -2,7 +2,7 @@
 """rope.rotate with the length-independent scaling kinds (default, linear,
 llama3, explicit freq_factors) against the f64 reference, f32 storage.
 
-Tolerance: 2 ulps of f32 at the pair norm per element (testing.rotation_atol;
+Tolerance: 2 ulps of f32 at the pair norm per element (rope_testing.rotation_atol;
 m = 1): three f32 roundings in a·cos − b·sin plus the cos/sin table error.
 Positions reach 2^17 so that llama3's interpolated low frequencies matter.
 Each kind is also checked to differ clearly from the default rotation, so a
@@ -11,7 +11,8 @@ kernel that ignored the scaling could not pass.
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 FF = (1.0, 1.0, 1.5, 2.0, 4.0, 8.0, 16.0, 32.0)
 # Each kernel's #rope.spec is the spec's own text (RotarySpec.to_attr).

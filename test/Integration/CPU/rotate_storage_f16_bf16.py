@@ -4,7 +4,7 @@ layouts, llama3 frequencies, positions [S] and [B, S] up to 2^17; bf16 travels
 as uint16 bit patterns. Inputs are quantized to the storage type, so the
 reference sees exactly the kernel's inputs.
 
-Tolerance (testing.rotation_atol with dtype f16/bf16): 1 ulp of the storage
+Tolerance (rope_testing.rotation_atol with dtype f16/bf16): 1 ulp of the storage
 type at the pair norm, plus 2 ulps of f32 at the pair norm. The f32 result is
 within 2 f32 ulps (as for f32 storage); rounding it to f16/bf16 adds <= ½ ulp
 of the storage type at |y| <= pair norm, and a whole ulp is allowed because
@@ -13,7 +13,8 @@ the f32 error can carry |y| just past a power of two.
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 g = T.rng(9)
 p_s = np.array([0, 1, 2, 500, 8191, 8192, 1 << 17], np.int64)

@@ -10,12 +10,13 @@ Tolerances: each output element is x_j·c_j ± x_j'·s_j in f32 (three
 roundings): 2 ulps of f32 at |x_j·c_j| + |x_j'·s_j| (`table_atol`); f16
 storage adds one f16 ulp of the result. Against the spec-based reference (the
 tables being f32 roundings of m·cos, m·sin) one more f32 ulp at the pair
-norm: 3 ulps (testing.rotation_atol).
+norm: 3 ulps (rope_testing.rotation_atol).
 """
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 
 def module(x_type, t_type, attrs=""):

@@ -6,7 +6,7 @@ extrapolated, blended and interpolated frequencies all occur. Cases: the
 default attention factor 0.1·ln(factor) + 1; the mscale/mscale_all_dim ratio
 (DeepSeek style); and an untruncated ramp with non-default beta_fast/slow.
 
-Tolerance: 3 ulps of f32 at m·(pair norm) (testing.rotation_atol): the three
+Tolerance: 3 ulps of f32 at m·(pair norm) (rope_testing.rotation_atol): the three
 roundings of a·cos − b·sin plus the table error, which is one rounding larger
 than for m = 1 because m is folded into the cos/sin tables. The attention
 factor m is checked separately (to 1e-5, far below any wrong formula's error): the output pair norm must be m
@@ -15,7 +15,8 @@ times the input's.
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 # name: scaling; the kernel's #rope.spec is the spec's own text.
 SPECS = {

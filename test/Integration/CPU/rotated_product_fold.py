@@ -26,7 +26,8 @@ where they are stored in f16 (the reference sees the same rounded inputs).
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import compiler, reference as ref
+import rope_testing as T
 
 
 def module(spec_attr, b, h, sq, sk, d, dtype):

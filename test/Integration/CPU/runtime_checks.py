@@ -18,7 +18,8 @@ import ctypes
 
 import numpy as np
 
-from rope_mlir import compiler, reference as ref, testing as T
+from rope_mlir import _abi, compiler, reference as ref
+import rope_testing as T
 
 g = T.rng(16)
 F32 = np.float32
@@ -70,12 +71,12 @@ with T.guard("location"):
 # there.
 with T.guard("result untouched"):
     xs, ps = T.guarded(arr(1, 1, 4, 16)), T.guarded(pos(3))
-    result = compiler.descriptor_type(4)()
+    result = _abi.descriptor_type(4)()
     ctypes.memset(ctypes.addressof(result), 0x5A, ctypes.sizeof(result))
     before = bytes(result)
     try:
-        compiler.call_checked(rotate.function_address("kernel"), "kernel",
-                              [result, compiler.array_descriptor(xs), compiler.array_descriptor(ps)])
+        _abi.call_checked(rotate.function_address("kernel"), "kernel",
+                          [result, _abi.array_descriptor(xs), _abi.array_descriptor(ps)])
         raise AssertionError("no error")
     except compiler.RuntimeCheckError:
         pass
@@ -270,11 +271,11 @@ table = T.compile(
     f"  return %c : {TT}\n}}\n")
 with T.guard("table byte count"):
     p = T.guarded(pos(4))
-    desc = compiler.array_descriptor(p)
+    desc = _abi.array_descriptor(p)
     desc.sizes[0] = 2**60
-    result = compiler.descriptor_type(2)()
+    result = _abi.descriptor_type(2)()
     try:
-        compiler.call_checked(table.function_address("kernel"), "kernel", [result, desc])
+        _abi.call_checked(table.function_address("kernel"), "kernel", [result, desc])
         raise AssertionError("no error")
     except compiler.RuntimeCheckError as e:
         assert "expects result #0 to take at most 2^63 - 1 bytes, got [1152921504606846976, 8] " \

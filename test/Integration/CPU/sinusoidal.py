@@ -13,7 +13,8 @@ across a power of two).
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 D = 16
 g = T.rng(20)

@@ -14,7 +14,8 @@ their error comes from the phase, whose scale is m.
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 HEAD_DIM = 16
 # Each kernel's #rope.spec is the spec's own text (RotarySpec.to_attr).

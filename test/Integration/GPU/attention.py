@@ -7,7 +7,7 @@ math and accumulation), and RoPE fused into attention, both as a `rotary`
 spec on the op and as rope.rotate ops that the pipeline folds into the
 Q·Kᵀ reduction.
 
-Tolerance: 2 × testing.attention_atol (f32 logits and accumulation, +1
+Tolerance: 2 × rope_testing.attention_atol (f32 logits and accumulation, +1
 storage ulp for f16/bf16). The factor 2 covers libdevice's expf and
 sinf/cosf, within 2 ulps where the CPU's are within 1. Each causal or
 rotary case is also checked to differ clearly from the plain result, so a
@@ -16,7 +16,8 @@ dropped mask or rotation cannot pass.
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 D = 32
 LLAMA3 = ref.RotarySpec(base=500000.0, layout="interleaved", scaling=ref.Scaling(
@@ -66,11 +67,11 @@ def module(dt, b, hq, hkv, sq, sk, causal, rotary, pos, scale, with_mask, separa
         params += f", %qp: {qpt}, %kp: {kpt}"
         opnds += f" positions(%qp, %kp : {qpt}, {kpt})"
     if rotary is not None and separate:
-        body = (f"  %qr = rope.rotate %q, %qp rotary({rotary.to_attr()}) : {qt}, {qpt}\n"
-                f"  %kr = rope.rotate %k, %kp rotary({rotary.to_attr()}) : {kt}, {kpt}\n")
+        body = (f"  %qr = rope.rotate %q, %qp rotary({T.spec_attr(rotary)}) : {qt}, {qpt}\n"
+                f"  %kr = rope.rotate %k, %kp rotary({T.spec_attr(rotary)}) : {kt}, {kpt}\n")
         q_in, k_in = "%qr", "%kr"
     elif rotary is not None:
-        attrs.append(f"rotary({rotary.to_attr()})")
+        attrs.append(f"rotary({T.spec_attr(rotary)})")
     if causal:
         attrs.append("causal")
     if scale is not None:

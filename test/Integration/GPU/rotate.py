@@ -4,7 +4,7 @@
 both pair layouts, every scaling kind, partial rotary with an offset,
 per-batch positions, dynamic dims, and f16/bf16 storage (f32 math).
 
-Tolerance: testing.rotation_atol with 4 ulps of f32 at the pair norm (+1
+Tolerance: rope_testing.rotation_atol with 4 ulps of f32 at the pair norm (+1
 storage ulp for f16/bf16). The CPU tests allow 2-3; on the GPU the cos/sin
 come from libdevice's sinf/cosf, which are within 2 ulps (CUDA C
 Programming Guide, mathematical functions), so the table error is up to
@@ -18,14 +18,15 @@ for sm_90 and sm_80 (test/Pipelines/gpu-tests-compile.test).
 
 import numpy as np
 
-from rope_mlir import reference as ref, testing as T
+from rope_mlir import reference as ref
+import rope_testing as T
 
 FF = (1.0, 1.0, 1.5, 2.0, 4.0, 8.0, 16.0, 32.0)
 SHORT = (1.0, 1.0, 1.25, 1.5, 2.0, 3.0, 5.0, 8.0)
 LONG = (1.0, 2.0, 4.0, 8.0, 16.0, 24.0, 32.0, 48.0)
 
 # name: (spec, x shape, x type, positions, storage); the kernel's
-# #rope.spec is the spec's own text (RotarySpec.to_attr).
+# #rope.spec is the spec's own text (RotarySpec.to_attr, through T.spec_attr).
 P = np.array([0, 1, 2, 17, 1000, 8191, 8192, 40000, 1 << 17], np.int64)
 CASES = {
     "default half f32": (ref.RotarySpec(), (2, 3, 9, 16), "tensor<2x3x9x16xf32>", P, "f32"),
@@ -61,7 +62,7 @@ g = T.rng(21)
 for name, (spec, shape, x_type, pos, dtype) in CASES.items():
     with T.guard(f"gpu rotate {name}"):
         pos_type = "tensor<" + "x".join(map(str, pos.shape)) + "xi64>"
-        lib = T.gpu_compile(T.rotate_module(spec.to_attr(), x_type, pos_type))
+        lib = T.gpu_compile(T.rotate_module(T.spec_attr(spec), x_type, pos_type))
         if lib is None:
             print(f"COMPILED gpu rotate {name}")
             continue
@@ -75,7 +76,7 @@ for name, (spec, shape, x_type, pos, dtype) in CASES.items():
 
 # rope.rotate_with_tables: HF's [1, 1, S, D] f32 tables, and GPT-J's
 # interleaved [B, S, r] f16 tables of a partial rotation along seq_dim 1.
-# Tolerance: testing.table_rotation_atol (the tables are given: 2 f32 ulps,
+# Tolerance: rope_testing.table_rotation_atol (the tables are given: 2 f32 ulps,
 # +1 storage ulp).
 def tables_module(x_type, t_type, attrs=""):
     return (f"func.func @kernel(%x: {x_type}, %c: {t_type}, %s: {t_type}) -> {x_type} {{\n"

@@ -5,7 +5,8 @@
 // thread a fiber, with its checkers) on host memory (chip, features, format
 // and opt-level are ignored). The GPU test files run through it on machines
 // without a GPU: the mapping onto grids of threads is checked numerically;
-// NVVM code generation and the CUDA runtime are not.
+// NVVM code generation and the CUDA runtime are not. (The same as
+// --rope-lower-to-nvvm=emulate=true, under the name the tests use.)
 //
 //===----------------------------------------------------------------------===//
 

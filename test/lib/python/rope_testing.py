@@ -10,7 +10,8 @@ that reads them, and turns them into `rope_mlir.compile` options:
 * ROPE_PIPELINE: the CPU pipeline variant a RUN line asks for;
 * ROPE_GPU_CHIP, ROPE_KERNEL_CACHE, ROPE_PREBUILT_ONLY, ROPE_GPU_COMPILE_ONLY,
   ROPE_GPU_EMULATE: how GPU test files compile (and whether they run);
-* ROPE_BUILD_DIR: the build whose rope-opt tests of the printer run.
+* ROPE_BUILD_DIR: the build whose rope-opt (tests of the printer) and
+  libRopeCAPITesting.so (the C API with the test passes) the tests use.
 
 Tolerances are stated in ulps of the storage type at the magnitude that sets
 the rounding error of each result, not of the (possibly cancelled) result:
@@ -32,9 +33,24 @@ from pathlib import Path
 
 import numpy as np
 
-from rope_mlir import compiler, cuda, reference as ref
+from rope_mlir import _capi, compiler, cuda, reference as ref
 from rope_mlir.errors import RuntimeCheckError
 from rope_mlir.options import CompileOptions
+
+
+def build_dir() -> Path:
+    """The build the tests run (ROPE_BUILD_DIR, else the checkout's build/)."""
+    build = os.environ.get("ROPE_BUILD_DIR")
+    return Path(build) if build else Path(__file__).resolve().parents[3] / "build"
+
+
+# Test files compile through the build's libRopeCAPITesting.so: the C API
+# with the test-only passes and pipelines of test/lib registered too (the
+# GPU mapping on the CPU, `emulate=True` and %gpu_mapping). Without it (a GPU
+# machine running a bundle has no build) they use the package's C API.
+_TEST_CAPI = build_dir() / "lib" / "libRopeCAPITesting.so"
+if _TEST_CAPI.exists():
+    _capi.use_library(_TEST_CAPI)
 
 # Storage types by MLIR name: numpy dtype used to hold them, and ulp dtype.
 STORAGE = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16}
@@ -385,10 +401,7 @@ def tool_env() -> dict:
 
 def rope_opt() -> Path:
     """The build's rope-opt (tests of its printer and parser run it)."""
-    build = os.environ.get("ROPE_BUILD_DIR")
-    if build:
-        return Path(build) / "bin" / "rope-opt"
-    return Path(__file__).resolve().parents[3] / "build" / "bin" / "rope-opt"
+    return build_dir() / "bin" / "rope-opt"
 
 
 # ---------------------------------------------------------------------------

@@ -22,18 +22,18 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import json
 import os
 import shutil
 from pathlib import Path
 
 import numpy as np
 
-from . import _native, arrays
-from .compiler import (CompileError, CompileOptions, Module, TensorSig, _signatures,
-                       call_checked, compile_object, descriptor, descriptor_type,
-                       link_shared_library, rope_runtime)
+from . import _abi, _capi, _native, arrays
+from ._abi import TensorSig
 from .arrays import STORAGE_DTYPES, DeviceArray
+from .errors import CompileError
+from .module import Module
+from .options import CompileOptions
 
 DEFAULT_KERNEL_CACHE = Path.home() / ".cache" / "rope-mlir" / "kernels"
 _RUNTIMES = ("RopeCudaRuntime", "RopeRuntime")
@@ -122,7 +122,7 @@ class GpuModule(Module):
             raise RuntimeError("no CUDA device: the NVIDIA driver (libcuda.so.1) or a GPU is "
                                "missing (compile with emulate=True to run the GPU mapping on "
                                "the CPU)")
-        rope_runtime(folder / "libRopeRuntime.so"
+        _abi.rope_runtime(folder / "libRopeRuntime.so"
                      if (folder / "libRopeRuntime.so").exists() else None)
         self._lib = ctypes.CDLL(str(self.path))
 
@@ -134,10 +134,10 @@ class GpuModule(Module):
         given shapes; returns the result's descriptor (device pointers). The
         caller frees `result.allocated` with `free_result`."""
         _, result_sig = self.functions[name].callable_types()
-        descs = [descriptor(getattr(b, "ptr", None) or b.pointer, s)
+        descs = [_abi.descriptor(getattr(b, "ptr", None) or b.pointer, s)
                  for b, s in zip(buffers, shapes)]
-        result = descriptor_type(len(result_sig.shape))()
-        call_checked(self.function_address(name), name, [result, *descs])
+        result = _abi.descriptor_type(len(result_sig.shape))()
+        _abi.call_checked(self.function_address(name), name, [result, *descs])
         _raise_cuda_error(name)
         return result
 
@@ -158,12 +158,11 @@ class GpuModule(Module):
         return shape, contiguous
 
     def call(self, name: str, *args):
-        from .compiler import check_arguments
         if name not in self.functions:
             raise AttributeError(f"the module has no public function @{name}")
         args_sig, result_sig = self.functions[name].callable_types()
         values, kind = arrays.import_arguments(args, allow_device=True)
-        check_arguments(name, values, args_sig)
+        _abi.check_arguments(name, values, args_sig)
         on_device = any(isinstance(v, DeviceArray) for v in values)
         for i, v in enumerate(values):
             if isinstance(v, DeviceArray) and not v.is_contiguous():
@@ -197,7 +196,7 @@ class GpuModule(Module):
 
 def _compiler_stamp() -> str:
     """Identifies the compiler build (its C API library)."""
-    stat = _native.library_path("RopeCAPI").resolve().stat()
+    stat = _capi.library().resolve().stat()
     return f"{stat.st_size}-{stat.st_mtime_ns}"
 
 
@@ -242,14 +241,12 @@ def build(text: str, options: CompileOptions) -> Path:
     obj = folder / f".{key}.{os.getpid()}.o"
     linked = folder / f".{key}.{os.getpid()}.so"
     try:
-        functions = compile_object(text, options, obj)
+        functions = _abi.compile_object(text, options, obj)
         # Host code only (kernels are embedded as a fatbin); the runtimes are
         # found beside the library.
-        link_shared_library(obj, linked, ["RopeCudaRuntime", "RopeRuntime"], [folder],
+        _abi.link_shared_library(obj, linked, ["RopeCudaRuntime", "RopeRuntime"], [folder],
                             ["$ORIGIN"])
-        (folder / f"{key}.json").write_text(json.dumps(
-            [{"name": f.name, "inputs": [_arg_json(a) for a in f.inputs],
-              "results": [_arg_json(r) for r in f.results]} for f in functions.values()]))
+        (folder / f"{key}.json").write_text(_abi.signatures_json(functions))
         os.replace(linked, library)
     finally:
         obj.unlink(missing_ok=True)
@@ -257,16 +254,9 @@ def build(text: str, options: CompileOptions) -> Path:
     return library
 
 
-def _arg_json(sig) -> dict:
-    if isinstance(sig, TensorSig):
-        return {"kind": "tensor", "element": sig.dtype, "shape": list(sig.shape),
-                "name": sig.name, "type": str(sig)}
-    return {"kind": "other", "element": "", "name": "", "type": sig}
-
-
 def load(library: Path) -> GpuModule:
     """A GPU module from a kernel folder (its `<key>.so` and `<key>.json`)."""
-    return GpuModule(library, _signatures(library.with_suffix(".json").read_text()))
+    return GpuModule(library, _abi.parse_signatures(library.with_suffix(".json").read_text()))
 
 
 def compile_cuda(text: str, options: CompileOptions) -> GpuModule:
