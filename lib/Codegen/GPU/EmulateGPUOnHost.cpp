@@ -218,8 +218,8 @@ FailureOr<LLVM::LLVMFuncOp> outlineKernel(gpu::LaunchOp launch,
       LLVM::ReturnOp::create(b, end.getLoc(), ValueRange{});
       end.erase();
     }
-  instrumentMemoryAccesses(kernel, rt);
-  if (failed(rewriteGPUOps(kernel, rt)))
+  if (failed(instrumentMemoryAccesses(kernel, rt)) ||
+      failed(rewriteGPUOps(kernel, rt)))
     return failure();
   stripGPUAddressSpaces(kernel);
   return kernel;

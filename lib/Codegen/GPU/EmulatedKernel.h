@@ -51,8 +51,10 @@ Value elementAddress(OpBuilder &b, Location loc, Value memref,
 /// Checks, before every memory access in `kernel`, that its indices are
 /// inside the memref (else ropeGpuEmuOutOfBounds, which ends the launch)
 /// and reports accesses of workgroup memory to the race and uninitialised
-/// read checkers (ropeGpuEmuSharedAccess).
-void instrumentMemoryAccesses(LLVM::LLVMFuncOp kernel, RuntimeCalls &rt);
+/// read checkers (ropeGpuEmuSharedAccess). Fails on an op that accesses a
+/// memref in a way it cannot check.
+LogicalResult instrumentMemoryAccesses(LLVM::LLVMFuncOp kernel,
+                                       RuntimeCalls &rt);
 
 /// Replaces the GPU ops of `kernel` (ids, barriers, shuffles, mma.sync,
 /// ldmatrix, cp.async) with runtime calls; fails on a GPU op it cannot run.

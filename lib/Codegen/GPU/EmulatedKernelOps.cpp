@@ -251,36 +251,101 @@ LogicalResult rewriteLdmatrix(OpBuilder &b, nvgpu::LdMatrixOp op,
   return success();
 }
 
+/// cp.async: the runtime reads the source now and lands the destination at
+/// the wait. With srcElements, only that many elements are read and the rest
+/// of the destination is zero-filled (the usual way to copy a tail).
 LogicalResult rewriteAsyncCopy(OpBuilder &b, nvgpu::DeviceAsyncCopyOp op,
                                RuntimeCalls &rt) {
-  if (op.getSrcElements())
-    return op.emitOpError("with a source element count (zero fill) cannot "
-                          "be emulated");
   Location loc = op.getLoc();
   auto dstType = cast<MemRefType>(op.getDst().getType());
-  int64_t bytes = op.getDstElements().getZExtValue() *
-                  llvm::divideCeil(dstType.getElementTypeBitWidth(), 8);
+  int64_t elementBytes = llvm::divideCeil(dstType.getElementTypeBitWidth(), 8);
+  int64_t bytes = op.getDstElements().getZExtValue() * elementBytes;
   Value dst = elementAddress(b, loc, op.getDst(), op.getDstIndices());
   Value src = elementAddress(b, loc, op.getSrc(), op.getSrcIndices());
+  if (Value srcElements = op.getSrcElements()) {
+    Value srcBytes = arith::MulIOp::create(
+        b, loc, srcElements,
+        arith::ConstantIndexOp::create(b, loc, elementBytes));
+    rt.call(b, loc, "ropeGpuEmuAsyncCopyPartial",
+            {dst, src, RuntimeCalls::i64(b, loc, bytes), srcBytes});
+    return success();
+  }
   rt.call(b, loc, "ropeGpuEmuAsyncCopy",
           {dst, src, RuntimeCalls::i64(b, loc, bytes)});
   return success();
 }
 
-/// The async tokens flow from copies into groups into waits only; anything
-/// else (a token through a loop) is reported.
-LogicalResult checkTokenUses(Operation *op) {
-  for (Operation *user : op->getResult(0).getUsers())
-    if (!isa<nvgpu::DeviceAsyncCreateGroupOp, nvgpu::DeviceAsyncWaitOp>(user))
-      return user->emitOpError("uses a cp.async token the emulator cannot "
-                               "follow (tokens must go from copies to "
-                               "groups to waits)");
+/// The cp.async tokens of `kernel`: op results and block arguments (a
+/// pipelined loop carries the newest group's token to the next iteration's
+/// wait as an iter_arg).
+SmallVector<Value> asyncTokens(LLVM::LLVMFuncOp kernel) {
+  SmallVector<Value> tokens;
+  auto collect = [&](ValueRange values) {
+    for (Value value : values)
+      if (isa<nvgpu::DeviceAsyncTokenType>(value.getType()))
+        tokens.push_back(value);
+  };
+  kernel.walk([&](Operation *op) {
+    collect(op->getResults());
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        collect(block.getArguments());
+  });
+  return tokens;
+}
+
+/// The runtime keeps each thread's cp.async groups itself, so the tokens
+/// carry nothing: where they only go to groups and waits, directly or
+/// through scf loops and ifs, each becomes an i32 zero, and the token ops
+/// (already rewritten into runtime calls) go.
+LogicalResult dropAsyncTokens(LLVM::LLVMFuncOp kernel,
+                              ArrayRef<Operation *> tokenOps) {
+  SmallVector<Value> tokens = asyncTokens(kernel);
+  for (Value token : tokens)
+    for (Operation *user : token.getUsers())
+      if (!isa<nvgpu::DeviceAsyncCreateGroupOp, nvgpu::DeviceAsyncWaitOp,
+               scf::ForOp, scf::IfOp, scf::WhileOp, scf::YieldOp,
+               scf::ConditionOp>(user))
+        return user->emitOpError("uses a cp.async token the emulator cannot "
+                                 "follow (tokens must go to groups and waits, "
+                                 "possibly through scf loops and ifs)");
+  auto i32 = IntegerType::get(kernel.getContext(), 32);
+  for (Value token : tokens)
+    token.setType(i32);
+  OpBuilder b(kernel.getContext());
+  for (Operation *op : tokenOps) {
+    if (op->getNumResults() == 0)
+      continue;
+    b.setInsertionPoint(op);
+    op->getResult(0).replaceAllUsesWith(
+        arith::ConstantIntOp::create(b, op->getLoc(), i32, 0).getResult());
+  }
+  for (Operation *op : tokenOps)
+    op->erase();
   return success();
 }
 
-LogicalResult rewriteOne(OpBuilder &b, Operation *op, LLVM::LLVMFuncOp kernel,
-                         Value &validBuffer, RuntimeCalls &rt,
-                         SmallVectorImpl<Operation *> &tokenOps) {
+/// Rewrites the GPU ops of one kernel, with what they share: the buffer
+/// that receives the shuffles' validity, the barrier numbers, and the
+/// cp.async token ops, erased last.
+struct KernelRewriter {
+  KernelRewriter(LLVM::LLVMFuncOp kernel, RuntimeCalls &rt)
+      : kernel(kernel), rt(rt) {}
+
+  LLVM::LLVMFuncOp kernel;
+  RuntimeCalls &rt;
+  Value validBuffer;
+  /// Each gpu.barrier op gets its own number, so that threads of a block
+  /// waiting at different barriers (e.g. one in each branch of an if) are
+  /// a divergent barrier rather than a release (ropeGpuEmuBarrierSite).
+  int64_t nextBarrierSite = 0;
+  SmallVector<Operation *> tokenOps;
+
+  LogicalResult rewrite(OpBuilder &b, Operation *op);
+  LogicalResult rewriteAsync(OpBuilder &b, Operation *op);
+};
+
+LogicalResult KernelRewriter::rewrite(OpBuilder &b, Operation *op) {
   b.setInsertionPoint(op);
   Location loc = op->getLoc();
   if (isa<gpu::ThreadIdOp, gpu::BlockIdOp, gpu::BlockDimOp, gpu::GridDimOp,
@@ -289,7 +354,8 @@ LogicalResult rewriteOne(OpBuilder &b, Operation *op, LLVM::LLVMFuncOp kernel,
     return success();
   }
   if (isa<gpu::BarrierOp>(op)) {
-    rt.call(b, loc, "ropeGpuEmuBarrier", {});
+    rt.call(b, loc, "ropeGpuEmuBarrierSite",
+            {RuntimeCalls::i64(b, loc, nextBarrierSite++)});
     return success();
   }
   if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
@@ -301,26 +367,26 @@ LogicalResult rewriteOne(OpBuilder &b, Operation *op, LLVM::LLVMFuncOp kernel,
     return rewriteMma(b, mma, kernel, rt);
   if (auto load = dyn_cast<nvgpu::LdMatrixOp>(op))
     return rewriteLdmatrix(b, load, kernel, rt);
-  if (auto copy = dyn_cast<nvgpu::DeviceAsyncCopyOp>(op)) {
-    tokenOps.push_back(op);
-    if (failed(checkTokenUses(op)))
-      return failure();
-    return rewriteAsyncCopy(b, copy, rt);
-  }
-  if (isa<nvgpu::DeviceAsyncCreateGroupOp>(op)) {
-    tokenOps.push_back(op);
-    if (failed(checkTokenUses(op)))
-      return failure();
-    rt.call(b, loc, "ropeGpuEmuAsyncCommit", {});
-    return success();
-  }
+  if (isa<nvgpu::DeviceAsyncCopyOp, nvgpu::DeviceAsyncCreateGroupOp,
+          nvgpu::DeviceAsyncWaitOp>(op))
+    return rewriteAsync(b, op);
+  return op->emitOpError("cannot be emulated on the host");
+}
+
+/// cp.async, commit and wait; their tokens go after all ops are rewritten
+/// (dropAsyncTokens).
+LogicalResult KernelRewriter::rewriteAsync(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  tokenOps.push_back(op);
   if (auto wait = dyn_cast<nvgpu::DeviceAsyncWaitOp>(op)) {
-    tokenOps.push_back(op);
     rt.call(b, loc, "ropeGpuEmuAsyncWait",
             {RuntimeCalls::i32(b, loc, wait.getNumGroups().value_or(0))});
     return success();
   }
-  return op->emitOpError("cannot be emulated on the host");
+  if (auto copy = dyn_cast<nvgpu::DeviceAsyncCopyOp>(op))
+    return rewriteAsyncCopy(b, copy, rt);
+  rt.call(b, loc, "ropeGpuEmuAsyncCommit", {});
+  return success();
 }
 
 } // namespace
@@ -334,18 +400,14 @@ LogicalResult mlir::rope::emulation::rewriteGPUOps(LLVM::LLVMFuncOp kernel,
       gpuOps.push_back(op);
   });
   OpBuilder b(kernel.getContext());
-  Value validBuffer;
-  SmallVector<Operation *> tokenOps;
+  KernelRewriter rewriter(kernel, rt);
   for (Operation *op : gpuOps)
-    if (failed(rewriteOne(b, op, kernel, validBuffer, rt, tokenOps)))
+    if (failed(rewriter.rewrite(b, op)))
       return failure();
-  // Tokens last, users (waits) before their producers.
-  for (Operation *op : llvm::reverse(tokenOps))
-    op->erase();
   for (Operation *op : gpuOps)
-    if (!llvm::is_contained(tokenOps, op))
+    if (!llvm::is_contained(rewriter.tokenOps, op))
       op->erase();
-  return success();
+  return dropAsyncTokens(kernel, rewriter.tokenOps);
 }
 
 void mlir::rope::emulation::stripGPUAddressSpaces(LLVM::LLVMFuncOp kernel) {

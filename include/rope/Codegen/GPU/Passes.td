@@ -173,20 +173,25 @@ def RopeEmulateGPUOnHost : Pass<"rope-emulate-gpu-on-host", "::mlir::ModuleOp"> 
     say to each other behaves as on the GPU:
 
     * `gpu.barrier` suspends a thread until its whole block arrives; a
-      barrier that some threads of the block never reach is an error;
+      barrier that some threads of the block never reach, or threads
+      waiting at different `gpu.barrier` ops, is an error;
     * workgroup attributions are one buffer per block (filled with a
       signalling-NaN pattern), private attributions the thread's own;
     * `gpu.shuffle` (32- and 64-bit), `nvgpu.mma.sync` (m16n8k16 f16/bf16,
       m16n8k8 tf32, f32 accumulators) and `nvgpu.ldmatrix` act on the 32
       lanes of a warp together, with the PTX fragment layouts;
-    * `nvgpu.device_async_copy` lands its data only at the
-      `nvgpu.device_async_wait` that completes its group.
+    * `nvgpu.device_async_copy` (with or without `srcElements`) lands its
+      data only at the `nvgpu.device_async_wait` that completes its group;
+      the tokens may pass through `scf` loops and ifs.
 
     The body becomes an `llvm.func` taking a pointer to the values it
     captures. Every memory access is checked against its memref's extents
     (an index outside ends the launch with an error naming the kernel, the
-    thread, the dim and the index), and every access of workgroup memory is
-    reported to the runtime's race and uninitialised-read checkers. Errors
+    thread, the dim and the index; for `nvgpu.ldmatrix` only in the lanes
+    that give a row address), and every access of workgroup memory is
+    reported to the runtime's race and uninitialised-read checkers. An op
+    that accesses a memref otherwise (`memref.copy`, vector transfers, a
+    call) is an error: it would escape the checks. Errors
     reach the host through libRopeRuntime.so like failed runtime checks.
     `gpu.alloc`, `gpu.dealloc` and `gpu.memcpy` become their `memref`
     counterparts on host memory.

@@ -3,16 +3,19 @@
 // computes the same sums in f64 (exact here) as the reference.
 // RUN: rope-opt %s --rope-emulate-gpu | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils | FileCheck %s
 
-// Without the barrier that ends each step, a thread reads in step two what
-// another thread writes in step one: the race checker names both threads.
+// Without the barrier that ends each step, thread 0 runs all eight steps
+// at once, reading shared[1] in the last, before thread 1 stores its step
+// one sum there: the race checker names both threads and the byte.
 // Without the barrier after the first store, thread 0 reads an element its
-// neighbour has not stored yet: an uninitialised read.
-// RUN: sed 's/gpu.barrier \/\/ step/\/\/ removed/' %s | rope-opt --rope-emulate-gpu | not mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils 2>&1 | FileCheck %s --check-prefix=RACE
-// RUN: sed 's/gpu.barrier \/\/ first/\/\/ removed/' %s | rope-opt --rope-emulate-gpu | not mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils 2>&1 | FileCheck %s --check-prefix=UNINIT
+// neighbour has not stored yet: an uninitialised read. One host thread runs
+// the blocks (ROPE_GPU_EMU_THREADS=1), in order, so the first error is
+// always block 0's.
+// RUN: sed 's/gpu.barrier \/\/ step/\/\/ removed/' %s | rope-opt --rope-emulate-gpu | env ROPE_GPU_EMU_THREADS=1 not mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils 2>&1 | FileCheck %s --check-prefix=RACE
+// RUN: sed 's/gpu.barrier \/\/ first/\/\/ removed/' %s | rope-opt --rope-emulate-gpu | env ROPE_GPU_EMU_THREADS=1 not mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils 2>&1 | FileCheck %s --check-prefix=UNINIT
 
 // CHECK: gpu sums: 32640, 98176
 // CHECK: host sums: 32640, 98176
-// RACE: gpu emulator: kernel 'block_sum': {{.*}}race
+// RACE: gpu emulator: kernel 'block_sum': data race: thread (1, 0, 0) in block (0, 0, 0) writes workgroup memory byte offset 4 (a store), which thread (0, 0, 0) in block (0, 0, 0) read with no barrier in between
 // UNINIT: gpu emulator: kernel 'block_sum': uninitialised read: thread (0, 0, 0) in block (0, 0, 0) reads workgroup memory byte offset 512
 
 func.func @main() {
