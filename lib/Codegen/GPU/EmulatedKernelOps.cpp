@@ -236,6 +236,77 @@ LogicalResult rewriteMma(OpBuilder &b, nvgpu::MmaSyncOp op,
   return success();
 }
 
+/// The runtime's code of an nvvm.mma.sync: the same shapes as nvgpu's, with
+/// A and B in the row.col layouts PTX requires of them. The input type is
+/// the op's, else that of A's registers (vector<2xf16> is f16; i32
+/// registers need the type, as bf16 and tf32 both pack into them).
+FailureOr<int32_t> nvvmMmaShapeCode(NVVM::MmaOp op) {
+  NVVM::MMAShapeAttr shape = op.getShape();
+  std::optional<NVVM::MMATypes> type = op.getMultiplicandAPtxType();
+  if (!type && !op.getOperandA().empty())
+    if (auto pair = dyn_cast<VectorType>(op.getOperandA()[0].getType()))
+      if (pair.getElementType().isF16())
+        type = NVVM::MMATypes::f16;
+  bool rowCol = op.getLayoutA() == NVVM::MMALayout::row &&
+                op.getLayoutB() == NVVM::MMALayout::col;
+  if (rowCol && type && shape.getM() == 16 && shape.getN() == 8) {
+    if (shape.getK() == 16 && *type == NVVM::MMATypes::f16)
+      return 0;
+    if (shape.getK() == 16 && *type == NVVM::MMATypes::bf16)
+      return 1;
+    if (shape.getK() == 8 && *type == NVVM::MMATypes::tf32)
+      return 2;
+  }
+  return op.emitOpError("of this shape, layout and type cannot be emulated "
+                        "(row.col m16n8k16 f16/bf16 and m16n8k8 tf32 can, "
+                        "with f32 accumulators)");
+}
+
+/// Stores 32-bit registers one after another at `buffer`.
+void storeRegisters(OpBuilder &b, Location loc, ValueRange registers,
+                    Value buffer) {
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  for (auto [i, reg] : llvm::enumerate(registers)) {
+    Value slot = LLVM::GEPOp::create(b, loc, ptr, b.getI8Type(), buffer,
+                                     ArrayRef<LLVM::GEPArg>{int32_t(4 * i)});
+    LLVM::StoreOp::create(b, loc, reg, slot);
+  }
+}
+
+/// nvvm.mma.sync: its register lists to the runtime, the four f32 of D back
+/// as the op's result struct.
+LogicalResult rewriteNvvmMma(OpBuilder &b, NVVM::MmaOp op,
+                             LLVM::LLVMFuncOp kernel, RuntimeCalls &rt) {
+  FailureOr<int32_t> code = nvvmMmaShapeCode(op);
+  if (failed(code))
+    return failure();
+  auto result = cast<LLVM::LLVMStructType>(op.getType());
+  auto isF32 = [](Type type) { return type.isF32(); };
+  if (op.getOperandC().size() != 4 ||
+      !llvm::all_of(op.getOperandC().getTypes(), isF32) ||
+      result.getBody().size() != 4 || !llvm::all_of(result.getBody(), isF32))
+    return op.emitOpError("without four f32 accumulators cannot be emulated");
+  Location loc = op.getLoc();
+  Value a = entryBuffer(kernel, 16), bBuf = entryBuffer(kernel, 16);
+  Value c = entryBuffer(kernel, 16), d = entryBuffer(kernel, 16);
+  storeRegisters(b, loc, op.getOperandA(), a);
+  storeRegisters(b, loc, op.getOperandB(), bBuf);
+  storeRegisters(b, loc, op.getOperandC(), c);
+  rt.call(b, loc, "ropeGpuEmuMmaSync",
+          {RuntimeCalls::i32(b, loc, *code), a, bBuf, c, d});
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  Value value = LLVM::PoisonOp::create(b, loc, result);
+  for (int64_t i = 0; i < 4; ++i) {
+    Value slot = LLVM::GEPOp::create(b, loc, ptr, b.getF32Type(), d,
+                                     ArrayRef<LLVM::GEPArg>{int32_t(i)});
+    Value element = LLVM::LoadOp::create(b, loc, b.getF32Type(), slot);
+    value = LLVM::InsertValueOp::create(b, loc, value, element,
+                                        ArrayRef<int64_t>{i});
+  }
+  op.getRes().replaceAllUsesWith(value);
+  return success();
+}
+
 LogicalResult rewriteLdmatrix(OpBuilder &b, nvgpu::LdMatrixOp op,
                               LLVM::LLVMFuncOp kernel, RuntimeCalls &rt) {
   auto type = cast<VectorType>(op.getType());
@@ -365,6 +436,8 @@ LogicalResult KernelRewriter::rewrite(OpBuilder &b, Operation *op) {
   }
   if (auto mma = dyn_cast<nvgpu::MmaSyncOp>(op))
     return rewriteMma(b, mma, kernel, rt);
+  if (auto mma = dyn_cast<NVVM::MmaOp>(op))
+    return rewriteNvvmMma(b, mma, kernel, rt);
   if (auto load = dyn_cast<nvgpu::LdMatrixOp>(op))
     return rewriteLdmatrix(b, load, kernel, rt);
   if (isa<nvgpu::DeviceAsyncCopyOp, nvgpu::DeviceAsyncCreateGroupOp,

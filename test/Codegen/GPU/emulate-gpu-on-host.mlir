@@ -298,6 +298,24 @@ func.func @dynamic_shared(%n: i32) {
 
 // -----
 
+// m16n8k8 with f16 inputs is a PTX shape the emulator does not run.
+func.func @nvvm_mma_shape(%a: vector<2xf16>, %c: f32) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    // expected-error @+1 {{'nvvm.mma.sync' op of this shape, layout and type cannot be emulated}}
+    %d = nvvm.mma.sync A[%a, %a] B[%a] C[%c, %c, %c, %c]
+        {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>,
+         shape = #nvvm.shape<m = 16, n = 8, k = 8>}
+        : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
 func.func @f16_accumulator(%a: vector<4x2xf16>, %b: vector<2x2xf16>, %c: vector<2x2xf16>) {
   %c1 = arith.constant 1 : index
   %c32 = arith.constant 32 : index

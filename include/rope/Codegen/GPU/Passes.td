@@ -177,9 +177,10 @@ def RopeEmulateGPUOnHost : Pass<"rope-emulate-gpu-on-host", "::mlir::ModuleOp"> 
       waiting at different `gpu.barrier` ops, is an error;
     * workgroup attributions are one buffer per block (filled with a
       signalling-NaN pattern), private attributions the thread's own;
-    * `gpu.shuffle` (32- and 64-bit), `nvgpu.mma.sync` (m16n8k16 f16/bf16,
-      m16n8k8 tf32, f32 accumulators) and `nvgpu.ldmatrix` act on the 32
-      lanes of a warp together, with the PTX fragment layouts;
+    * `gpu.shuffle` (32- and 64-bit), `nvgpu.mma.sync` and `nvvm.mma.sync`
+      (m16n8k16 f16/bf16, m16n8k8 tf32, f32 accumulators) and
+      `nvgpu.ldmatrix` act on the 32 lanes of a warp together, with the PTX
+      fragment layouts;
     * `nvgpu.device_async_copy` (with or without `srcElements`) lands its
       data only at the `nvgpu.device_async_wait` that completes its group;
       the tokens may pass through `scf` loops and ifs.
