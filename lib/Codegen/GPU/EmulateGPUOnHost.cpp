@@ -267,6 +267,20 @@ std::string kernelName(gpu::LaunchOp launch, unsigned index) {
   return (func.getName() + "_kernel" + Twine(index)).str();
 }
 
+/// The runtime's functions are declared by the pass, with their own
+/// signatures; a symbol of the module already using one of their names
+/// would clash with them, so it is reported rather than reused.
+LogicalResult checkRuntimeNamesFree(ModuleOp module) {
+  for (Operation &op : module.getBody()->getOperations()) {
+    auto symbol = dyn_cast<SymbolOpInterface>(op);
+    if (symbol && symbol.getName().starts_with("ropeGpuEmu"))
+      return op.emitOpError("is named '")
+             << symbol.getName()
+             << "', a name the GPU emulator's runtime reserves";
+  }
+  return success();
+}
+
 /// gpu.alloc / gpu.dealloc / gpu.memcpy / gpu.memset on host memory.
 void replaceMemoryOp(Operation *op) {
   OpBuilder b(op);
@@ -298,6 +312,8 @@ struct RopeEmulateGPUOnHostPass
         memoryOps.push_back(op);
       return WalkResult::advance();
     });
+    if (!launches.empty() && failed(checkRuntimeNamesFree(module)))
+      return signalPassFailure();
     LLVMTypeConverter converter(&getContext());
     RuntimeCalls rt(module);
     for (auto [index, launch] : llvm::enumerate(launches)) {

@@ -53,6 +53,9 @@ Value RuntimeCalls::call(OpBuilder &b, Location loc, StringRef name,
   Type resultType = result ? result : LLVM::LLVMVoidType::get(b.getContext());
   FailureOr<LLVM::LLVMFuncOp> fn =
       LLVM::lookupOrCreateFn(b, module, name, types, resultType);
+  // The pass checked that no symbol of the module takes a runtime name
+  // (checkRuntimeNamesFree): every declaration is this pass's own, made with
+  // the one signature all calls of that function use.
   assert(succeeded(fn) && "runtime function declared with another type");
   auto call = LLVM::CallOp::create(b, loc, *fn, operands);
   return result ? call.getResult() : Value();
@@ -216,23 +219,40 @@ FailureOr<int32_t> mmaShapeCode(nvgpu::MmaSyncOp op) {
                         "f16/bf16 and m16n8k8 tf32 can, with f32 accumulators)");
 }
 
+/// The fragment buffers of a kernel's mma.sync ops (A, B, C and D, 16 bytes
+/// each on the thread's stack). A thread runs one mma.sync at a time, so
+/// every mma.sync of the kernel, nvgpu's or nvvm's, shares them.
+struct MmaBuffers {
+  Value a, b, c, d;
+
+  static MmaBuffers create(LLVM::LLVMFuncOp kernel) {
+    return {entryBuffer(kernel, 16), entryBuffer(kernel, 16),
+            entryBuffer(kernel, 16), entryBuffer(kernel, 16)};
+  }
+
+  /// The runtime's mma.sync of shape `code` on the stored A, B and C; D
+  /// lands in `d`.
+  void call(OpBuilder &builder, Location loc, int32_t code,
+            RuntimeCalls &rt) const {
+    rt.call(builder, loc, "ropeGpuEmuMmaSync",
+            {RuntimeCalls::i32(builder, loc, code), a, b, c, d});
+  }
+};
+
 LogicalResult rewriteMma(OpBuilder &b, nvgpu::MmaSyncOp op,
-                         LLVM::LLVMFuncOp kernel, RuntimeCalls &rt) {
+                         const MmaBuffers &buffers, RuntimeCalls &rt) {
   FailureOr<int32_t> code = mmaShapeCode(op);
   if (failed(code))
     return failure();
   if (!op.getMatrixC().getType().getElementType().isF32())
     return op.emitOpError("with a non-f32 accumulator cannot be emulated");
   Location loc = op.getLoc();
-  Value a = entryBuffer(kernel, 16), bBuf = entryBuffer(kernel, 16);
-  Value c = entryBuffer(kernel, 16), d = entryBuffer(kernel, 16);
-  storeVector(b, loc, op.getMatrixA(), a);
-  storeVector(b, loc, op.getMatrixB(), bBuf);
-  storeVector(b, loc, op.getMatrixC(), c);
-  rt.call(b, loc, "ropeGpuEmuMmaSync",
-          {RuntimeCalls::i32(b, loc, *code), a, bBuf, c, d});
+  storeVector(b, loc, op.getMatrixA(), buffers.a);
+  storeVector(b, loc, op.getMatrixB(), buffers.b);
+  storeVector(b, loc, op.getMatrixC(), buffers.c);
+  buffers.call(b, loc, *code, rt);
   op.replaceAllUsesWith(
-      loadVector(b, loc, cast<VectorType>(op.getType()), d));
+      loadVector(b, loc, cast<VectorType>(op.getType()), buffers.d));
   return success();
 }
 
@@ -276,7 +296,7 @@ void storeRegisters(OpBuilder &b, Location loc, ValueRange registers,
 /// nvvm.mma.sync: its register lists to the runtime, the four f32 of D back
 /// as the op's result struct.
 LogicalResult rewriteNvvmMma(OpBuilder &b, NVVM::MmaOp op,
-                             LLVM::LLVMFuncOp kernel, RuntimeCalls &rt) {
+                             const MmaBuffers &buffers, RuntimeCalls &rt) {
   FailureOr<int32_t> code = nvvmMmaShapeCode(op);
   if (failed(code))
     return failure();
@@ -287,17 +307,14 @@ LogicalResult rewriteNvvmMma(OpBuilder &b, NVVM::MmaOp op,
       result.getBody().size() != 4 || !llvm::all_of(result.getBody(), isF32))
     return op.emitOpError("without four f32 accumulators cannot be emulated");
   Location loc = op.getLoc();
-  Value a = entryBuffer(kernel, 16), bBuf = entryBuffer(kernel, 16);
-  Value c = entryBuffer(kernel, 16), d = entryBuffer(kernel, 16);
-  storeRegisters(b, loc, op.getOperandA(), a);
-  storeRegisters(b, loc, op.getOperandB(), bBuf);
-  storeRegisters(b, loc, op.getOperandC(), c);
-  rt.call(b, loc, "ropeGpuEmuMmaSync",
-          {RuntimeCalls::i32(b, loc, *code), a, bBuf, c, d});
+  storeRegisters(b, loc, op.getOperandA(), buffers.a);
+  storeRegisters(b, loc, op.getOperandB(), buffers.b);
+  storeRegisters(b, loc, op.getOperandC(), buffers.c);
+  buffers.call(b, loc, *code, rt);
   auto ptr = LLVM::LLVMPointerType::get(b.getContext());
   Value value = LLVM::PoisonOp::create(b, loc, result);
   for (int64_t i = 0; i < 4; ++i) {
-    Value slot = LLVM::GEPOp::create(b, loc, ptr, b.getF32Type(), d,
+    Value slot = LLVM::GEPOp::create(b, loc, ptr, b.getF32Type(), buffers.d,
                                      ArrayRef<LLVM::GEPArg>{int32_t(i)});
     Value element = LLVM::LoadOp::create(b, loc, b.getF32Type(), slot);
     value = LLVM::InsertValueOp::create(b, loc, value, element,
@@ -307,13 +324,14 @@ LogicalResult rewriteNvvmMma(OpBuilder &b, NVVM::MmaOp op,
   return success();
 }
 
-LogicalResult rewriteLdmatrix(OpBuilder &b, nvgpu::LdMatrixOp op,
-                              LLVM::LLVMFuncOp kernel, RuntimeCalls &rt) {
+/// `out`: the 16 bytes the registers land in, shared by the kernel's
+/// ldmatrix ops.
+LogicalResult rewriteLdmatrix(OpBuilder &b, nvgpu::LdMatrixOp op, Value out,
+                              RuntimeCalls &rt) {
   auto type = cast<VectorType>(op.getType());
   if (type.getElementTypeBitWidth() != 16)
     return op.emitOpError("of non-16-bit elements cannot be emulated");
   Location loc = op.getLoc();
-  Value out = entryBuffer(kernel, 16);
   Value row = elementAddress(b, loc, op.getSrcMemref(), op.getIndices());
   rt.call(b, loc, "ropeGpuEmuLdmatrix",
           {row, RuntimeCalls::i32(b, loc, op.getNumTiles()),
@@ -397,8 +415,8 @@ LogicalResult dropAsyncTokens(LLVM::LLVMFuncOp kernel,
 }
 
 /// Rewrites the GPU ops of one kernel, with what they share: the buffer
-/// that receives the shuffles' validity, the barrier numbers, and the
-/// cp.async token ops, erased last.
+/// that receives the shuffles' validity, the mma.sync and ldmatrix
+/// register buffers, the barrier numbers, and the cp.async token ops, erased last.
 struct KernelRewriter {
   KernelRewriter(LLVM::LLVMFuncOp kernel, RuntimeCalls &rt)
       : kernel(kernel), rt(rt) {}
@@ -406,6 +424,8 @@ struct KernelRewriter {
   LLVM::LLVMFuncOp kernel;
   RuntimeCalls &rt;
   Value validBuffer;
+  std::optional<MmaBuffers> mmaBuffers;
+  Value ldmatrixBuffer;
   /// Each gpu.barrier op gets its own number, so that threads of a block
   /// waiting at different barriers (e.g. one in each branch of an if) are
   /// a divergent barrier rather than a release (ropeGpuEmuBarrierSite).
@@ -434,12 +454,17 @@ LogicalResult KernelRewriter::rewrite(OpBuilder &b, Operation *op) {
       validBuffer = entryBuffer(kernel, 1);
     return rewriteShuffle(b, shuffle, validBuffer, rt);
   }
+  if (isa<nvgpu::MmaSyncOp, NVVM::MmaOp>(op) && !mmaBuffers)
+    mmaBuffers = MmaBuffers::create(kernel);
   if (auto mma = dyn_cast<nvgpu::MmaSyncOp>(op))
-    return rewriteMma(b, mma, kernel, rt);
+    return rewriteMma(b, mma, *mmaBuffers, rt);
   if (auto mma = dyn_cast<NVVM::MmaOp>(op))
-    return rewriteNvvmMma(b, mma, kernel, rt);
-  if (auto load = dyn_cast<nvgpu::LdMatrixOp>(op))
-    return rewriteLdmatrix(b, load, kernel, rt);
+    return rewriteNvvmMma(b, mma, *mmaBuffers, rt);
+  if (auto load = dyn_cast<nvgpu::LdMatrixOp>(op)) {
+    if (!ldmatrixBuffer)
+      ldmatrixBuffer = entryBuffer(kernel, 16);
+    return rewriteLdmatrix(b, load, ldmatrixBuffer, rt);
+  }
   if (isa<nvgpu::DeviceAsyncCopyOp, nvgpu::DeviceAsyncCreateGroupOp,
           nvgpu::DeviceAsyncWaitOp>(op))
     return rewriteAsync(b, op);

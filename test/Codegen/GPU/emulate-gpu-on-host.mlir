@@ -298,6 +298,22 @@ func.func @dynamic_shared(%n: i32) {
 
 // -----
 
+// The runtime's names are the pass's to declare.
+// expected-error @+1 {{'llvm.func' op is named 'ropeGpuEmuBarrierSite', a name the GPU emulator's runtime reserves}}
+llvm.func @ropeGpuEmuBarrierSite(i32)
+
+func.func @reserved_name() {
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    gpu.barrier
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
 // m16n8k8 with f16 inputs is a PTX shape the emulator does not run.
 func.func @nvvm_mma_shape(%a: vector<2xf16>, %c: f32) {
   %c1 = arith.constant 1 : index
