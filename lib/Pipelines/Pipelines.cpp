@@ -112,12 +112,22 @@ void mlir::rope::buildHostLoopsToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
 }
 
+/// mma.sync m16n8k16 with bf16 operands needs sm_80 (Ampere) or later.
+static bool hasTensorCoreMma(StringRef chip) {
+  unsigned version = 0;
+  return chip.consume_front("sm_") &&
+         !chip.take_while(llvm::isDigit).getAsInteger(10, version) &&
+         version >= 80;
+}
+
 void mlir::rope::buildGPUMappingPipeline(OpPassManager &pm,
                                          const LowerToNVVMOptions &options) {
   if (options.runtimeChecks)
     pm.addPass(createRopeInsertRuntimeChecks());
   if (options.foldRotation)
     pm.addPass(createRopeFoldRotationIntoQK());
+  if (options.tensorCores && hasTensorCoreMma(options.chip))
+    pm.addPass(rope::createRopeAttentionToTensorCores());
   if (options.streamAttention)
     pm.addPass(createRopeDecomposeAttentionRows());
   addRopeToLinalgPasses(pm);

@@ -109,6 +109,13 @@ struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
       llvm::cl::desc("Fold rope.rotate of Q and K into the attention that "
                      "consumes them (--rope-fold-rotation-into-qk)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> tensorCores{
+      *this, "tensor-cores",
+      llvm::cl::desc("Attention with f16/bf16 operands as one "
+                     "FlashAttention-2-style kernel on tensor cores "
+                     "(--rope-attention-to-tensor-cores, sm_80 and later); "
+                     "what it does not take goes on to the other lowerings"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> streamAttention{
       *this, "stream-attention",
       llvm::cl::desc("One thread per query row running the key loop of "

@@ -466,7 +466,8 @@ LogicalResult KernelRewriter::rewrite(OpBuilder &b, Operation *op) {
     return rewriteLdmatrix(b, load, ldmatrixBuffer, rt);
   }
   if (isa<nvgpu::DeviceAsyncCopyOp, nvgpu::DeviceAsyncCreateGroupOp,
-          nvgpu::DeviceAsyncWaitOp>(op))
+          nvgpu::DeviceAsyncWaitOp, NVVM::CpAsyncCommitGroupOp,
+          NVVM::CpAsyncWaitGroupOp>(op))
     return rewriteAsync(b, op);
   return op->emitOpError("cannot be emulated on the host");
 }
@@ -479,6 +480,12 @@ LogicalResult KernelRewriter::rewriteAsync(OpBuilder &b, Operation *op) {
   if (auto wait = dyn_cast<nvgpu::DeviceAsyncWaitOp>(op)) {
     rt.call(b, loc, "ropeGpuEmuAsyncWait",
             {RuntimeCalls::i32(b, loc, wait.getNumGroups().value_or(0))});
+    return success();
+  }
+  // The token-free NVVM forms (cp.async.wait_group N, commit_group).
+  if (auto wait = dyn_cast<NVVM::CpAsyncWaitGroupOp>(op)) {
+    rt.call(b, loc, "ropeGpuEmuAsyncWait",
+            {RuntimeCalls::i32(b, loc, wait.getN())});
     return success();
   }
   if (auto copy = dyn_cast<nvgpu::DeviceAsyncCopyOp>(op))

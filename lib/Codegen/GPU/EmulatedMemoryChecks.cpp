@@ -98,8 +98,11 @@ void checkBounds(OpBuilder &b, Location loc, const Access &access,
     Value extent = extentOf(b, loc, access.memref, dim);
     Value outside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
                                           index, extent);
-    int64_t size = dim < firstBlockDim ? 1 : access.shape[dim - firstBlockDim];
-    if (size > 1 || access.count) {
+    // Only the block's own dims extend past the index (a cp.async count
+    // is along the innermost one).
+    bool inBlock = dim >= firstBlockDim;
+    int64_t size = inBlock ? access.shape[dim - firstBlockDim] : 1;
+    if (inBlock && (size > 1 || access.count)) {
       Value count = access.count ? access.count
                                  : arith::ConstantIndexOp::create(b, loc, size);
       // index + count > extent: the block's last element is outside

@@ -45,6 +45,57 @@ def RopeCheckNVVMTarget : Pass<"rope-check-nvvm-target", "::mlir::ModuleOp"> {
   ];
 }
 
+def RopeAttentionToTensorCores : Pass<"rope-attention-to-tensor-cores"> {
+  let summary = "Attention as one FlashAttention-2-style tensor-core kernel "
+                "(f16/bf16, sm_80+)";
+  let description = [{
+    The tensor-core configuration of attention on NVIDIA GPUs. Each
+    `rope.attention` the kernel takes becomes `rope.online_attention` (from
+    the empty state) and its normalisation; the online op then becomes one
+    `gpu.launch` over buffers of its operands (`bufferization.to_buffer`),
+    its results fresh buffers:
+    * a block of 4 warps per (batch, query head, 64 query rows), each warp
+      16 rows held in `mma.sync` m16n8k16 fragments; Q is loaded once into
+      registers and, with a `rotary` spec or tables, rotated there in f32;
+    * K and V tiles of 64 keys in swizzled shared memory, copied by
+      `cp.async` (`nvgpu.device_async_copy`, keys past the end zero-filled);
+      K's rotated chunks go through registers (load, rotate in f32, store);
+      while Q·Kᵀ runs on one tile the copy of the other operand is in
+      flight;
+    * Q·Kᵀ and P·V by `nvvm.mma.sync` (f16 or bf16 operands, f32
+      accumulators), B fragments by `nvgpu.ldmatrix` (transposed for V);
+    * the online softmax in registers: scale (and soft-cap) folded into the
+      logits in log2 units, `exp2`, row max and sum over the lane quad by
+      shuffles; P is the score accumulators, rounded, as the A operand of
+      P·V;
+    * with the default positions, key tiles that causal or window rules hide
+      from a whole query tile are not visited (loop bounds) and only tiles
+      that straddle a rule or the end of the keys are masked; explicit
+      positions are read and every tile masked;
+    * GQA by the kv head of the query head; sinks through the initial state.
+
+    Taken: Q, K, V all f16 or all bf16, static D = Dv a multiple of 16 up to
+    128, no mask, ALiBi or T5 bias operand, rotated dims on 8-element chunks
+    (a multiple of 32 for the half layout, 16 interleaved). Anything else is
+    left to the other lowerings of attention.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::rope::RopeDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 def RopePrivatizeThreadBuffers
     : Pass<"rope-privatize-thread-buffers", "::mlir::func::FuncOp"> {
   let summary = "Give each GPU thread its own temporaries (memref.alloca)";

@@ -1,0 +1,54 @@
+//===- TensorCoreAttention.h - attention on tensor cores --------*- C++ -*-===//
+//
+// The tensor-core configuration of rope.online_attention on NVIDIA GPUs
+// (sm_80 and later), in the style of FlashAttention-2: one block of four
+// warps per (batch, query head, 64 query rows), each warp 16 rows; K and V
+// tiles of 64 keys staged in swizzled shared memory by cp.async (K rotated
+// in f32 on the way when the op rotates it), read with ldmatrix (V
+// transposed); Q·Kᵀ and P·V as mma.sync m16n8k16 with f32 accumulators; the
+// online softmax in registers (quad shuffles, exp2 with the scale folded
+// in), P taken from the score accumulators as the A operand of P·V. Every
+// rule that decides a logit or a key's visibility is the op's own
+// (AttentionRules), so the kernel computes exactly the op.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROPE_CODEGEN_GPU_TENSORCOREATTENTION_H
+#define ROPE_CODEGEN_GPU_TENSORCOREATTENTION_H
+
+#include "rope/Dialect/Rope/IR/RopeOps.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include <string>
+
+namespace mlir::rope::nvidia {
+
+/// The kernel's fixed tiling.
+struct TensorCoreAttentionTiles {
+  static constexpr int64_t kWarps = 4;
+  static constexpr int64_t kQueryRows = 16 * kWarps; // per block
+  static constexpr int64_t kKeys = 64;               // per key tile
+  static constexpr int64_t kMaxHeadDim = 128;        // registers: Q, O, S
+};
+
+/// Why `op` cannot run as the tensor-core kernel ("" when it can): f16 or
+/// bf16 Q, K and V, a static head dim D = Dv that is a multiple of 16 up to
+/// 128, no mask, ALiBi or T5 bias operand, the accumulator starting at zero,
+/// and rotated dims that fall on whole 8-element chunks.
+std::string whyNotTensorCoreAttention(AttentionOp op);
+std::string whyNotTensorCoreAttention(OnlineAttentionOp op);
+
+/// Replaces `op` (which whyNotTensorCoreAttention accepts) with the kernel: a
+/// gpu.launch over buffers of its operands, its three results
+/// bufferization.to_tensor of fresh buffers. `affinePositions`: the op's
+/// positions are the default ones (keys at 0..Sk−1, queries at
+/// Sk−Sq..Sk−1), so the kernel computes them and skips, by its loop bounds,
+/// the key tiles that causal or window rules hide from a whole query tile;
+/// otherwise it reads them and masks every tile.
+LogicalResult replaceWithTensorCoreAttention(RewriterBase &rewriter,
+                                             OnlineAttentionOp op,
+                                             bool affinePositions);
+
+} // namespace mlir::rope::nvidia
+
+#endif // ROPE_CODEGEN_GPU_TENSORCOREATTENTION_H

@@ -1,0 +1,968 @@
+//===- TensorCoreAttention.cpp - attention on tensor cores ----------------===//
+//
+// rope.online_attention as one FlashAttention-2-style kernel (see the
+// header). Per block: 4 warps, 64 query rows, its query head and batch; per
+// warp 16 rows, which the mma.sync m16n8k16 fragments spread over the lanes:
+// lane = 4·group + quad holds rows group and group + 8, and in each 8-wide
+// column tile the columns 2·quad and 2·quad + 1. The key loop runs over 64-key
+// tiles in the order
+//
+//   wait K(j); barrier; issue V(j); S = Q·K(j)ᵀ; softmax step (O *= c);
+//   wait V(j); barrier; issue K(j+1); O += P·V(j)
+//
+// so each tile's copy overlaps the other operand's math (the two shared
+// buffers double-buffer each other, as in FlashAttention-2).
+//
+// Shared tiles are [64][Dp] (Dp: D rounded up to a power of two) with the
+// 16-byte chunk c of row r stored at chunk c ^ (r mod min(8, Dp/8)): the
+// eight rows one ldmatrix phase reads then fall on distinct banks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rope/Codegen/GPU/TensorCoreAttention.h"
+#include "rope/Dialect/Rope/IR/AttentionRules.h"
+#include "rope/Dialect/Rope/IR/LinalgBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::rope;
+using Tiles = nvidia::TensorCoreAttentionTiles;
+
+namespace {
+
+constexpr int64_t kThreads = 32 * Tiles::kWarps;
+constexpr double kLog2E = 1.4426950408889634;
+constexpr double kLn2 = 0.6931471805599453;
+
+//===----------------------------------------------------------------------===//
+// What the kernel accepts
+//===----------------------------------------------------------------------===//
+
+std::string whyNotElements(Type q, Type k, Type v) {
+  if (q != k || q != v || !(q.isF16() || q.isBF16()))
+    return "Q, K and V are not all f16 or all bf16";
+  return "";
+}
+
+std::string whyNotHeadDim(int64_t d, int64_t dv) {
+  if (ShapedType::isDynamic(d) || d != dv)
+    return "the head dims of Q and V are not one static D";
+  if (d % 16 != 0 || d < 16 || d > Tiles::kMaxHeadDim)
+    return "D is not a multiple of 16 in [16, " +
+           std::to_string(Tiles::kMaxHeadDim) + "]";
+  return "";
+}
+
+/// Rotated dims must cover whole 16-byte chunks, and (half layout) a pair's
+/// members must sit in the same lane's fragment registers.
+std::string whyNotRotation(lowering::RotaryDims dims) {
+  if (dims.offset % 8 != 0)
+    return "the rotated dims do not start on an 8-element chunk";
+  if (dims.layout == RotaryLayout::half ? dims.dims % 32 != 0
+                                        : dims.dims % 16 != 0)
+    return "the rotary dims are not a multiple of 32 (half) or 16 "
+           "(interleaved)";
+  return "";
+}
+
+bool isZeroFill(Value init) {
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  return fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
+}
+
+//===----------------------------------------------------------------------===//
+// The kernel's configuration and operands
+//===----------------------------------------------------------------------===//
+
+struct KernelConfig {
+  Type element;
+  int64_t headDim = 0, paddedDim = 0;
+  double scale = 1.0;
+  std::optional<double> softcap;
+  bool causal = false;
+  std::optional<int64_t> window;
+  bool affinePositions = true;
+  lowering::RotaryDims rotary{0, 0, RotaryLayout::half};
+  bool rotateQuery = false, rotateKey = false;
+};
+
+/// Buffers the kernel reads and writes (null where the op has none).
+struct KernelBuffers {
+  Value q, k, v, qPos, kPos, qCos, qSin, kCos, kSin, mInit, lInit;
+  Value acc, m, l;
+};
+
+/// Per-thread registers of a warp's 16 rows: 4 f32 per 8-column tile.
+using Accumulators = SmallVector<Value>;
+
+//===----------------------------------------------------------------------===//
+// The kernel body
+//===----------------------------------------------------------------------===//
+
+class AttentionKernel {
+public:
+  AttentionKernel(OpBuilder &b, Location loc, const KernelConfig &cfg,
+                  const KernelBuffers &buf, gpu::LaunchOp launch)
+      : b(b), loc(loc), cfg(cfg), buf(buf), launch(launch) {}
+
+  void build();
+
+private:
+  // Small arithmetic.
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t y) { return y == 0 ? x : add(x, idx(y)); }
+  Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, loc, x, idx(y)); }
+  Value div(Value x, int64_t y) { return arith::DivUIOp::create(b, loc, x, idx(y)); }
+  Value rem(Value x, int64_t y) { return arith::RemUIOp::create(b, loc, x, idx(y)); }
+  Value minIdx(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value maxIdx(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, p, x, y);
+  }
+  Value toI64(Value index) {
+    return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+  }
+  Value extract(Value vec, int64_t i) {
+    return vector::ExtractOp::create(b, loc, vec, ArrayRef<int64_t>{i});
+  }
+
+  void computeIds();
+  Value swizzled(Value row, Value chunk);
+  Value lastRow(Value extent) { return maxIdx(add(extent, -1), idx(0)); }
+  Value tableAt(Value table, Value row, Value col, int64_t width);
+  Value positionOf(Value positions, Value row);
+
+  // Q in registers.
+  SmallVector<Value> loadQueryFragments();
+  void rotateQueryFragments(SmallVectorImpl<Value> &x, Value rowLo, Value rowHi);
+
+  // Staging of K and V tiles.
+  void stageValueTile(Value tile);
+  void stageKeyTile(Value tile);
+  void copyChunksAsync(Value src, Value dst, Value tile, int64_t chunksPerRow,
+                       function_ref<Value(Value)> chunkOf);
+  void stageRotatedHalfKeys(Value tile);
+  void stageRotatedInterleavedKeys(Value tile);
+  Value clampedKey(Value tile, Value row);
+  void commit() { NVVM::CpAsyncCommitGroupOp::create(b, loc); }
+  void waitAll() { NVVM::CpAsyncWaitGroupOp::create(b, loc, 0); }
+  void barrier() { gpu::BarrierOp::create(b, loc); }
+
+  // Math.
+  Accumulators mma(ArrayRef<Value> a, Value b0, Value b1, ArrayRef<Value> c);
+  Accumulators computeScores(ArrayRef<Value> query);
+  Accumulators logits(Accumulators s, Value tile);
+  Accumulators maskTile(Accumulators x, Value tile);
+  Value quadReduce(Value v, bool isMax);
+  void accumulateValues(ArrayRef<Value> p, Accumulators &o);
+
+  // Loop.
+  std::pair<Value, Value> keyTileRange();
+  Value tileNeedsMask(Value tile);
+  void buildKeyLoop(ArrayRef<Value> query);
+  void storeResults(ArrayRef<Value> o, Value mA, Value mB, Value lA, Value lB);
+
+  OpBuilder &b;
+  Location loc;
+  const KernelConfig &cfg;
+  const KernelBuffers &buf;
+  gpu::LaunchOp launch;
+
+  Value batch, kvHead, group, queryTile, tid, warp, lane, laneGroup, quad;
+  Value sq, sk, kSmem, vSmem, rowLo, rowHi;
+};
+
+void AttentionKernel::computeIds() {
+  gpu::KernelDim3 blockIds = launch.getBlockIds();
+  queryTile = blockIds.x;
+  batch = blockIds.z;
+  int64_t groups = cast<MemRefType>(buf.q.getType()).getDimSize(2);
+  Value g = ShapedType::isDynamic(groups)
+                ? memref::DimOp::create(b, loc, buf.q, 2).getResult()
+                : idx(groups);
+  kvHead = arith::DivUIOp::create(b, loc, blockIds.y, g);
+  group = arith::RemUIOp::create(b, loc, blockIds.y, g);
+  tid = launch.getThreadIds().x;
+  warp = div(tid, 32);
+  lane = rem(tid, 32);
+  laneGroup = div(lane, 4);
+  quad = rem(lane, 4);
+  sq = memref::DimOp::create(b, loc, buf.q, 3);
+  sk = memref::DimOp::create(b, loc, buf.k, 2);
+  kSmem = launch.getWorkgroupAttributions()[0];
+  vSmem = launch.getWorkgroupAttributions()[1];
+  rowLo = add(add(mul(queryTile, Tiles::kQueryRows), mul(warp, 16)), laneGroup);
+  rowHi = add(rowLo, 8);
+}
+
+Value AttentionKernel::swizzled(Value row, Value chunk) {
+  int64_t phases = std::min<int64_t>(8, cfg.paddedDim / 8);
+  Value x = arith::XOrIOp::create(b, loc, chunk, rem(row, phases));
+  return mul(x, 8);
+}
+
+/// A table is [S, w] or [B', S, w] (B' = 1 broadcasts); `width` elements
+/// from column `col` of row `row` (a scalar for 1, else a vector).
+Value AttentionKernel::tableAt(Value table, Value row, Value col, int64_t width) {
+  auto type = cast<MemRefType>(table.getType());
+  SmallVector<Value> indices;
+  if (type.getRank() == 3)
+    indices.push_back(type.getDimSize(0) == 1 ? idx(0) : batch);
+  indices.append({row, col});
+  if (width == 1)
+    return memref::LoadOp::create(b, loc, table, indices);
+  return vector::LoadOp::create(b, loc, VectorType::get({width}, b.getF32Type()),
+                                table, indices);
+}
+
+/// The i64 position of sequence index `row` (positions [S] or [B, S]).
+Value AttentionKernel::positionOf(Value positions, Value row) {
+  auto type = cast<MemRefType>(positions.getType());
+  SmallVector<Value> indices;
+  if (type.getRank() == 2)
+    indices.push_back(type.getDimSize(0) == 1 ? idx(0) : batch);
+  indices.push_back(row);
+  Value p = memref::LoadOp::create(b, loc, positions, indices);
+  if (p.getType() == b.getI64Type())
+    return p;
+  return arith::ExtSIOp::create(b, loc, b.getI64Type(), p);
+}
+
+//===----------------------------------------------------------------------===//
+// Q: loaded once into A fragments, rotated in f32 on the way
+//===----------------------------------------------------------------------===//
+
+/// Fragment register r of k-chunk c (index 4c + r) holds row r % 2 ? hi : lo
+/// and columns 16c + 8(r / 2) + 2·quad + {0, 1}.
+SmallVector<Value> AttentionKernel::loadQueryFragments() {
+  Value lo = minIdx(rowLo, lastRow(sq)), hi = minIdx(rowHi, lastRow(sq));
+  auto pairType = VectorType::get({2}, cfg.element);
+  SmallVector<Value> pairs;
+  for (int64_t c = 0; c < cfg.headDim / 16; ++c)
+    for (int64_t r = 0; r < 4; ++r) {
+      Value col = add(mul(quad, 2), 16 * c + 8 * (r / 2));
+      pairs.push_back(vector::LoadOp::create(
+          b, loc, pairType, buf.q,
+          ValueRange{batch, kvHead, group, r % 2 ? hi : lo, col}));
+    }
+  if (!cfg.rotateQuery)
+    return pairs;
+  // Rotate element by element in f32, then round once to the element type.
+  SmallVector<Value> x;
+  auto f32Pair = VectorType::get({2}, b.getF32Type());
+  for (Value p : pairs) {
+    Value wide = arith::ExtFOp::create(b, loc, f32Pair, p);
+    x.append({extract(wide, 0), extract(wide, 1)});
+  }
+  rotateQueryFragments(x, lo, hi);
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    Value packed = vector::FromElementsOp::create(
+        b, loc, f32Pair, ValueRange{x[2 * i], x[2 * i + 1]});
+    pairs[i] = arith::TruncFOp::create(b, loc, pairType, packed);
+  }
+  return pairs;
+}
+
+/// x: two f32 per fragment register (see loadQueryFragments). A half-layout
+/// pair (i, i + r/2) lies in registers r/32 k-chunks apart in one lane; an
+/// interleaved pair is one register.
+void AttentionKernel::rotateQueryFragments(SmallVectorImpl<Value> &x, Value lo,
+                                           Value hi) {
+  const lowering::RotaryDims &rot = cfg.rotary;
+  bool half = rot.layout == RotaryLayout::half;
+  int64_t h = rot.dims / 2;
+  int64_t width = cast<MemRefType>(buf.qCos.getType()).getShape().back();
+  bool perPair = width == h;
+  for (int64_t c = 0; c < cfg.headDim / 16; ++c)
+    for (int64_t r = 0; r < 4; ++r) {
+      int64_t base = 16 * c + 8 * (r / 2);
+      if (base < rot.offset || base >= rot.offset + (half ? h : rot.dims))
+        continue;
+      Value row = r % 2 ? hi : lo;
+      for (int64_t e = 0; e < (half ? 2 : 1); ++e) {
+        // Pair index and the flat positions of its two members in x.
+        Value pair = half ? add(mul(quad, 2), base - rot.offset + e)
+                          : add(quad, (base - rot.offset) / 2);
+        int64_t first = 2 * (4 * c + r) + e;
+        int64_t second = half ? 2 * (4 * (c + h / 16) + r) + e : first + 1;
+        Value col0 = pair, col1 = pair;
+        if (!perPair) {
+          col0 = half ? pair : mul(pair, 2);
+          col1 = half ? add(pair, h) : add(col0, 1);
+        }
+        auto [r0, unused0] = lowering::buildPairRotation(
+            b, loc, x[first], x[second], tableAt(buf.qCos, row, col0, 1),
+            tableAt(buf.qSin, row, col0, 1));
+        auto [unused1, r1] = lowering::buildPairRotation(
+            b, loc, x[first], x[second], tableAt(buf.qCos, row, col1, 1),
+            tableAt(buf.qSin, row, col1, 1));
+        x[first] = r0;
+        x[second] = r1;
+      }
+    }
+}
+
+//===----------------------------------------------------------------------===//
+// K and V tiles into shared memory
+//===----------------------------------------------------------------------===//
+
+Value AttentionKernel::clampedKey(Value tile, Value row) {
+  return minIdx(add(mul(tile, Tiles::kKeys), row), lastRow(sk));
+}
+
+/// cp.async of 16-byte chunks of a [64][D] tile: `chunksPerRow` per row, the
+/// row's chunk u mapped to the tile's chunk chunkOf(u); keys past Sk are
+/// zero-filled. The chunks divide evenly among the threads (a multiple of 2
+/// per row), so there is no tail.
+void AttentionKernel::copyChunksAsync(Value src, Value dst, Value tile,
+                                      int64_t chunksPerRow,
+                                      function_ref<Value(Value)> chunkOf) {
+  int64_t perThread = Tiles::kKeys * chunksPerRow / kThreads;
+  for (int64_t i = 0; i < perThread; ++i) {
+    Value unit = add(tid, i * kThreads);
+    Value row = div(unit, chunksPerRow);
+    Value chunk = chunkOf(rem(unit, chunksPerRow));
+    Value key = add(mul(tile, Tiles::kKeys), row);
+    Value inside = cmp(arith::CmpIPredicate::slt, key, sk);
+    Value srcElements = arith::SelectOp::create(b, loc, inside, idx(8), idx(0));
+    nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst,
+        ValueRange{row, swizzled(row, chunk)}, src,
+        ValueRange{batch, kvHead, clampedKey(tile, row), mul(chunk, 8)},
+        b.getIndexAttr(8), srcElements, b.getUnitAttr());
+  }
+}
+
+void AttentionKernel::stageValueTile(Value tile) {
+  copyChunksAsync(buf.v, vSmem, tile, cfg.headDim / 8,
+                  [](Value u) { return u; });
+  commit();
+}
+
+void AttentionKernel::stageKeyTile(Value tile) {
+  if (!cfg.rotateKey) {
+    copyChunksAsync(buf.k, kSmem, tile, cfg.headDim / 8,
+                    [](Value u) { return u; });
+    commit();
+    return;
+  }
+  // Chunks outside the rotated range still go by cp.async.
+  const lowering::RotaryDims &rot = cfg.rotary;
+  int64_t plain = (cfg.headDim - rot.dims) / 8;
+  if (plain > 0)
+    copyChunksAsync(buf.k, kSmem, tile, plain, [&](Value u) {
+      Value below = cmp(arith::CmpIPredicate::ult, u, idx(rot.offset / 8));
+      return arith::SelectOp::create(b, loc, below, u, add(u, rot.dims / 8))
+          .getResult();
+    });
+  commit();
+  if (rot.layout == RotaryLayout::half)
+    stageRotatedHalfKeys(tile);
+  else
+    stageRotatedInterleavedKeys(tile);
+}
+
+/// Half layout: a unit is chunk c of the first half and chunk c + r/16 of
+/// the second, loaded to registers, rotated in f32 as vectors of 8 pairs,
+/// rounded and stored.
+void AttentionKernel::stageRotatedHalfKeys(Value tile) {
+  const lowering::RotaryDims &rot = cfg.rotary;
+  int64_t h = rot.dims / 2, units = h / 8;
+  int64_t width = cast<MemRefType>(buf.kCos.getType()).getShape().back();
+  auto chunkType = VectorType::get({8}, cfg.element);
+  auto wideType = VectorType::get({8}, b.getF32Type());
+  for (int64_t i = 0; i < Tiles::kKeys * units / kThreads; ++i) {
+    Value unit = add(tid, i * kThreads);
+    Value row = div(unit, units), u = rem(unit, units);
+    Value key = clampedKey(tile, row);
+    Value c0 = add(u, rot.offset / 8), c1 = add(c0, h / 8);
+    auto load = [&](Value chunk) {
+      Value x = vector::LoadOp::create(b, loc, chunkType, buf.k,
+                                       ValueRange{batch, kvHead, key, mul(chunk, 8)});
+      return arith::ExtFOp::create(b, loc, wideType, x).getResult();
+    };
+    Value a = load(c0), second = load(c1);
+    Value col0 = mul(u, 8), col1 = width == h ? col0 : add(col0, h);
+    auto [r0, unused0] = lowering::buildPairRotation(
+        b, loc, a, second, tableAt(buf.kCos, key, col0, 8),
+        tableAt(buf.kSin, key, col0, 8));
+    auto [unused1, r1] = lowering::buildPairRotation(
+        b, loc, a, second, tableAt(buf.kCos, key, col1, 8),
+        tableAt(buf.kSin, key, col1, 8));
+    for (auto [chunk, value] : {std::pair{c0, r0}, std::pair{c1, r1}})
+      vector::StoreOp::create(b, loc,
+                              arith::TruncFOp::create(b, loc, chunkType, value),
+                              kSmem, ValueRange{row, swizzled(row, chunk)});
+  }
+}
+
+/// Interleaved layout: a unit is one chunk of four pairs, split into its
+/// even and odd members, rotated, and interleaved back.
+void AttentionKernel::stageRotatedInterleavedKeys(Value tile) {
+  const lowering::RotaryDims &rot = cfg.rotary;
+  int64_t units = rot.dims / 8;
+  int64_t width = cast<MemRefType>(buf.kCos.getType()).getShape().back();
+  bool perPair = width == rot.dims / 2;
+  auto chunkType = VectorType::get({8}, cfg.element);
+  auto wideType = VectorType::get({8}, b.getF32Type());
+  SmallVector<int64_t> evens{0, 2, 4, 6}, odds{1, 3, 5, 7};
+  auto members = [&](Value v) {
+    return std::pair<Value, Value>{
+        vector::ShuffleOp::create(b, loc, v, v, evens),
+        vector::ShuffleOp::create(b, loc, v, v, odds)};
+  };
+  for (int64_t i = 0; i < Tiles::kKeys * units / kThreads; ++i) {
+    Value unit = add(tid, i * kThreads);
+    Value row = div(unit, units), u = rem(unit, units);
+    Value key = clampedKey(tile, row);
+    Value chunk = add(u, rot.offset / 8);
+    Value raw = vector::LoadOp::create(
+        b, loc, chunkType, buf.k, ValueRange{batch, kvHead, key, mul(chunk, 8)});
+    Value x = arith::ExtFOp::create(b, loc, wideType, raw);
+    auto [even, odd] = members(x);
+    Value cos0, sin0, cos1, sin1;
+    if (perPair) {
+      cos0 = cos1 = tableAt(buf.kCos, key, mul(u, 4), 4);
+      sin0 = sin1 = tableAt(buf.kSin, key, mul(u, 4), 4);
+    } else {
+      std::tie(cos0, cos1) = members(tableAt(buf.kCos, key, mul(u, 8), 8));
+      std::tie(sin0, sin1) = members(tableAt(buf.kSin, key, mul(u, 8), 8));
+    }
+    auto [r0, unused0] = lowering::buildPairRotation(b, loc, even, odd, cos0, sin0);
+    auto [unused1, r1] = lowering::buildPairRotation(b, loc, even, odd, cos1, sin1);
+    Value merged = vector::ShuffleOp::create(b, loc, r0, r1,
+                                             ArrayRef<int64_t>{0, 4, 1, 5, 2, 6, 3, 7});
+    vector::StoreOp::create(b, loc, arith::TruncFOp::create(b, loc, chunkType, merged),
+                            kSmem, ValueRange{row, swizzled(row, chunk)});
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor-core math
+//===----------------------------------------------------------------------===//
+
+/// One mma.sync m16n8k16 (row.col, f32 accumulators): A as four pairs, B as
+/// two. bf16 pairs travel as the i32 registers PTX takes them in.
+Accumulators AttentionKernel::mma(ArrayRef<Value> a, Value b0, Value b1,
+                                  ArrayRef<Value> c) {
+  bool bf16 = cfg.element.isBF16();
+  auto reg = [&](Value pair) -> Value {
+    if (!bf16)
+      return pair;
+    return LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
+  };
+  SmallVector<Value> aRegs = llvm::map_to_vector(a, reg);
+  SmallVector<Value> bRegs{reg(b0), reg(b1)};
+  Type f32Type = b.getF32Type();
+  auto resultType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), {f32Type, f32Type, f32Type, f32Type});
+  NVVM::MMATypes type = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+  auto op = NVVM::MmaOp::create(
+      b, loc, resultType, aRegs, bRegs, c, ArrayRef<int64_t>{16, 8, 16},
+      std::nullopt, std::nullopt, std::array<NVVM::MMATypes, 2>{type, type},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
+  Accumulators d;
+  for (int64_t i = 0; i < 4; ++i)
+    d.push_back(LLVM::ExtractValueOp::create(b, loc, op.getRes(),
+                                            ArrayRef<int64_t>{i}));
+  return d;
+}
+
+/// S = Q·K(tile)ᵀ for the warp's 16 rows: 4 accumulators per 8-key tile.
+/// One ldmatrix.x4 gives the B fragments of two key tiles for one k-chunk:
+/// lanes 8m..8m+7 address rows of matrix m = (keys + 8·(m / 2), chunk + m % 2).
+Accumulators AttentionKernel::computeScores(ArrayRef<Value> query) {
+  Accumulators s(4 * Tiles::kKeys / 8, f32(0.0));
+  Value matrix = div(lane, 8);
+  Value rowInPair = add(mul(div(matrix, 2), 8), rem(lane, 8));
+  Value chunkInPair = rem(matrix, 2);
+  auto fragType = VectorType::get({4, 2}, cfg.element);
+  for (int64_t c = 0; c < cfg.headDim / 16; ++c)
+    for (int64_t np = 0; np < Tiles::kKeys / 16; ++np) {
+      Value row = add(rowInPair, 16 * np);
+      Value chunk = add(chunkInPair, 2 * c);
+      Value frag = nvgpu::LdMatrixOp::create(b, loc, fragType, kSmem,
+                                             ValueRange{row, swizzled(row, chunk)},
+                                             /*transpose=*/false, /*numTiles=*/4);
+      for (int64_t t = 0; t < 2; ++t) {
+        int64_t n = 2 * np + t;
+        Accumulators d = mma(query.slice(4 * c, 4), extract(frag, 2 * t),
+                             extract(frag, 2 * t + 1), ArrayRef(s).slice(4 * n, 4));
+        std::copy(d.begin(), d.end(), s.begin() + 4 * n);
+      }
+    }
+  return s;
+}
+
+/// The op's logit of each score in log2 units: scale (and soft-cap), then
+/// ·log2(e), so that exp2 gives the softmax's exp.
+Accumulators AttentionKernel::logits(Accumulators s, Value tile) {
+  for (Value &x : s) {
+    if (cfg.softcap) {
+      x = arith::MulFOp::create(b, loc, x, f32(cfg.scale));
+      x = attention::buildSoftcap(b, loc, x, *cfg.softcap);
+      x = arith::MulFOp::create(b, loc, x, f32(kLog2E));
+    } else {
+      x = arith::MulFOp::create(b, loc, x, f32(cfg.scale * kLog2E));
+    }
+  }
+  Value needed = tileNeedsMask(tile);
+  if (auto constant = getConstantIntValue(needed); constant && *constant == 0)
+    return s;
+  auto branch = scf::IfOp::create(b, loc, TypeRange(ValueRange(s)), needed,
+                                  /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(branch.thenBlock());
+  scf::YieldOp::create(b, loc, ValueRange(maskTile(s, tile)));
+  b.setInsertionPointToStart(branch.elseBlock());
+  scf::YieldOp::create(b, loc, ValueRange(s));
+  return Accumulators(branch.getResults());
+}
+
+/// −inf where a key is past Sk or not visible by the op's rules.
+Accumulators AttentionKernel::maskTile(Accumulators x, Value tile) {
+  Value qLo, qHi;
+  if (cfg.affinePositions) {
+    Value offset = arith::SubIOp::create(b, loc, sk, sq);
+    qLo = toI64(add(rowLo, offset));
+    qHi = toI64(add(rowHi, offset));
+  } else if (cfg.causal || cfg.window) {
+    qLo = positionOf(buf.qPos, minIdx(rowLo, lastRow(sq)));
+    qHi = positionOf(buf.qPos, minIdx(rowHi, lastRow(sq)));
+  }
+  for (int64_t n = 0; n < Tiles::kKeys / 8; ++n)
+    for (int64_t e = 0; e < 2; ++e) {
+      Value key = add(add(mul(tile, Tiles::kKeys), mul(quad, 2)), 8 * n + e);
+      Value inside = cmp(arith::CmpIPredicate::slt, key, sk);
+      Value pk;
+      if (cfg.causal || cfg.window)
+        pk = cfg.affinePositions ? toI64(key)
+                                 : positionOf(buf.kPos, minIdx(key, lastRow(sk)));
+      for (int64_t r = 0; r < 2; ++r) {
+        Value visible = inside;
+        if (pk) {
+          Value pq = r ? qHi : qLo;
+          Value rule = attention::buildKeyVisibility(b, loc, pq, pq, pk, pk,
+                                                     cfg.causal, cfg.window);
+          visible = arith::AndIOp::create(b, loc, visible, rule);
+        }
+        Value &v = x[4 * n + 2 * r + e];
+        v = attention::dropInvisible(b, loc, v, visible);
+      }
+    }
+  return x;
+}
+
+/// The max or sum over the four lanes (quad) that share a row.
+Value AttentionKernel::quadReduce(Value v, bool isMax) {
+  for (int32_t offset : {1, 2}) {
+    Value other = gpu::ShuffleOp::create(b, loc, v, offset, 32,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    v = isMax ? arith::MaximumFOp::create(b, loc, v, other).getResult()
+              : arith::AddFOp::create(b, loc, v, other).getResult();
+  }
+  return v;
+}
+
+/// O += P·V(tile): P's A fragment for keys 16kk.. is the score accumulators
+/// of key tiles 2kk and 2kk + 1, rounded; V's B fragments come from
+/// ldmatrix.trans, lanes 8m..8m+7 addressing rows of matrix
+/// m = (keys + 8·(m % 2), chunk + m / 2).
+void AttentionKernel::accumulateValues(ArrayRef<Value> p, Accumulators &o) {
+  auto pairType = VectorType::get({2}, cfg.element);
+  auto f32Pair = VectorType::get({2}, b.getF32Type());
+  auto pack = [&](Value x, Value y) -> Value {
+    Value v = vector::FromElementsOp::create(b, loc, f32Pair, ValueRange{x, y});
+    return arith::TruncFOp::create(b, loc, pairType, v);
+  };
+  Value matrix = div(lane, 8);
+  Value rowInPair = add(mul(rem(matrix, 2), 8), rem(lane, 8));
+  Value chunkInPair = div(matrix, 2);
+  auto fragType = VectorType::get({4, 2}, cfg.element);
+  for (int64_t kk = 0; kk < Tiles::kKeys / 16; ++kk) {
+    ArrayRef<Value> lo = p.slice(8 * kk, 4), hi = p.slice(8 * kk + 4, 4);
+    SmallVector<Value> a{pack(lo[0], lo[1]), pack(lo[2], lo[3]),
+                         pack(hi[0], hi[1]), pack(hi[2], hi[3])};
+    Value row = add(rowInPair, 16 * kk);
+    for (int64_t dp = 0; dp < cfg.headDim / 16; ++dp) {
+      Value chunk = add(chunkInPair, 2 * dp);
+      Value frag = nvgpu::LdMatrixOp::create(b, loc, fragType, vSmem,
+                                             ValueRange{row, swizzled(row, chunk)},
+                                             /*transpose=*/true, /*numTiles=*/4);
+      for (int64_t t = 0; t < 2; ++t) {
+        int64_t n = 2 * dp + t;
+        Accumulators d = mma(a, extract(frag, 2 * t), extract(frag, 2 * t + 1),
+                             ArrayRef(o).slice(4 * n, 4));
+        std::copy(d.begin(), d.end(), o.begin() + 4 * n);
+      }
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// The key loop
+//===----------------------------------------------------------------------===//
+
+/// The key tiles the block's queries can see. With the default positions
+/// (query i at i + Sk − Sq, key j at j) causal ends the range after the
+/// block's last query and a window starts it at its first query's window;
+/// otherwise every tile is visited and masked.
+std::pair<Value, Value> AttentionKernel::keyTileRange() {
+  Value tiles = div(add(sk, Tiles::kKeys - 1), Tiles::kKeys);
+  if (!cfg.affinePositions || !(cfg.causal || cfg.window))
+    return {idx(0), tiles};
+  Value offset = arith::SubIOp::create(b, loc, sk, sq);
+  Value firstRow = mul(queryTile, Tiles::kQueryRows);
+  Value first = add(firstRow, offset);
+  Value last = add(minIdx(add(firstRow, Tiles::kQueryRows - 1), lastRow(sq)),
+                   offset);
+  Value end = tiles;
+  if (cfg.causal) {
+    // Keys 0..last: ceil((last + 1) / 64) tiles (none when last < 0).
+    Value count = maxIdx(add(last, 1), idx(0));
+    end = minIdx(tiles, div(add(count, Tiles::kKeys - 1), Tiles::kKeys));
+  }
+  Value begin = idx(0);
+  if (cfg.window) {
+    Value earliest = maxIdx(add(first, 1 - *cfg.window), idx(0));
+    begin = minIdx(div(earliest, Tiles::kKeys), end);
+  }
+  return {begin, end};
+}
+
+/// Whether some (query, key) pair of the tile is masked: a key past Sk, or
+/// (default positions) a pair the causal or window rule hides. Every pair is
+/// visible iff the last key is visible from the first query and the first
+/// key from the last query.
+Value AttentionKernel::tileNeedsMask(Value tile) {
+  if (!cfg.affinePositions && (cfg.causal || cfg.window))
+    return arith::ConstantIntOp::create(b, loc, 1, 1);
+  Value kLo = mul(tile, Tiles::kKeys), kHi = add(kLo, Tiles::kKeys - 1);
+  Value needed = cmp(arith::CmpIPredicate::sge, kHi, sk);
+  if (!(cfg.causal || cfg.window))
+    return needed;
+  Value offset = arith::SubIOp::create(b, loc, sk, sq);
+  Value first = add(mul(queryTile, Tiles::kQueryRows), offset);
+  Value last = add(first, Tiles::kQueryRows - 1);
+  Value a = attention::buildKeyVisibility(b, loc, toI64(first), toI64(first),
+                                          toI64(kHi), toI64(kHi), cfg.causal,
+                                          cfg.window);
+  Value c = attention::buildKeyVisibility(b, loc, toI64(last), toI64(last),
+                                          toI64(kLo), toI64(kLo), cfg.causal,
+                                          cfg.window);
+  Value all = arith::AndIOp::create(b, loc, a, c);
+  Value hidden = arith::XOrIOp::create(
+      b, loc, all, arith::ConstantIntOp::create(b, loc, 1, 1));
+  return arith::OrIOp::create(b, loc, needed, hidden);
+}
+
+void AttentionKernel::buildKeyLoop(ArrayRef<Value> query) {
+  auto [begin, end] = keyTileRange();
+  auto prologue = scf::IfOp::create(
+      b, loc, cmp(arith::CmpIPredicate::slt, begin, end), false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(prologue.thenBlock());
+    stageKeyTile(begin);
+  }
+  // State: O (4 per 8-column tile), then the max (log2 units) and the
+  // lane's partial sum of rows lo and hi. Only quad 0 starts from the
+  // initial sum, so that the quad's partial sums add up to it.
+  Value lo = minIdx(rowLo, lastRow(sq)), hi = minIdx(rowHi, lastRow(sq));
+  SmallVector<Value> init(4 * cfg.headDim / 8, f32(0.0));
+  Value isFirst = cmp(arith::CmpIPredicate::eq, quad, idx(0));
+  for (Value row : {lo, hi}) {
+    SmallVector<Value> at{batch, kvHead, group, row};
+    Value m = memref::LoadOp::create(b, loc, buf.mInit, at);
+    init.push_back(arith::MulFOp::create(b, loc, m, f32(kLog2E)));
+  }
+  for (Value row : {lo, hi}) {
+    Value l = memref::LoadOp::create(b, loc, buf.lInit,
+                                     ValueRange{batch, kvHead, group, row});
+    init.push_back(arith::SelectOp::create(b, loc, isFirst, l, f32(0.0)));
+  }
+  auto loop = scf::ForOp::create(b, loc, begin, end, idx(1), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value tile = loop.getInductionVar();
+    ValueRange state = loop.getRegionIterArgs();
+    int64_t numO = 4 * cfg.headDim / 8;
+    waitAll();
+    barrier();
+    stageValueTile(tile);
+    Accumulators s = logits(computeScores(query), tile);
+    // Online softmax for rows lo (r = 0) and hi (r = 1).
+    Accumulators o(state.take_front(numO));
+    SmallVector<Value> results;
+    Value negInf = f32(-INFINITY);
+    SmallVector<Value> maxes, sums;
+    for (int64_t r = 0; r < 2; ++r) {
+      Value mOld = state[numO + r], lOld = state[numO + 2 + r];
+      Value mx = mOld;
+      for (int64_t n = 0; n < Tiles::kKeys / 8; ++n)
+        for (int64_t e = 0; e < 2; ++e)
+          mx = arith::MaximumFOp::create(b, loc, mx, s[4 * n + 2 * r + e]);
+      Value mNew = quadReduce(mx, /*isMax=*/true);
+      // While a row has seen no visible key its max is −inf; exp2 then
+      // subtracts 0 (every p is 0) instead of forming −inf − (−inf).
+      Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                         mNew, negInf);
+      Value base = arith::SelectOp::create(b, loc, none, f32(0.0), mNew);
+      Value correction = math::Exp2Op::create(
+          b, loc, arith::SubFOp::create(b, loc, mOld, base));
+      Value sum = arith::MulFOp::create(b, loc, lOld, correction);
+      for (int64_t n = 0; n < Tiles::kKeys / 8; ++n)
+        for (int64_t e = 0; e < 2; ++e) {
+          Value &x = s[4 * n + 2 * r + e];
+          x = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, x, base));
+          sum = arith::AddFOp::create(b, loc, sum, x);
+        }
+      for (int64_t n = 0; n < cfg.headDim / 8; ++n)
+        for (int64_t e = 0; e < 2; ++e) {
+          Value &x = o[4 * n + 2 * r + e];
+          x = arith::MulFOp::create(b, loc, x, correction);
+        }
+      maxes.push_back(mNew);
+      sums.push_back(sum);
+    }
+    waitAll();
+    barrier();
+    Value next = add(tile, 1);
+    auto prefetch = scf::IfOp::create(
+        b, loc, cmp(arith::CmpIPredicate::slt, next, end), false);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(prefetch.thenBlock());
+      stageKeyTile(next);
+    }
+    accumulateValues(s, o);
+    results.append(o.begin(), o.end());
+    results.append(maxes.begin(), maxes.end());
+    results.append(sums.begin(), sums.end());
+    scf::YieldOp::create(b, loc, results);
+  }
+  SmallVector<Value> out(loop.getResults());
+  int64_t numO = 4 * cfg.headDim / 8;
+  storeResults(ArrayRef(out).take_front(numO), out[numO], out[numO + 1], out[numO + 2],
+               out[numO + 3]);
+}
+
+/// acc, and (quad 0) the max in natural units and the quad's summed sum, of
+/// the rows inside Sq.
+void AttentionKernel::storeResults(ArrayRef<Value> o, Value mA, Value mB,
+                                   Value lA, Value lB) {
+  Value sums[2] = {quadReduce(lA, false), quadReduce(lB, false)};
+  Value maxes[2] = {mA, mB};
+  Value rows[2] = {rowLo, rowHi};
+  auto f32Pair = VectorType::get({2}, b.getF32Type());
+  Value isFirst = cmp(arith::CmpIPredicate::eq, quad, idx(0));
+  for (int64_t r = 0; r < 2; ++r) {
+    auto inside = scf::IfOp::create(
+        b, loc, cmp(arith::CmpIPredicate::slt, rows[r], sq), false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(inside.thenBlock());
+    for (int64_t n = 0; n < cfg.headDim / 8; ++n) {
+      Value pair = vector::FromElementsOp::create(
+          b, loc, f32Pair, ValueRange{o[4 * n + 2 * r], o[4 * n + 2 * r + 1]});
+      vector::StoreOp::create(b, loc, pair, buf.acc,
+                              ValueRange{batch, kvHead, group, rows[r],
+                                         add(mul(quad, 2), 8 * n)});
+    }
+    auto first = scf::IfOp::create(b, loc, isFirst, false);
+    b.setInsertionPointToStart(first.thenBlock());
+    SmallVector<Value> at{batch, kvHead, group, rows[r]};
+    memref::StoreOp::create(b, loc,
+                            arith::MulFOp::create(b, loc, maxes[r], f32(kLn2)),
+                            buf.m, at);
+    memref::StoreOp::create(b, loc, sums[r], buf.l, at);
+  }
+}
+
+void AttentionKernel::build() {
+  computeIds();
+  SmallVector<Value> query = loadQueryFragments();
+  buildKeyLoop(query);
+}
+
+//===----------------------------------------------------------------------===//
+// The launch
+//===----------------------------------------------------------------------===//
+
+Value toBuffer(OpBuilder &b, Location loc, Value tensor) {
+  if (!tensor)
+    return Value();
+  auto type = cast<RankedTensorType>(tensor.getType());
+  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+  return bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
+                                           /*read_only=*/true);
+}
+
+Value allocLike(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<Value> dynamic;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (type.isDynamicDim(i))
+      dynamic.push_back(tensor::DimOp::create(b, loc, tensor, i));
+  return memref::AllocOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()), dynamic);
+}
+
+KernelConfig configOf(OnlineAttentionOp op, bool affinePositions) {
+  KernelConfig cfg;
+  cfg.element = op.getQueryType().getElementType();
+  cfg.headDim = op.getHeadDim();
+  cfg.paddedDim = llvm::PowerOf2Ceil(cfg.headDim);
+  cfg.scale = op.getScale().convertToDouble();
+  if (auto cap = op.getSoftcap())
+    cfg.softcap = cap->convertToDouble();
+  cfg.causal = op.getCausal();
+  cfg.window = op.getWindow();
+  cfg.affinePositions = affinePositions || !op.getQueryPositions();
+  if (auto spec = op.getRotary())
+    cfg.rotary = lowering::RotaryDims::of(*spec, cfg.headDim);
+  cfg.rotateQuery = static_cast<bool>(op.getQueryCos());
+  cfg.rotateKey = static_cast<bool>(op.getKeyCos());
+  return cfg;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+std::string nvidia::whyNotTensorCoreAttention(AttentionOp op) {
+  if (op.getMask() || op.getAlibiSlopes() || op.getRelativeBias())
+    return "a mask, ALiBi or T5 bias operand";
+  auto q = op.getQuery().getType(), k = op.getKey().getType(),
+       v = op.getValue().getType();
+  std::string why = whyNotElements(q.getElementType(), k.getElementType(),
+                                   v.getElementType());
+  if (why.empty())
+    why = whyNotHeadDim(q.getShape().back(), v.getShape().back());
+  if (why.empty() && op.getRotary())
+    why = whyNotRotation(lowering::RotaryDims::of(*op.getRotary(), op.getHeadDim()));
+  if (why.empty() && op.getKeyCos())
+    why = whyNotRotation({op.getTableRotaryDims(), op.getTableRotaryOffset(),
+                          op.getTableRotaryLayout()});
+  return why;
+}
+
+std::string nvidia::whyNotTensorCoreAttention(OnlineAttentionOp op) {
+  if (op.getMask() || op.getAlibiSlopes() || op.getRelativeBias())
+    return "a mask, ALiBi or T5 bias operand";
+  auto q = op.getQueryType();
+  auto k = cast<RankedTensorType>(op.getKey().getType());
+  auto v = cast<RankedTensorType>(op.getValue().getType());
+  std::string why = whyNotElements(q.getElementType(), k.getElementType(),
+                                   v.getElementType());
+  if (why.empty())
+    why = whyNotHeadDim(q.getShape().back(), v.getShape().back());
+  if (why.empty() && op.getKeyCos() && !op.getQueryCos())
+    why = "K is rotated inside but Q is not";
+  if (why.empty() && op.getRotary())
+    why = whyNotRotation(lowering::RotaryDims::of(*op.getRotary(), op.getHeadDim()));
+  if (why.empty() && !isZeroFill(op.getAccumulatorInit()))
+    why = "the accumulator does not start at zero";
+  return why;
+}
+
+LogicalResult nvidia::replaceWithTensorCoreAttention(RewriterBase &rewriter,
+                                                     OnlineAttentionOp op,
+                                                     bool affinePositions) {
+  if (!whyNotTensorCoreAttention(op).empty())
+    return failure();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  KernelConfig cfg = configOf(op, affinePositions);
+  KernelBuffers buf;
+  buf.q = toBuffer(rewriter, loc, op.getQuery());
+  buf.k = toBuffer(rewriter, loc, op.getKey());
+  buf.v = toBuffer(rewriter, loc, op.getValue());
+  if (!cfg.affinePositions) {
+    buf.qPos = toBuffer(rewriter, loc, op.getQueryPositions());
+    buf.kPos = toBuffer(rewriter, loc, op.getKeyPositions());
+  }
+  buf.qCos = toBuffer(rewriter, loc, op.getQueryCos());
+  buf.qSin = toBuffer(rewriter, loc, op.getQuerySin());
+  buf.kCos = toBuffer(rewriter, loc, op.getKeyCos());
+  buf.kSin = toBuffer(rewriter, loc, op.getKeySin());
+  buf.mInit = toBuffer(rewriter, loc, op.getMaxInit());
+  buf.lInit = toBuffer(rewriter, loc, op.getSumInit());
+  buf.acc = allocLike(rewriter, loc, op.getAccumulatorInit());
+  buf.m = allocLike(rewriter, loc, op.getMaxInit());
+  buf.l = allocLike(rewriter, loc, op.getSumInit());
+
+  // Grid: (query tiles, query heads, batch), at least one block each way;
+  // blocks outside the real extents do nothing.
+  auto dim = [&](Value buffer, int64_t i) -> Value {
+    return memref::DimOp::create(rewriter, loc, buffer, i);
+  };
+  auto one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  auto atLeastOne = [&](Value v) -> Value {
+    return arith::MaxUIOp::create(rewriter, loc, v, one);
+  };
+  Value rowsPerTile = arith::ConstantIndexOp::create(rewriter, loc, Tiles::kQueryRows);
+  Value sq = dim(buf.q, 3);
+  Value queryTiles = arith::CeilDivUIOp::create(rewriter, loc, sq, rowsPerTile);
+  Value heads = arith::MulIOp::create(rewriter, loc, dim(buf.q, 1), dim(buf.q, 2));
+  Value batches = dim(buf.q, 0);
+  Value threads = arith::ConstantIndexOp::create(rewriter, loc, kThreads);
+  auto tileType = MemRefType::get(
+      {Tiles::kKeys, cfg.paddedDim}, cfg.element, MemRefLayoutAttrInterface{},
+      gpu::AddressSpaceAttr::get(rewriter.getContext(),
+                                 gpu::AddressSpace::Workgroup));
+  auto launch = gpu::LaunchOp::create(
+      rewriter, loc, atLeastOne(queryTiles), atLeastOne(heads),
+      atLeastOne(batches), threads, one, one, nullptr, nullptr, {},
+      TypeRange{tileType, tileType});
+  {
+    OpBuilder::InsertionGuard inner(rewriter);
+    rewriter.setInsertionPointToStart(&launch.getBody().front());
+    gpu::KernelDim3 ids = launch.getBlockIds();
+    auto lt = [&](Value x, Value y) {
+      return arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, x, y);
+    };
+    Value live = arith::AndIOp::create(
+        rewriter, loc, arith::AndIOp::create(rewriter, loc, lt(ids.x, queryTiles),
+                                             lt(ids.y, heads)),
+        lt(ids.z, batches));
+    auto body = scf::IfOp::create(rewriter, loc, live, false);
+    gpu::TerminatorOp::create(rewriter, loc);
+    rewriter.setInsertionPointToStart(body.thenBlock());
+    AttentionKernel(rewriter, loc, cfg, buf, launch).build();
+  }
+  SmallVector<Value> results;
+  for (Value buffer : {buf.acc, buf.m, buf.l})
+  {
+    auto type = cast<MemRefType>(buffer.getType());
+    results.push_back(bufferization::ToTensorOp::create(
+        rewriter, loc,
+        RankedTensorType::get(type.getShape(), type.getElementType()), buffer,
+        /*restrict=*/true, /*writable=*/true));
+  }
+  rewriter.replaceOp(op, results);
+  return success();
+}
