@@ -218,6 +218,10 @@ void mlir::rope::buildLowerToNVVMPipeline(OpPassManager &pm,
   pm.addPass(rope::createRopeCheckNVVMTarget(rope::RopeCheckNVVMTargetOptions{
       options.chip, options.features, options.format}));
   rope::buildGPUMappingPipeline(pm, options);
+  // Constants (tile sizes, strides, table coefficients) go into the kernels
+  // as immediates: outlining would otherwise pass each one as a parameter,
+  // which costs a register wherever LLVM cannot see its value.
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   // The checks are host code, before the launches.
   pm.addPass(rope::createRopeLowerRuntimeChecks());

@@ -151,25 +151,26 @@ private:
   Value tableAt(Value table, Value row, Value col, int64_t width);
   Value positionOf(Value positions, Value row);
 
-  // Q in registers.
-  SmallVector<Value> loadQueryFragments();
-  void rotateQueryFragments(SmallVectorImpl<Value> &x, Value rowLo, Value rowHi);
-
-  // Staging of K and V tiles.
-  void stageValueTile(Value tile);
+  // Staging of Q, K and V tiles.
+  struct TileSource;
+  TileSource querySource();
+  TileSource keySource(Value buffer, Value tile, bool rotated);
+  void stageTile(const TileSource &src, Value dst);
   void stageKeyTile(Value tile);
-  void copyChunksAsync(Value src, Value dst, Value tile, int64_t chunksPerRow,
+  void stageValueTile(Value tile);
+  void copyChunksAsync(const TileSource &src, Value dst, int64_t chunksPerRow,
                        function_ref<Value(Value)> chunkOf);
-  void stageRotatedHalfKeys(Value tile);
-  void stageRotatedInterleavedKeys(Value tile);
-  Value clampedKey(Value tile, Value row);
+  Value loadChunk(const TileSource &src, Value row, Value chunk);
+  void storeChunk(Value dst, Value row, Value chunk, Value x);
+  void stageRotatedHalf(const TileSource &src, Value dst);
+  void stageRotatedInterleaved(const TileSource &src, Value dst);
   void commit() { NVVM::CpAsyncCommitGroupOp::create(b, loc); }
   void waitAll() { NVVM::CpAsyncWaitGroupOp::create(b, loc, 0); }
   void barrier() { gpu::BarrierOp::create(b, loc); }
 
   // Math.
   Accumulators mma(ArrayRef<Value> a, Value b0, Value b1, ArrayRef<Value> c);
-  Accumulators computeScores(ArrayRef<Value> query);
+  Accumulators computeScores();
   Accumulators logits(Accumulators s, Value tile);
   Accumulators maskTile(Accumulators x, Value tile);
   Value quadReduce(Value v, bool isMax);
@@ -178,7 +179,7 @@ private:
   // Loop.
   std::pair<Value, Value> keyTileRange();
   Value tileNeedsMask(Value tile);
-  void buildKeyLoop(ArrayRef<Value> query);
+  void buildKeyLoop();
   void storeResults(ArrayRef<Value> o, Value mA, Value mB, Value lA, Value lB);
 
   OpBuilder &b;
@@ -188,7 +189,7 @@ private:
   gpu::LaunchOp launch;
 
   Value batch, kvHead, group, queryTile, tid, warp, lane, laneGroup, quad;
-  Value sq, sk, kSmem, vSmem, rowLo, rowHi;
+  Value sq, sk, qSmem, kSmem, vSmem, rowLo, rowHi;
 };
 
 void AttentionKernel::computeIds() {
@@ -208,8 +209,9 @@ void AttentionKernel::computeIds() {
   quad = rem(lane, 4);
   sq = memref::DimOp::create(b, loc, buf.q, 3);
   sk = memref::DimOp::create(b, loc, buf.k, 2);
-  kSmem = launch.getWorkgroupAttributions()[0];
-  vSmem = launch.getWorkgroupAttributions()[1];
+  qSmem = launch.getWorkgroupAttributions()[0];
+  kSmem = launch.getWorkgroupAttributions()[1];
+  vSmem = launch.getWorkgroupAttributions()[2];
   rowLo = add(add(mul(queryTile, Tiles::kQueryRows), mul(warp, 16)), laneGroup);
   rowHi = add(rowLo, 8);
 }
@@ -248,92 +250,67 @@ Value AttentionKernel::positionOf(Value positions, Value row) {
 }
 
 //===----------------------------------------------------------------------===//
-// Q: loaded once into A fragments, rotated in f32 on the way
+// Tiles of 64 rows into shared memory: Q once, K and V per key tile
 //===----------------------------------------------------------------------===//
 
-/// Fragment register r of k-chunk c (index 4c + r) holds row r % 2 ? hi : lo
-/// and columns 16c + 8(r / 2) + 2·quad + {0, 1}.
-SmallVector<Value> AttentionKernel::loadQueryFragments() {
-  Value lo = minIdx(rowLo, lastRow(sq)), hi = minIdx(rowHi, lastRow(sq));
-  auto pairType = VectorType::get({2}, cfg.element);
-  SmallVector<Value> pairs;
-  for (int64_t c = 0; c < cfg.headDim / 16; ++c)
-    for (int64_t r = 0; r < 4; ++r) {
-      Value col = add(mul(quad, 2), 16 * c + 8 * (r / 2));
-      pairs.push_back(vector::LoadOp::create(
-          b, loc, pairType, buf.q,
-          ValueRange{batch, kvHead, group, r % 2 ? hi : lo, col}));
-    }
-  if (!cfg.rotateQuery)
-    return pairs;
-  // Rotate element by element in f32, then round once to the element type.
-  SmallVector<Value> x;
-  auto f32Pair = VectorType::get({2}, b.getF32Type());
-  for (Value p : pairs) {
-    Value wide = arith::ExtFOp::create(b, loc, f32Pair, p);
-    x.append({extract(wide, 0), extract(wide, 1)});
+/// Where the rows of a tile come from: the leading indices of row `row` of
+/// the tile (clamped inside the sequence, so every read is in bounds),
+/// whether the row is inside the sequence, and, for a rotated operand, its
+/// cos/sin tables (read at the clamped sequence index).
+struct AttentionKernel::TileSource {
+  Value buffer;
+  std::function<SmallVector<Value>(Value)> leading;
+  std::function<Value(Value)> sequenceIndex; // clamped
+  std::function<Value(Value)> inside;
+  Value cos, sin;
+};
+
+AttentionKernel::TileSource AttentionKernel::querySource() {
+  Value first = mul(queryTile, Tiles::kQueryRows);
+  TileSource src;
+  src.buffer = buf.q;
+  src.sequenceIndex = [this, first](Value row) {
+    return minIdx(add(first, row), lastRow(sq));
+  };
+  src.leading = [this, src](Value row) {
+    return SmallVector<Value>{batch, kvHead, group, src.sequenceIndex(row)};
+  };
+  src.inside = [this, first](Value row) {
+    return cmp(arith::CmpIPredicate::slt, add(first, row), sq);
+  };
+  if (cfg.rotateQuery) {
+    src.cos = buf.qCos;
+    src.sin = buf.qSin;
   }
-  rotateQueryFragments(x, lo, hi);
-  for (size_t i = 0; i < pairs.size(); ++i) {
-    Value packed = vector::FromElementsOp::create(
-        b, loc, f32Pair, ValueRange{x[2 * i], x[2 * i + 1]});
-    pairs[i] = arith::TruncFOp::create(b, loc, pairType, packed);
+  return src;
+}
+
+AttentionKernel::TileSource AttentionKernel::keySource(Value buffer, Value tile,
+                                                       bool rotated) {
+  Value first = mul(tile, Tiles::kKeys);
+  TileSource src;
+  src.buffer = buffer;
+  src.sequenceIndex = [this, first](Value row) {
+    return minIdx(add(first, row), lastRow(sk));
+  };
+  src.leading = [this, src](Value row) {
+    return SmallVector<Value>{batch, kvHead, src.sequenceIndex(row)};
+  };
+  src.inside = [this, first](Value row) {
+    return cmp(arith::CmpIPredicate::slt, add(first, row), sk);
+  };
+  if (rotated) {
+    src.cos = buf.kCos;
+    src.sin = buf.kSin;
   }
-  return pairs;
+  return src;
 }
 
-/// x: two f32 per fragment register (see loadQueryFragments). A half-layout
-/// pair (i, i + r/2) lies in registers r/32 k-chunks apart in one lane; an
-/// interleaved pair is one register.
-void AttentionKernel::rotateQueryFragments(SmallVectorImpl<Value> &x, Value lo,
-                                           Value hi) {
-  const lowering::RotaryDims &rot = cfg.rotary;
-  bool half = rot.layout == RotaryLayout::half;
-  int64_t h = rot.dims / 2;
-  int64_t width = cast<MemRefType>(buf.qCos.getType()).getShape().back();
-  bool perPair = width == h;
-  for (int64_t c = 0; c < cfg.headDim / 16; ++c)
-    for (int64_t r = 0; r < 4; ++r) {
-      int64_t base = 16 * c + 8 * (r / 2);
-      if (base < rot.offset || base >= rot.offset + (half ? h : rot.dims))
-        continue;
-      Value row = r % 2 ? hi : lo;
-      for (int64_t e = 0; e < (half ? 2 : 1); ++e) {
-        // Pair index and the flat positions of its two members in x.
-        Value pair = half ? add(mul(quad, 2), base - rot.offset + e)
-                          : add(quad, (base - rot.offset) / 2);
-        int64_t first = 2 * (4 * c + r) + e;
-        int64_t second = half ? 2 * (4 * (c + h / 16) + r) + e : first + 1;
-        Value col0 = pair, col1 = pair;
-        if (!perPair) {
-          col0 = half ? pair : mul(pair, 2);
-          col1 = half ? add(pair, h) : add(col0, 1);
-        }
-        auto [r0, unused0] = lowering::buildPairRotation(
-            b, loc, x[first], x[second], tableAt(buf.qCos, row, col0, 1),
-            tableAt(buf.qSin, row, col0, 1));
-        auto [unused1, r1] = lowering::buildPairRotation(
-            b, loc, x[first], x[second], tableAt(buf.qCos, row, col1, 1),
-            tableAt(buf.qSin, row, col1, 1));
-        x[first] = r0;
-        x[second] = r1;
-      }
-    }
-}
-
-//===----------------------------------------------------------------------===//
-// K and V tiles into shared memory
-//===----------------------------------------------------------------------===//
-
-Value AttentionKernel::clampedKey(Value tile, Value row) {
-  return minIdx(add(mul(tile, Tiles::kKeys), row), lastRow(sk));
-}
-
-/// cp.async of 16-byte chunks of a [64][D] tile: `chunksPerRow` per row, the
-/// row's chunk u mapped to the tile's chunk chunkOf(u); keys past Sk are
+/// cp.async of 16-byte chunks of a 64-row tile: `chunksPerRow` per row, the
+/// row's chunk u mapped to chunk chunkOf(u); rows past the sequence are
 /// zero-filled. The chunks divide evenly among the threads (a multiple of 2
 /// per row), so there is no tail.
-void AttentionKernel::copyChunksAsync(Value src, Value dst, Value tile,
+void AttentionKernel::copyChunksAsync(const TileSource &src, Value dst,
                                       int64_t chunksPerRow,
                                       function_ref<Value(Value)> chunkOf) {
   int64_t perThread = Tiles::kKeys * chunksPerRow / kThreads;
@@ -341,89 +318,88 @@ void AttentionKernel::copyChunksAsync(Value src, Value dst, Value tile,
     Value unit = add(tid, i * kThreads);
     Value row = div(unit, chunksPerRow);
     Value chunk = chunkOf(rem(unit, chunksPerRow));
-    Value key = add(mul(tile, Tiles::kKeys), row);
-    Value inside = cmp(arith::CmpIPredicate::slt, key, sk);
-    Value srcElements = arith::SelectOp::create(b, loc, inside, idx(8), idx(0));
+    Value srcElements =
+        arith::SelectOp::create(b, loc, src.inside(row), idx(8), idx(0));
+    SmallVector<Value> indices = src.leading(row);
+    indices.push_back(mul(chunk, 8));
     nvgpu::DeviceAsyncCopyOp::create(
         b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst,
-        ValueRange{row, swizzled(row, chunk)}, src,
-        ValueRange{batch, kvHead, clampedKey(tile, row), mul(chunk, 8)},
+        ValueRange{row, swizzled(row, chunk)}, src.buffer, indices,
         b.getIndexAttr(8), srcElements, b.getUnitAttr());
   }
 }
 
-void AttentionKernel::stageValueTile(Value tile) {
-  copyChunksAsync(buf.v, vSmem, tile, cfg.headDim / 8,
-                  [](Value u) { return u; });
-  commit();
-}
-
-void AttentionKernel::stageKeyTile(Value tile) {
-  if (!cfg.rotateKey) {
-    copyChunksAsync(buf.k, kSmem, tile, cfg.headDim / 8,
-                    [](Value u) { return u; });
+/// Stages a tile: by cp.async, except the rotated chunks of a rotated
+/// operand, which go through registers (load, rotate in f32, round, store).
+void AttentionKernel::stageTile(const TileSource &src, Value dst) {
+  auto identity = [](Value u) { return u; };
+  if (!src.cos) {
+    copyChunksAsync(src, dst, cfg.headDim / 8, identity);
     commit();
     return;
   }
-  // Chunks outside the rotated range still go by cp.async.
   const lowering::RotaryDims &rot = cfg.rotary;
   int64_t plain = (cfg.headDim - rot.dims) / 8;
   if (plain > 0)
-    copyChunksAsync(buf.k, kSmem, tile, plain, [&](Value u) {
+    copyChunksAsync(src, dst, plain, [&](Value u) {
       Value below = cmp(arith::CmpIPredicate::ult, u, idx(rot.offset / 8));
       return arith::SelectOp::create(b, loc, below, u, add(u, rot.dims / 8))
           .getResult();
     });
   commit();
   if (rot.layout == RotaryLayout::half)
-    stageRotatedHalfKeys(tile);
+    stageRotatedHalf(src, dst);
   else
-    stageRotatedInterleavedKeys(tile);
+    stageRotatedInterleaved(src, dst);
+}
+
+Value AttentionKernel::loadChunk(const TileSource &src, Value row, Value chunk) {
+  SmallVector<Value> indices = src.leading(row);
+  indices.push_back(mul(chunk, 8));
+  Value raw = vector::LoadOp::create(b, loc, VectorType::get({8}, cfg.element),
+                                     src.buffer, indices);
+  return arith::ExtFOp::create(b, loc, VectorType::get({8}, b.getF32Type()), raw);
+}
+
+void AttentionKernel::storeChunk(Value dst, Value row, Value chunk, Value x) {
+  Value narrow = arith::TruncFOp::create(
+      b, loc, VectorType::get({8}, cfg.element), x);
+  vector::StoreOp::create(b, loc, narrow, dst,
+                          ValueRange{row, swizzled(row, chunk)});
 }
 
 /// Half layout: a unit is chunk c of the first half and chunk c + r/16 of
-/// the second, loaded to registers, rotated in f32 as vectors of 8 pairs,
-/// rounded and stored.
-void AttentionKernel::stageRotatedHalfKeys(Value tile) {
+/// the second, rotated as vectors of 8 pairs.
+void AttentionKernel::stageRotatedHalf(const TileSource &src, Value dst) {
   const lowering::RotaryDims &rot = cfg.rotary;
   int64_t h = rot.dims / 2, units = h / 8;
-  int64_t width = cast<MemRefType>(buf.kCos.getType()).getShape().back();
-  auto chunkType = VectorType::get({8}, cfg.element);
-  auto wideType = VectorType::get({8}, b.getF32Type());
+  int64_t width = cast<MemRefType>(src.cos.getType()).getShape().back();
   for (int64_t i = 0; i < Tiles::kKeys * units / kThreads; ++i) {
     Value unit = add(tid, i * kThreads);
     Value row = div(unit, units), u = rem(unit, units);
-    Value key = clampedKey(tile, row);
+    Value seq = src.sequenceIndex(row);
     Value c0 = add(u, rot.offset / 8), c1 = add(c0, h / 8);
-    auto load = [&](Value chunk) {
-      Value x = vector::LoadOp::create(b, loc, chunkType, buf.k,
-                                       ValueRange{batch, kvHead, key, mul(chunk, 8)});
-      return arith::ExtFOp::create(b, loc, wideType, x).getResult();
-    };
-    Value a = load(c0), second = load(c1);
+    Value a = loadChunk(src, row, c0), second = loadChunk(src, row, c1);
+    // Tables of one coefficient per element hold the second member's at h.
     Value col0 = mul(u, 8), col1 = width == h ? col0 : add(col0, h);
     auto [r0, unused0] = lowering::buildPairRotation(
-        b, loc, a, second, tableAt(buf.kCos, key, col0, 8),
-        tableAt(buf.kSin, key, col0, 8));
+        b, loc, a, second, tableAt(src.cos, seq, col0, 8),
+        tableAt(src.sin, seq, col0, 8));
     auto [unused1, r1] = lowering::buildPairRotation(
-        b, loc, a, second, tableAt(buf.kCos, key, col1, 8),
-        tableAt(buf.kSin, key, col1, 8));
-    for (auto [chunk, value] : {std::pair{c0, r0}, std::pair{c1, r1}})
-      vector::StoreOp::create(b, loc,
-                              arith::TruncFOp::create(b, loc, chunkType, value),
-                              kSmem, ValueRange{row, swizzled(row, chunk)});
+        b, loc, a, second, tableAt(src.cos, seq, col1, 8),
+        tableAt(src.sin, seq, col1, 8));
+    storeChunk(dst, row, c0, r0);
+    storeChunk(dst, row, c1, r1);
   }
 }
 
 /// Interleaved layout: a unit is one chunk of four pairs, split into its
 /// even and odd members, rotated, and interleaved back.
-void AttentionKernel::stageRotatedInterleavedKeys(Value tile) {
+void AttentionKernel::stageRotatedInterleaved(const TileSource &src, Value dst) {
   const lowering::RotaryDims &rot = cfg.rotary;
   int64_t units = rot.dims / 8;
-  int64_t width = cast<MemRefType>(buf.kCos.getType()).getShape().back();
+  int64_t width = cast<MemRefType>(src.cos.getType()).getShape().back();
   bool perPair = width == rot.dims / 2;
-  auto chunkType = VectorType::get({8}, cfg.element);
-  auto wideType = VectorType::get({8}, b.getF32Type());
   SmallVector<int64_t> evens{0, 2, 4, 6}, odds{1, 3, 5, 7};
   auto members = [&](Value v) {
     return std::pair<Value, Value>{
@@ -433,27 +409,31 @@ void AttentionKernel::stageRotatedInterleavedKeys(Value tile) {
   for (int64_t i = 0; i < Tiles::kKeys * units / kThreads; ++i) {
     Value unit = add(tid, i * kThreads);
     Value row = div(unit, units), u = rem(unit, units);
-    Value key = clampedKey(tile, row);
+    Value seq = src.sequenceIndex(row);
     Value chunk = add(u, rot.offset / 8);
-    Value raw = vector::LoadOp::create(
-        b, loc, chunkType, buf.k, ValueRange{batch, kvHead, key, mul(chunk, 8)});
-    Value x = arith::ExtFOp::create(b, loc, wideType, raw);
-    auto [even, odd] = members(x);
+    auto [even, odd] = members(loadChunk(src, row, chunk));
     Value cos0, sin0, cos1, sin1;
     if (perPair) {
-      cos0 = cos1 = tableAt(buf.kCos, key, mul(u, 4), 4);
-      sin0 = sin1 = tableAt(buf.kSin, key, mul(u, 4), 4);
+      cos0 = cos1 = tableAt(src.cos, seq, mul(u, 4), 4);
+      sin0 = sin1 = tableAt(src.sin, seq, mul(u, 4), 4);
     } else {
-      std::tie(cos0, cos1) = members(tableAt(buf.kCos, key, mul(u, 8), 8));
-      std::tie(sin0, sin1) = members(tableAt(buf.kSin, key, mul(u, 8), 8));
+      std::tie(cos0, cos1) = members(tableAt(src.cos, seq, mul(u, 8), 8));
+      std::tie(sin0, sin1) = members(tableAt(src.sin, seq, mul(u, 8), 8));
     }
     auto [r0, unused0] = lowering::buildPairRotation(b, loc, even, odd, cos0, sin0);
     auto [unused1, r1] = lowering::buildPairRotation(b, loc, even, odd, cos1, sin1);
-    Value merged = vector::ShuffleOp::create(b, loc, r0, r1,
-                                             ArrayRef<int64_t>{0, 4, 1, 5, 2, 6, 3, 7});
-    vector::StoreOp::create(b, loc, arith::TruncFOp::create(b, loc, chunkType, merged),
-                            kSmem, ValueRange{row, swizzled(row, chunk)});
+    Value merged = vector::ShuffleOp::create(
+        b, loc, r0, r1, ArrayRef<int64_t>{0, 4, 1, 5, 2, 6, 3, 7});
+    storeChunk(dst, row, chunk, merged);
   }
+}
+
+void AttentionKernel::stageKeyTile(Value tile) {
+  stageTile(keySource(buf.k, tile, cfg.rotateKey), kSmem);
+}
+
+void AttentionKernel::stageValueTile(Value tile) {
+  stageTile(keySource(buf.v, tile, /*rotated=*/false), vSmem);
 }
 
 //===----------------------------------------------------------------------===//
@@ -488,28 +468,37 @@ Accumulators AttentionKernel::mma(ArrayRef<Value> a, Value b0, Value b1,
 }
 
 /// S = Q·K(tile)ᵀ for the warp's 16 rows: 4 accumulators per 8-key tile.
-/// One ldmatrix.x4 gives the B fragments of two key tiles for one k-chunk:
-/// lanes 8m..8m+7 address rows of matrix m = (keys + 8·(m / 2), chunk + m % 2).
-Accumulators AttentionKernel::computeScores(ArrayRef<Value> query) {
+/// Per k-chunk, one ldmatrix.x4 gives the warp's A fragment of Q (lanes
+/// 8m..8m+7 address rows 8·(m % 2).. of chunk m / 2) and one per 16 keys the
+/// B fragments of two key tiles (rows 8·(m / 2).. of chunk m % 2).
+Accumulators AttentionKernel::computeScores() {
   Accumulators s(4 * Tiles::kKeys / 8, f32(0.0));
   Value matrix = div(lane, 8);
-  Value rowInPair = add(mul(div(matrix, 2), 8), rem(lane, 8));
-  Value chunkInPair = rem(matrix, 2);
+  Value qRow = add(add(mul(warp, 16), mul(rem(matrix, 2), 8)), rem(lane, 8));
+  Value qChunk = div(matrix, 2);
+  Value kRow = add(mul(div(matrix, 2), 8), rem(lane, 8));
+  Value kChunk = rem(matrix, 2);
   auto fragType = VectorType::get({4, 2}, cfg.element);
-  for (int64_t c = 0; c < cfg.headDim / 16; ++c)
+  auto ldmatrix = [&](Value smem, Value row, Value chunk) {
+    return nvgpu::LdMatrixOp::create(b, loc, fragType, smem,
+                                     ValueRange{row, swizzled(row, chunk)},
+                                     /*transpose=*/false, /*numTiles=*/4)
+        .getResult();
+  };
+  for (int64_t c = 0; c < cfg.headDim / 16; ++c) {
+    Value qFrag = ldmatrix(qSmem, qRow, add(qChunk, 2 * c));
+    SmallVector<Value> a{extract(qFrag, 0), extract(qFrag, 1),
+                         extract(qFrag, 2), extract(qFrag, 3)};
     for (int64_t np = 0; np < Tiles::kKeys / 16; ++np) {
-      Value row = add(rowInPair, 16 * np);
-      Value chunk = add(chunkInPair, 2 * c);
-      Value frag = nvgpu::LdMatrixOp::create(b, loc, fragType, kSmem,
-                                             ValueRange{row, swizzled(row, chunk)},
-                                             /*transpose=*/false, /*numTiles=*/4);
+      Value frag = ldmatrix(kSmem, add(kRow, 16 * np), add(kChunk, 2 * c));
       for (int64_t t = 0; t < 2; ++t) {
         int64_t n = 2 * np + t;
-        Accumulators d = mma(query.slice(4 * c, 4), extract(frag, 2 * t),
-                             extract(frag, 2 * t + 1), ArrayRef(s).slice(4 * n, 4));
+        Accumulators d = mma(a, extract(frag, 2 * t), extract(frag, 2 * t + 1),
+                             ArrayRef(s).slice(4 * n, 4));
         std::copy(d.begin(), d.end(), s.begin() + 4 * n);
       }
     }
+  }
   return s;
 }
 
@@ -676,7 +665,7 @@ Value AttentionKernel::tileNeedsMask(Value tile) {
   return arith::OrIOp::create(b, loc, needed, hidden);
 }
 
-void AttentionKernel::buildKeyLoop(ArrayRef<Value> query) {
+void AttentionKernel::buildKeyLoop() {
   auto [begin, end] = keyTileRange();
   auto prologue = scf::IfOp::create(
       b, loc, cmp(arith::CmpIPredicate::slt, begin, end), false);
@@ -711,7 +700,7 @@ void AttentionKernel::buildKeyLoop(ArrayRef<Value> query) {
     waitAll();
     barrier();
     stageValueTile(tile);
-    Accumulators s = logits(computeScores(query), tile);
+    Accumulators s = logits(computeScores(), tile);
     // Online softmax for rows lo (r = 0) and hi (r = 1).
     Accumulators o(state.take_front(numO));
     SmallVector<Value> results;
@@ -801,8 +790,9 @@ void AttentionKernel::storeResults(ArrayRef<Value> o, Value mA, Value mB,
 
 void AttentionKernel::build() {
   computeIds();
-  SmallVector<Value> query = loadQueryFragments();
-  buildKeyLoop(query);
+  // Q's tile lands with K's first one (the key loop waits for both).
+  stageTile(querySource(), qSmem);
+  buildKeyLoop();
 }
 
 //===----------------------------------------------------------------------===//
@@ -937,7 +927,7 @@ LogicalResult nvidia::replaceWithTensorCoreAttention(RewriterBase &rewriter,
   auto launch = gpu::LaunchOp::create(
       rewriter, loc, atLeastOne(queryTiles), atLeastOne(heads),
       atLeastOne(batches), threads, one, one, nullptr, nullptr, {},
-      TypeRange{tileType, tileType});
+      TypeRange{tileType, tileType, tileType});
   {
     OpBuilder::InsertionGuard inner(rewriter);
     rewriter.setInsertionPointToStart(&launch.getBody().front());
