@@ -179,6 +179,9 @@ private:
   // Loop.
   std::pair<Value, Value> keyTileRange();
   Value tileNeedsMask(Value tile);
+  SmallVector<Value> initialState();
+  SmallVector<Value> softmaxStep(Accumulators &s, Accumulators &o,
+                                 ValueRange maxes, ValueRange sums);
   void buildKeyLoop();
   void storeResults(ArrayRef<Value> o, Value mA, Value mB, Value lA, Value lB);
 
@@ -232,8 +235,10 @@ Value AttentionKernel::tableAt(Value table, Value row, Value col, int64_t width)
   indices.append({row, col});
   if (width == 1)
     return memref::LoadOp::create(b, loc, table, indices);
+  // Table chunks start at multiples of 4 f32 of rows of r/2 >= 16.
   return vector::LoadOp::create(b, loc, VectorType::get({width}, b.getF32Type()),
-                                table, indices);
+                                table, indices, /*nontemporal=*/false,
+                                llvm::MaybeAlign(16));
 }
 
 /// The i64 position of sequence index `row` (positions [S] or [B, S]).
@@ -356,8 +361,10 @@ void AttentionKernel::stageTile(const TileSource &src, Value dst) {
 Value AttentionKernel::loadChunk(const TileSource &src, Value row, Value chunk) {
   SmallVector<Value> indices = src.leading(row);
   indices.push_back(mul(chunk, 8));
+  // 16-byte accesses, as cp.async's (rows of D % 16 == 0 elements).
   Value raw = vector::LoadOp::create(b, loc, VectorType::get({8}, cfg.element),
-                                     src.buffer, indices);
+                                     src.buffer, indices, /*nontemporal=*/false,
+                                     llvm::MaybeAlign(16));
   return arith::ExtFOp::create(b, loc, VectorType::get({8}, b.getF32Type()), raw);
 }
 
@@ -365,7 +372,8 @@ void AttentionKernel::storeChunk(Value dst, Value row, Value chunk, Value x) {
   Value narrow = arith::TruncFOp::create(
       b, loc, VectorType::get({8}, cfg.element), x);
   vector::StoreOp::create(b, loc, narrow, dst,
-                          ValueRange{row, swizzled(row, chunk)});
+                          ValueRange{row, swizzled(row, chunk)},
+                          /*nontemporal=*/false, llvm::MaybeAlign(16));
 }
 
 /// Half layout: a unit is chunk c of the first half and chunk c + r/16 of
@@ -665,18 +673,11 @@ Value AttentionKernel::tileNeedsMask(Value tile) {
   return arith::OrIOp::create(b, loc, needed, hidden);
 }
 
-void AttentionKernel::buildKeyLoop() {
-  auto [begin, end] = keyTileRange();
-  auto prologue = scf::IfOp::create(
-      b, loc, cmp(arith::CmpIPredicate::slt, begin, end), false);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(prologue.thenBlock());
-    stageKeyTile(begin);
-  }
-  // State: O (4 per 8-column tile), then the max (log2 units) and the
-  // lane's partial sum of rows lo and hi. Only quad 0 starts from the
-  // initial sum, so that the quad's partial sums add up to it.
+/// The loop's starting state: O = 0, then the max (log2 units) and the
+/// lane's partial sum of rows lo and hi from the op's initial state. Only
+/// quad 0 starts from the initial sum, so the quad's partial sums add up to
+/// it.
+SmallVector<Value> AttentionKernel::initialState() {
   Value lo = minIdx(rowLo, lastRow(sq)), hi = minIdx(rowHi, lastRow(sq));
   SmallVector<Value> init(4 * cfg.headDim / 8, f32(0.0));
   Value isFirst = cmp(arith::CmpIPredicate::eq, quad, idx(0));
@@ -690,51 +691,70 @@ void AttentionKernel::buildKeyLoop() {
                                      ValueRange{batch, kvHead, group, row});
     init.push_back(arith::SelectOp::create(b, loc, isFirst, l, f32(0.0)));
   }
-  auto loop = scf::ForOp::create(b, loc, begin, end, idx(1), init);
+  return init;
+}
+
+/// One online-softmax step for rows lo (r = 0) and hi (r = 1): s becomes P
+/// (unrounded), O is rescaled; returns the new maxes and partial sums.
+SmallVector<Value> AttentionKernel::softmaxStep(Accumulators &s, Accumulators &o,
+                                                ValueRange maxes, ValueRange sums) {
+  Value negInf = f32(-INFINITY);
+  SmallVector<Value> newMaxes, newSums;
+  for (int64_t r = 0; r < 2; ++r) {
+    Value mx = maxes[r];
+    for (int64_t n = 0; n < Tiles::kKeys / 8; ++n)
+      for (int64_t e = 0; e < 2; ++e)
+        mx = arith::MaximumFOp::create(b, loc, mx, s[4 * n + 2 * r + e]);
+    Value mNew = quadReduce(mx, /*isMax=*/true);
+    // While a row has seen no visible key its max is −inf; exp2 then
+    // subtracts 0 (every p is 0) instead of forming −inf − (−inf).
+    Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mNew,
+                                       negInf);
+    Value base = arith::SelectOp::create(b, loc, none, f32(0.0), mNew);
+    Value correction = math::Exp2Op::create(
+        b, loc, arith::SubFOp::create(b, loc, maxes[r], base));
+    Value sum = arith::MulFOp::create(b, loc, sums[r], correction);
+    for (int64_t n = 0; n < Tiles::kKeys / 8; ++n)
+      for (int64_t e = 0; e < 2; ++e) {
+        Value &x = s[4 * n + 2 * r + e];
+        x = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, x, base));
+        sum = arith::AddFOp::create(b, loc, sum, x);
+      }
+    for (int64_t n = 0; n < cfg.headDim / 8; ++n)
+      for (int64_t e = 0; e < 2; ++e) {
+        Value &x = o[4 * n + 2 * r + e];
+        x = arith::MulFOp::create(b, loc, x, correction);
+      }
+    newMaxes.push_back(mNew);
+    newSums.push_back(sum);
+  }
+  newMaxes.append(newSums.begin(), newSums.end());
+  return newMaxes;
+}
+
+void AttentionKernel::buildKeyLoop() {
+  auto [begin, end] = keyTileRange();
+  auto prologue = scf::IfOp::create(
+      b, loc, cmp(arith::CmpIPredicate::slt, begin, end), false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(prologue.thenBlock());
+    stageKeyTile(begin);
+  }
+  int64_t numO = 4 * cfg.headDim / 8;
+  auto loop = scf::ForOp::create(b, loc, begin, end, idx(1), initialState());
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value tile = loop.getInductionVar();
     ValueRange state = loop.getRegionIterArgs();
-    int64_t numO = 4 * cfg.headDim / 8;
     waitAll();
     barrier();
     stageValueTile(tile);
     Accumulators s = logits(computeScores(), tile);
-    // Online softmax for rows lo (r = 0) and hi (r = 1).
     Accumulators o(state.take_front(numO));
-    SmallVector<Value> results;
-    Value negInf = f32(-INFINITY);
-    SmallVector<Value> maxes, sums;
-    for (int64_t r = 0; r < 2; ++r) {
-      Value mOld = state[numO + r], lOld = state[numO + 2 + r];
-      Value mx = mOld;
-      for (int64_t n = 0; n < Tiles::kKeys / 8; ++n)
-        for (int64_t e = 0; e < 2; ++e)
-          mx = arith::MaximumFOp::create(b, loc, mx, s[4 * n + 2 * r + e]);
-      Value mNew = quadReduce(mx, /*isMax=*/true);
-      // While a row has seen no visible key its max is −inf; exp2 then
-      // subtracts 0 (every p is 0) instead of forming −inf − (−inf).
-      Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                         mNew, negInf);
-      Value base = arith::SelectOp::create(b, loc, none, f32(0.0), mNew);
-      Value correction = math::Exp2Op::create(
-          b, loc, arith::SubFOp::create(b, loc, mOld, base));
-      Value sum = arith::MulFOp::create(b, loc, lOld, correction);
-      for (int64_t n = 0; n < Tiles::kKeys / 8; ++n)
-        for (int64_t e = 0; e < 2; ++e) {
-          Value &x = s[4 * n + 2 * r + e];
-          x = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, x, base));
-          sum = arith::AddFOp::create(b, loc, sum, x);
-        }
-      for (int64_t n = 0; n < cfg.headDim / 8; ++n)
-        for (int64_t e = 0; e < 2; ++e) {
-          Value &x = o[4 * n + 2 * r + e];
-          x = arith::MulFOp::create(b, loc, x, correction);
-        }
-      maxes.push_back(mNew);
-      sums.push_back(sum);
-    }
+    SmallVector<Value> rows = softmaxStep(s, o, state.slice(numO, 2),
+                                          state.slice(numO + 2, 2));
     waitAll();
     barrier();
     Value next = add(tile, 1);
@@ -746,15 +766,12 @@ void AttentionKernel::buildKeyLoop() {
       stageKeyTile(next);
     }
     accumulateValues(s, o);
-    results.append(o.begin(), o.end());
-    results.append(maxes.begin(), maxes.end());
-    results.append(sums.begin(), sums.end());
-    scf::YieldOp::create(b, loc, results);
+    o.append(rows.begin(), rows.end());
+    scf::YieldOp::create(b, loc, o);
   }
   SmallVector<Value> out(loop.getResults());
-  int64_t numO = 4 * cfg.headDim / 8;
-  storeResults(ArrayRef(out).take_front(numO), out[numO], out[numO + 1], out[numO + 2],
-               out[numO + 3]);
+  storeResults(ArrayRef(out).take_front(numO), out[numO], out[numO + 1],
+               out[numO + 2], out[numO + 3]);
 }
 
 /// acc, and (quad 0) the max in natural units and the quad's summed sum, of
@@ -816,6 +833,29 @@ Value allocLike(OpBuilder &b, Location loc, Value tensor) {
       dynamic.push_back(tensor::DimOp::create(b, loc, tensor, i));
   return memref::AllocOp::create(
       b, loc, MemRefType::get(type.getShape(), type.getElementType()), dynamic);
+}
+
+KernelBuffers buffersOf(OpBuilder &b, OnlineAttentionOp op,
+                        const KernelConfig &cfg) {
+  Location loc = op.getLoc();
+  KernelBuffers buf;
+  buf.q = toBuffer(b, loc, op.getQuery());
+  buf.k = toBuffer(b, loc, op.getKey());
+  buf.v = toBuffer(b, loc, op.getValue());
+  if (!cfg.affinePositions) {
+    buf.qPos = toBuffer(b, loc, op.getQueryPositions());
+    buf.kPos = toBuffer(b, loc, op.getKeyPositions());
+  }
+  buf.qCos = toBuffer(b, loc, op.getQueryCos());
+  buf.qSin = toBuffer(b, loc, op.getQuerySin());
+  buf.kCos = toBuffer(b, loc, op.getKeyCos());
+  buf.kSin = toBuffer(b, loc, op.getKeySin());
+  buf.mInit = toBuffer(b, loc, op.getMaxInit());
+  buf.lInit = toBuffer(b, loc, op.getSumInit());
+  buf.acc = allocLike(b, loc, op.getAccumulatorInit());
+  buf.m = allocLike(b, loc, op.getMaxInit());
+  buf.l = allocLike(b, loc, op.getSumInit());
+  return buf;
 }
 
 KernelConfig configOf(OnlineAttentionOp op, bool affinePositions) {
@@ -887,23 +927,7 @@ LogicalResult nvidia::replaceWithTensorCoreAttention(RewriterBase &rewriter,
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
   KernelConfig cfg = configOf(op, affinePositions);
-  KernelBuffers buf;
-  buf.q = toBuffer(rewriter, loc, op.getQuery());
-  buf.k = toBuffer(rewriter, loc, op.getKey());
-  buf.v = toBuffer(rewriter, loc, op.getValue());
-  if (!cfg.affinePositions) {
-    buf.qPos = toBuffer(rewriter, loc, op.getQueryPositions());
-    buf.kPos = toBuffer(rewriter, loc, op.getKeyPositions());
-  }
-  buf.qCos = toBuffer(rewriter, loc, op.getQueryCos());
-  buf.qSin = toBuffer(rewriter, loc, op.getQuerySin());
-  buf.kCos = toBuffer(rewriter, loc, op.getKeyCos());
-  buf.kSin = toBuffer(rewriter, loc, op.getKeySin());
-  buf.mInit = toBuffer(rewriter, loc, op.getMaxInit());
-  buf.lInit = toBuffer(rewriter, loc, op.getSumInit());
-  buf.acc = allocLike(rewriter, loc, op.getAccumulatorInit());
-  buf.m = allocLike(rewriter, loc, op.getMaxInit());
-  buf.l = allocLike(rewriter, loc, op.getSumInit());
+  KernelBuffers buf = buffersOf(rewriter, op, cfg);
 
   // Grid: (query tiles, query heads, batch), at least one block each way;
   // blocks outside the real extents do nothing.

@@ -244,6 +244,22 @@ def attention_atol(q, k, v, *, scale=None, rotary=None, dtype="f32"):
     return atol
 
 
+def tensor_core_attention_atol(q, k, v, *, scale=None, rotary=None, dtype="f16"):
+    """Tolerance of attention on tensor cores (f16/bf16 operands of mma.sync,
+    f32 accumulation): ``attention_atol + ulp_dtype(V)·(1 + 2·L·[rotated])``.
+
+    Beyond attention_atol, P is rounded to `dtype` as the A operand of P·V:
+    each p_j carries a relative error <= u (half an ulp), which moves
+    Σ p_j v_j / l by at most u·V. Q and K rotated inside the kernel are
+    rounded to `dtype` once more (the CPU keeps them in f32): each logit
+    then errs by <= 2u·L more, which moves the output by <= 2·(2u·L)·V =
+    2·L·ulp_dtype(V), as in attention_atol's derivation.
+    """
+    vmax = float(np.max(np.abs(v))) if np.size(v) else 0.0
+    extra = 1.0 + (2.0 * logit_bound(q, k, scale, rotary) if rotary is not None else 0.0)
+    return attention_atol(q, k, v, scale=scale, rotary=rotary, dtype=dtype) + ulp(vmax, dtype) * extra
+
+
 def linear_attention_atol(q, k, v, *, rotary=None, positions=None, causal=False, dtype="f32"):
     """Tolerance of RoFormer linear attention (f32 math), per output element:
     ``2·(sqrt(D) + sqrt(S) + 2)·u·N/den + [dtype != f32]·ulp_dtype(out)``.

@@ -1,0 +1,71 @@
+// RUN: rope-opt %s --rope-attention-to-tensor-cores --split-input-file | FileCheck %s
+
+// f16 causal GQA with RoPE inside: the online op from the empty state
+// becomes one launch of 4 warps over (query tiles, query heads, batch) with
+// three 64-row tiles of shared memory (Q, K, V); the normalisation stays.
+// CHECK-LABEL: func.func @rotary_gqa
+// CHECK: rope.table
+// CHECK-NOT: rope.online_attention
+// CHECK: bufferization.to_buffer %{{.*}} read_only : tensor<1x2x2x100x64xf16> to memref<1x2x2x100x64xf16>
+// CHECK: %[[ACC:.*]] = memref.alloc() : memref<1x2x2x100x64xf32>
+// CHECK: gpu.launch
+// CHECK-SAME: threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c128
+// CHECK-SAME: workgroup(%[[Q:.*]] : memref<64x64xf16, #gpu.address_space<workgroup>>, %[[K:.*]] : memref<64x64xf16, #gpu.address_space<workgroup>>, %[[V:.*]] : memref<64x64xf16, #gpu.address_space<workgroup>>)
+// Q and K: rotated chunks through registers, at 16-byte alignment.
+// CHECK: vector.load {{.*}} {alignment = 16 : i64} : memref<1x2x2x100x64xf16>, vector<8xf16>
+// CHECK: vector.store {{.*}}, %[[Q]]
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: scf.for
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK: gpu.barrier
+// CHECK: nvgpu.device_async_copy {{.*}}, %[[V]]{{.*}}, 8, %{{.*}} {bypassL1}
+// CHECK: nvgpu.ldmatrix %[[Q]]{{.*}} {numTiles = 4 : i32, transpose = false}
+// CHECK: nvgpu.ldmatrix %[[K]]{{.*}} {numTiles = 4 : i32, transpose = false}
+// CHECK: nvvm.mma.sync {{.*}} {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: gpu.shuffle  xor
+// CHECK: math.exp2
+// CHECK: nvgpu.ldmatrix %[[V]]{{.*}} {numTiles = 4 : i32, transpose = true}
+// CHECK: vector.store {{.*}}, %[[ACC]]
+// CHECK: bufferization.to_tensor %[[ACC]] restrict writable
+// CHECK: linalg.generic
+// CHECK: arith.divf
+func.func @rotary_gqa(%q: tensor<1x4x100x64xf16>, %k: tensor<1x2x100x64xf16>,
+                      %v: tensor<1x2x100x64xf16>) -> tensor<1x4x100x64xf16> {
+  %r = rope.attention %q, %k, %v rotary(#rope.spec<base = 10000.0>) causal
+      : tensor<1x4x100x64xf16>, tensor<1x2x100x64xf16>, tensor<1x2x100x64xf16>
+  return %r : tensor<1x4x100x64xf16>
+}
+
+// -----
+
+// bf16 operands travel to mma.sync as packed i32 registers.
+// CHECK-LABEL: func.func @bf16
+// CHECK: llvm.bitcast %{{.*}} : vector<2xbf16> to i32
+// CHECK: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>
+func.func @bf16(%q: tensor<2x8x?x128xbf16>, %k: tensor<2x8x?x128xbf16>,
+                %v: tensor<2x8x?x128xbf16>) -> tensor<2x8x?x128xbf16> {
+  %r = rope.attention %q, %k, %v
+      : tensor<2x8x?x128xbf16>, tensor<2x8x?x128xbf16>, tensor<2x8x?x128xbf16>
+  return %r : tensor<2x8x?x128xbf16>
+}
+
+// -----
+
+// Left to the other lowerings: f32, a mask operand, D = 256, and a rotation
+// whose pairs a lane's fragments do not hold (half layout, 16 rotary dims).
+// CHECK-LABEL: func.func @not_taken
+// CHECK-NOT: gpu.launch
+// CHECK-COUNT-4: rope.attention
+// CHECK-NOT: gpu.launch
+func.func @not_taken(%q: tensor<1x2x8x64xf32>, %qh: tensor<1x2x8x64xf16>,
+                     %m: tensor<8x8xi1>, %q256: tensor<1x2x8x256xf16>)
+    -> (tensor<1x2x8x64xf32>, tensor<1x2x8x64xf16>, tensor<1x2x8x256xf16>, tensor<1x2x8x64xf16>) {
+  %a = rope.attention %q, %q, %q : tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>
+  %b = rope.attention %qh, %qh, %qh mask(%m : tensor<8x8xi1>)
+      : tensor<1x2x8x64xf16>, tensor<1x2x8x64xf16>, tensor<1x2x8x64xf16>
+  %c = rope.attention %q256, %q256, %q256
+      : tensor<1x2x8x256xf16>, tensor<1x2x8x256xf16>, tensor<1x2x8x256xf16>
+  %d = rope.attention %qh, %qh, %qh rotary(#rope.spec<dims = 16>)
+      : tensor<1x2x8x64xf16>, tensor<1x2x8x64xf16>, tensor<1x2x8x64xf16>
+  return %a, %b, %c, %d : tensor<1x2x8x64xf32>, tensor<1x2x8x64xf16>, tensor<1x2x8x256xf16>, tensor<1x2x8x64xf16>
+}
