@@ -92,10 +92,10 @@ bool isZeroFill(Value init) {
 struct KernelConfig {
   Type element;
   int64_t headDim = 0, paddedDim = 0;
-  double scale = 1.0;
-  std::optional<double> softcap;
-  bool causal = false;
-  std::optional<int64_t> window;
+  attention::LogitRules rules;
+  /// A rule reads each element (mask, ALiBi, T5 bias, or causal/window
+  /// rules on explicit positions): every tile is ruled element by element.
+  bool everyElement = false;
   bool affinePositions = true;
   lowering::RotaryDims rotary{0, 0, RotaryLayout::half};
   bool rotateQuery = false, rotateKey = false;
@@ -104,6 +104,7 @@ struct KernelConfig {
 /// Buffers the kernel reads and writes (null where the op has none).
 struct KernelBuffers {
   Value q, k, v, qPos, kPos, qCos, qSin, kCos, kSin, mInit, lInit;
+  Value mask, slopes, relativeBias;
   Value acc, m, l;
 };
 
@@ -172,13 +173,21 @@ private:
   Accumulators mma(ArrayRef<Value> a, Value b0, Value b1, ArrayRef<Value> c);
   Accumulators computeScores();
   Accumulators logits(Accumulators s, Value tile);
-  Accumulators maskTile(Accumulators x, Value tile);
+  Accumulators ruledLogits(Accumulators x, Value tile);
+  Value queryPosition(Value row);
+  Value keyPosition(Value key);
+  Value maskElement(Value row, Value key);
+  Value toF32(Value x) {
+    return x.getType().isF32() ? x
+                               : arith::ExtFOp::create(b, loc, b.getF32Type(), x)
+                                     .getResult();
+  }
   Value quadReduce(Value v, bool isMax);
   void accumulateValues(ArrayRef<Value> p, Accumulators &o);
 
   // Loop.
   std::pair<Value, Value> keyTileRange();
-  Value tileNeedsMask(Value tile);
+  Value tileNeedsRules(Value tile);
   SmallVector<Value> initialState();
   SmallVector<Value> softmaxStep(Accumulators &s, Accumulators &o,
                                  ValueRange maxes, ValueRange sums);
@@ -192,7 +201,7 @@ private:
   gpu::LaunchOp launch;
 
   Value batch, kvHead, group, queryTile, tid, warp, lane, laneGroup, quad;
-  Value sq, sk, qSmem, kSmem, vSmem, rowLo, rowHi;
+  Value sq, sk, qSmem, kSmem, vSmem, rowLo, rowHi, slope;
 };
 
 void AttentionKernel::computeIds() {
@@ -217,6 +226,9 @@ void AttentionKernel::computeIds() {
   vSmem = launch.getWorkgroupAttributions()[2];
   rowLo = add(add(mul(queryTile, Tiles::kQueryRows), mul(warp, 16)), laneGroup);
   rowHi = add(rowLo, 8);
+  if (buf.slopes)
+    slope = toF32(memref::LoadOp::create(b, loc, buf.slopes,
+                                         ValueRange{kvHead, group}));
 }
 
 Value AttentionKernel::swizzled(Value row, Value chunk) {
@@ -510,60 +522,90 @@ Accumulators AttentionKernel::computeScores() {
   return s;
 }
 
-/// The op's logit of each score in log2 units: scale (and soft-cap), then
-/// ·log2(e), so that exp2 gives the softmax's exp.
+/// The op's logit of each score in log2 units, so that exp2 gives the
+/// softmax's exp. Tiles that no rule touches take the scale (and soft-cap)
+/// with log2(e) folded in; the others are ruled element by element.
 Accumulators AttentionKernel::logits(Accumulators s, Value tile) {
-  for (Value &x : s) {
-    if (cfg.softcap) {
-      x = arith::MulFOp::create(b, loc, x, f32(cfg.scale));
-      x = attention::buildSoftcap(b, loc, x, *cfg.softcap);
+  if (cfg.everyElement)
+    return ruledLogits(s, tile);
+  Accumulators plain = s;
+  for (Value &x : plain) {
+    if (cfg.rules.softcap) {
+      x = arith::MulFOp::create(b, loc, x, f32(cfg.rules.scale));
+      x = attention::buildSoftcap(b, loc, x, *cfg.rules.softcap);
       x = arith::MulFOp::create(b, loc, x, f32(kLog2E));
     } else {
-      x = arith::MulFOp::create(b, loc, x, f32(cfg.scale * kLog2E));
+      x = arith::MulFOp::create(b, loc, x, f32(cfg.rules.scale * kLog2E));
     }
   }
-  Value needed = tileNeedsMask(tile);
-  if (auto constant = getConstantIntValue(needed); constant && *constant == 0)
-    return s;
-  auto branch = scf::IfOp::create(b, loc, TypeRange(ValueRange(s)), needed,
-                                  /*withElseRegion=*/true);
+  auto branch = scf::IfOp::create(b, loc, TypeRange(ValueRange(s)),
+                                  tileNeedsRules(tile), /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(branch.thenBlock());
-  scf::YieldOp::create(b, loc, ValueRange(maskTile(s, tile)));
+  scf::YieldOp::create(b, loc, ValueRange(ruledLogits(s, tile)));
   b.setInsertionPointToStart(branch.elseBlock());
-  scf::YieldOp::create(b, loc, ValueRange(s));
+  scf::YieldOp::create(b, loc, ValueRange(plain));
   return Accumulators(branch.getResults());
 }
 
-/// −inf where a key is past Sk or not visible by the op's rules.
-Accumulators AttentionKernel::maskTile(Accumulators x, Value tile) {
-  Value qLo, qHi;
-  if (cfg.affinePositions) {
-    Value offset = arith::SubIOp::create(b, loc, sk, sq);
-    qLo = toI64(add(rowLo, offset));
-    qHi = toI64(add(rowHi, offset));
-  } else if (cfg.causal || cfg.window) {
-    qLo = positionOf(buf.qPos, minIdx(rowLo, lastRow(sq)));
-    qHi = positionOf(buf.qPos, minIdx(rowHi, lastRow(sq)));
-  }
+/// The i64 position of the query in row `row` of the block's tile, and of
+/// key `key`, for the rules.
+Value AttentionKernel::queryPosition(Value row) {
+  if (cfg.affinePositions)
+    return toI64(add(row, arith::SubIOp::create(b, loc, sk, sq)));
+  return positionOf(buf.qPos, minIdx(row, lastRow(sq)));
+}
+
+Value AttentionKernel::keyPosition(Value key) {
+  if (cfg.affinePositions)
+    return toI64(key);
+  return positionOf(buf.kPos, minIdx(key, lastRow(sk)));
+}
+
+/// Element (row, key) of the rank-5 mask; a static 1 broadcasts.
+Value AttentionKernel::maskElement(Value row, Value key) {
+  auto type = cast<MemRefType>(buf.mask.getType());
+  SmallVector<Value> at{batch, kvHead, group, minIdx(row, lastRow(sq)),
+                        minIdx(key, lastRow(sk))};
+  for (int64_t i = 0; i < 5; ++i)
+    if (type.getDimSize(i) == 1)
+      at[i] = idx(0);
+  return memref::LoadOp::create(b, loc, buf.mask, at);
+}
+
+/// Every score through the op's rules (attention::buildLogit), −inf past
+/// the last key, then in log2 units.
+Accumulators AttentionKernel::ruledLogits(Accumulators x, Value tile) {
+  bool positions = cfg.rules.causal || cfg.rules.window || buf.slopes ||
+                   buf.relativeBias;
+  Value rows[2] = {rowLo, rowHi};
+  Value qPos[2];
+  if (positions)
+    for (int64_t r = 0; r < 2; ++r)
+      qPos[r] = queryPosition(rows[r]);
+  auto bias = [&](Value bucket) -> Value {
+    Value t = memref::LoadOp::create(b, loc, buf.relativeBias,
+                                     ValueRange{bucket, kvHead, group});
+    return toF32(t);
+  };
   for (int64_t n = 0; n < Tiles::kKeys / 8; ++n)
     for (int64_t e = 0; e < 2; ++e) {
       Value key = add(add(mul(tile, Tiles::kKeys), mul(quad, 2)), 8 * n + e);
       Value inside = cmp(arith::CmpIPredicate::slt, key, sk);
-      Value pk;
-      if (cfg.causal || cfg.window)
-        pk = cfg.affinePositions ? toI64(key)
-                                 : positionOf(buf.kPos, minIdx(key, lastRow(sk)));
+      Value kPos = positions ? keyPosition(key) : Value();
       for (int64_t r = 0; r < 2; ++r) {
-        Value visible = inside;
-        if (pk) {
-          Value pq = r ? qHi : qLo;
-          Value rule = attention::buildKeyVisibility(b, loc, pq, pq, pk, pk,
-                                                     cfg.causal, cfg.window);
-          visible = arith::AndIOp::create(b, loc, visible, rule);
-        }
+        attention::LogitInputs in;
+        if (buf.mask)
+          in.maskElement = maskElement(rows[r], key);
+        in.qPos = qPos[r];
+        in.kPos = kPos;
+        in.slope = slope;
+        if (buf.relativeBias)
+          in.relativeBias = bias;
         Value &v = x[4 * n + 2 * r + e];
-        v = attention::dropInvisible(b, loc, v, visible);
+        v = attention::buildLogit(b, loc, cfg.rules, v, in);
+        v = attention::dropInvisible(b, loc, v, inside);
+        v = arith::MulFOp::create(b, loc, v, f32(kLog2E));
       }
     }
   return x;
@@ -626,7 +668,7 @@ void AttentionKernel::accumulateValues(ArrayRef<Value> p, Accumulators &o) {
 /// otherwise every tile is visited and masked.
 std::pair<Value, Value> AttentionKernel::keyTileRange() {
   Value tiles = div(add(sk, Tiles::kKeys - 1), Tiles::kKeys);
-  if (!cfg.affinePositions || !(cfg.causal || cfg.window))
+  if (!cfg.affinePositions || !(cfg.rules.causal || cfg.rules.window))
     return {idx(0), tiles};
   Value offset = arith::SubIOp::create(b, loc, sk, sq);
   Value firstRow = mul(queryTile, Tiles::kQueryRows);
@@ -634,39 +676,38 @@ std::pair<Value, Value> AttentionKernel::keyTileRange() {
   Value last = add(minIdx(add(firstRow, Tiles::kQueryRows - 1), lastRow(sq)),
                    offset);
   Value end = tiles;
-  if (cfg.causal) {
+  if (cfg.rules.causal) {
     // Keys 0..last: ceil((last + 1) / 64) tiles (none when last < 0).
     Value count = maxIdx(add(last, 1), idx(0));
     end = minIdx(tiles, div(add(count, Tiles::kKeys - 1), Tiles::kKeys));
   }
   Value begin = idx(0);
-  if (cfg.window) {
-    Value earliest = maxIdx(add(first, 1 - *cfg.window), idx(0));
+  if (cfg.rules.window) {
+    Value earliest = maxIdx(add(first, 1 - *cfg.rules.window), idx(0));
     begin = minIdx(div(earliest, Tiles::kKeys), end);
   }
   return {begin, end};
 }
 
-/// Whether some (query, key) pair of the tile is masked: a key past Sk, or
+/// Whether some (query, key) pair of the tile is hidden (only called when
+/// no rule reads every element): a key past Sk, or
 /// (default positions) a pair the causal or window rule hides. Every pair is
 /// visible iff the last key is visible from the first query and the first
 /// key from the last query.
-Value AttentionKernel::tileNeedsMask(Value tile) {
-  if (!cfg.affinePositions && (cfg.causal || cfg.window))
-    return arith::ConstantIntOp::create(b, loc, 1, 1);
+Value AttentionKernel::tileNeedsRules(Value tile) {
   Value kLo = mul(tile, Tiles::kKeys), kHi = add(kLo, Tiles::kKeys - 1);
   Value needed = cmp(arith::CmpIPredicate::sge, kHi, sk);
-  if (!(cfg.causal || cfg.window))
+  if (!(cfg.rules.causal || cfg.rules.window))
     return needed;
   Value offset = arith::SubIOp::create(b, loc, sk, sq);
   Value first = add(mul(queryTile, Tiles::kQueryRows), offset);
   Value last = add(first, Tiles::kQueryRows - 1);
   Value a = attention::buildKeyVisibility(b, loc, toI64(first), toI64(first),
-                                          toI64(kHi), toI64(kHi), cfg.causal,
-                                          cfg.window);
+                                          toI64(kHi), toI64(kHi), cfg.rules.causal,
+                                          cfg.rules.window);
   Value c = attention::buildKeyVisibility(b, loc, toI64(last), toI64(last),
-                                          toI64(kLo), toI64(kLo), cfg.causal,
-                                          cfg.window);
+                                          toI64(kLo), toI64(kLo), cfg.rules.causal,
+                                          cfg.rules.window);
   Value all = arith::AndIOp::create(b, loc, a, c);
   Value hidden = arith::XOrIOp::create(
       b, loc, all, arith::ConstantIntOp::create(b, loc, 1, 1));
@@ -850,6 +891,9 @@ KernelBuffers buffersOf(OpBuilder &b, OnlineAttentionOp op,
   buf.qSin = toBuffer(b, loc, op.getQuerySin());
   buf.kCos = toBuffer(b, loc, op.getKeyCos());
   buf.kSin = toBuffer(b, loc, op.getKeySin());
+  buf.mask = toBuffer(b, loc, op.getMask());
+  buf.slopes = toBuffer(b, loc, op.getAlibiSlopes());
+  buf.relativeBias = toBuffer(b, loc, op.getRelativeBias());
   buf.mInit = toBuffer(b, loc, op.getMaxInit());
   buf.lInit = toBuffer(b, loc, op.getSumInit());
   buf.acc = allocLike(b, loc, op.getAccumulatorInit());
@@ -863,12 +907,16 @@ KernelConfig configOf(OnlineAttentionOp op, bool affinePositions) {
   cfg.element = op.getQueryType().getElementType();
   cfg.headDim = op.getHeadDim();
   cfg.paddedDim = llvm::PowerOf2Ceil(cfg.headDim);
-  cfg.scale = op.getScale().convertToDouble();
+  attention::LogitRules &rules = cfg.rules;
+  rules.scale = op.getScale().convertToDouble();
   if (auto cap = op.getSoftcap())
-    cfg.softcap = cap->convertToDouble();
-  cfg.causal = op.getCausal();
-  cfg.window = op.getWindow();
+    rules.softcap = cap->convertToDouble();
+  rules.causal = op.getCausal();
+  rules.window = op.getWindow();
+  rules.buckets = op.getRelativeBucketsAttr();
   cfg.affinePositions = affinePositions || !op.getQueryPositions();
+  cfg.everyElement = op.getMask() || op.getAlibiSlopes() || op.getRelativeBias() ||
+                     (!cfg.affinePositions && (rules.causal || rules.window));
   if (auto spec = op.getRotary())
     cfg.rotary = lowering::RotaryDims::of(*spec, cfg.headDim);
   cfg.rotateQuery = static_cast<bool>(op.getQueryCos());
@@ -883,8 +931,6 @@ KernelConfig configOf(OnlineAttentionOp op, bool affinePositions) {
 //===----------------------------------------------------------------------===//
 
 std::string nvidia::whyNotTensorCoreAttention(AttentionOp op) {
-  if (op.getMask() || op.getAlibiSlopes() || op.getRelativeBias())
-    return "a mask, ALiBi or T5 bias operand";
   auto q = op.getQuery().getType(), k = op.getKey().getType(),
        v = op.getValue().getType();
   std::string why = whyNotElements(q.getElementType(), k.getElementType(),
@@ -900,8 +946,6 @@ std::string nvidia::whyNotTensorCoreAttention(AttentionOp op) {
 }
 
 std::string nvidia::whyNotTensorCoreAttention(OnlineAttentionOp op) {
-  if (op.getMask() || op.getAlibiSlopes() || op.getRelativeBias())
-    return "a mask, ALiBi or T5 bias operand";
   auto q = op.getQueryType();
   auto k = cast<RankedTensorType>(op.getKey().getType());
   auto v = cast<RankedTensorType>(op.getValue().getType());

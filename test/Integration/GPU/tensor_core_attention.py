@@ -4,7 +4,8 @@
 which --rope-lower-to-nvvm runs for f16 and bf16) against the f64 reference,
 at sizes that take several 64-row query tiles and 64-key tiles with tails:
 causal and not, decode (Sq < Sk), GQA and MQA, batch 2, sliding window,
-soft-capping, sinks, explicit positions, RoPE inside (half, interleaved and
+soft-capping, sinks, explicit positions, boolean and additive masks, ALiBi,
+T5 bias, RoPE inside (half, interleaved and
 partial, as a spec and as the tables that folding rope.rotate ops makes).
 
 Each case first checks that the kernel takes it (the module after the pass
@@ -61,6 +62,14 @@ CASES = {
     "bf16 rope.rotate folded into tables": dict(dt="bf16", B=1, Hq=4, Hkv=2, Sq=75, Sk=75, D=64,
                                                 causal=True, rotary=HALF, positions="offset",
                                                 separate=True),
+    "f16 padding mask [B,1,1,Sk] batch 2": dict(dt="f16", B=2, Hq=2, Hkv=1, Sq=70, Sk=70, D=64,
+                                                causal=True, mask=("i1", (2, 1, 1, 70))),
+    "bf16 additive mask [Sq,Sk]": dict(dt="bf16", B=1, Hq=2, Hkv=2, Sq=67, Sk=99, D=64,
+                                       mask=("bf16", (67, 99))),
+    "f16 alibi causal gqa 4/2": dict(dt="f16", B=1, Hq=4, Hkv=2, Sq=90, Sk=90, D=64, causal=True,
+                                     alibi=True),
+    "bf16 t5 bias bidirectional": dict(dt="bf16", B=1, Hq=2, Hkv=2, Sq=80, Sk=80, D=64,
+                                       t5=(32, 128, True)),
 }
 
 
@@ -92,6 +101,20 @@ def module(c):
         st = ty((c["Hq"],), dt)
         params += f", %s: {st}"
         attrs.append(f"sinks(%s : {st})")
+    if c.get("mask"):
+        mt = ty(c["mask"][1], c["mask"][0])
+        params += f", %m: {mt}"
+        opnds = f" mask(%m : {mt})" + opnds
+    if c.get("alibi"):
+        at = ty((c["Hq"],), "f32")
+        params += f", %a: {at}"
+        attrs.append(f"alibi(%a : {at})")
+    if c.get("t5"):
+        nb, md, bidir = c["t5"]
+        tt = ty((nb, c["Hq"]), "f32")
+        params += f", %t: {tt}"
+        attrs.append(f"relative_bias(%t : {tt}) buckets(#rope.buckets<num_buckets = {nb}, "
+                     f"max_distance = {md}, bidirectional = {'true' if bidir else 'false'}>)")
     return (f"func.func @kernel({params}) -> {qt} {{\n{body}"
             f"  %r = rope.attention {q_in}, {k_in}, %v{opnds} {' '.join(attrs)}"
             f" : {qt}, {kt}, {kt}\n  return %r : {qt}\n}}\n")
@@ -145,13 +168,38 @@ for name, c in CASES.items():
             sinks = T.quantize(g.standard_normal(c["Hq"]) + 2.0, dt)
             args.append(T.to_storage(sinks, dt))
             kw["sinks"] = sinks
+        # Additive terms make logits larger than |q·k|, and their f32
+        # rounding errors with them: 2·ulp_f32(V) per unit of their bound.
+        bias_bound = 0.0
+        if c.get("mask"):
+            me, shape = c["mask"]
+            if me == "i1":
+                mask = g.random(shape) > 0.2
+                args.append(mask)
+            else:
+                mask = T.quantize(g.standard_normal(shape), me)
+                args.append(T.to_storage(mask, me))
+                bias_bound += float(np.abs(mask).max())
+            kw["mask"] = mask
+        if c.get("alibi"):
+            slopes = ref.alibi_slopes(c["Hq"])
+            args.append(slopes.astype(np.float32))
+            kw["alibi_slopes"] = slopes
+            bias_bound += float(slopes.max()) * max(c["Sq"], c["Sk"])
+        if c.get("t5"):
+            table = T.quantize(g.standard_normal((c["t5"][0], c["Hq"])), "f32")
+            args.append(table.astype(np.float32))
+            kw.update(relative_bias=table, relative_buckets=c["t5"])
+            bias_bound += float(np.abs(table).max())
         out = T.call(lib, "kernel", *args)
         spec = c.get("rotary")
         expected = ref.attention(q, k, v, rotary=spec, **kw)
         atol = 2.0 * T.tensor_core_attention_atol(q, k, v, scale=c.get("scale"), rotary=spec,
                                                   dtype=dt)
+        atol += 2.0 * T.ulp(float(np.abs(v).max()), "f32") * bias_bound
         T.check_stored(out, expected, atol, dt, f"tensor-core attention {name}")
-        if c.get("causal") or c.get("window") or spec is not None:
+        ruled = ("causal", "window", "rotary", "mask", "alibi", "t5")
+        if any(c.get(rule) for rule in ruled):
             plain = ref.attention(q, k, v, scale=c.get("scale"), softcap=c.get("softcap"),
                                   sinks=kw.get("sinks"))
             # A kernel that dropped the rule would be as far from `expected`
@@ -172,4 +220,8 @@ T.finish()
 # CHECK: PASS tensor-core attention bf16 rotary interleaved decode
 # CHECK: PASS tensor-core attention f16 partial rotary 32 of 64
 # CHECK: PASS tensor-core attention bf16 rope.rotate folded into tables
+# CHECK: PASS tensor-core attention f16 padding mask [B,1,1,Sk] batch 2
+# CHECK: PASS tensor-core attention bf16 additive mask [Sq,Sk]
+# CHECK: PASS tensor-core attention f16 alibi causal gqa 4/2
+# CHECK: PASS tensor-core attention bf16 t5 bias bidirectional
 # CHECK-NOT: FAIL

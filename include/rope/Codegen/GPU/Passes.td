@@ -70,12 +70,13 @@ def RopeAttentionToTensorCores : Pass<"rope-attention-to-tensor-cores"> {
       P·V;
     * with the default positions, key tiles that causal or window rules hide
       from a whole query tile are not visited (loop bounds) and only tiles
-      that straddle a rule or the end of the keys are masked; explicit
-      positions are read and every tile masked;
+      that straddle a rule or the end of the keys go through the rules
+      element by element; with explicit positions, a mask, ALiBi or a T5
+      bias every tile does (the op's own rules, `attention::buildLogit`);
     * GQA by the kv head of the query head; sinks through the initial state.
 
     Taken: Q, K, V all f16 or all bf16, static D = Dv a multiple of 16 up to
-    128, no mask, ALiBi or T5 bias operand, rotated dims on 8-element chunks
+    128, rotated dims on 8-element chunks
     (a multiple of 32 for the half layout, 16 interleaved). Anything else is
     left to the other lowerings of attention.
   }];

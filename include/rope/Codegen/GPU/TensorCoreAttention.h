@@ -33,8 +33,8 @@ struct TensorCoreAttentionTiles {
 
 /// Why `op` cannot run as the tensor-core kernel ("" when it can): f16 or
 /// bf16 Q, K and V, a static head dim D = Dv that is a multiple of 16 up to
-/// 128, no mask, ALiBi or T5 bias operand, the accumulator starting at zero,
-/// and rotated dims that fall on whole 8-element chunks.
+/// 128, the accumulator starting at zero, and rotated dims that fall on
+/// whole 8-element chunks.
 std::string whyNotTensorCoreAttention(AttentionOp op);
 std::string whyNotTensorCoreAttention(OnlineAttentionOp op);
 

@@ -130,4 +130,25 @@ Value dropInvisible(OpBuilder &b, Location loc, Value logit, Value visible) {
   return arith::SelectOp::create(b, loc, visible, logit, negInfF32(b, loc));
 }
 
+Value buildLogit(OpBuilder &b, Location loc, const LogitRules &rules,
+                 Value score, const LogitInputs &in) {
+  Value logit = arith::MulFOp::create(b, loc, score, f32Const(b, loc, rules.scale));
+  if (rules.softcap)
+    logit = buildSoftcap(b, loc, logit, *rules.softcap);
+  Value visible;
+  if (in.maskElement)
+    logit = applyMaskElement(b, loc, logit, in.maskElement, visible);
+  if (Value rule = buildKeyVisibility(b, loc, in.qPos, in.qPos, in.kPos, in.kPos,
+                                      rules.causal, rules.window))
+    visible = andOf(b, loc, visible, rule);
+  if (in.slope)
+    logit = arith::AddFOp::create(
+        b, loc, logit, buildAlibiBias(b, loc, in.slope, in.qPos, in.kPos));
+  if (in.relativeBias) {
+    Value bucket = buildRelativeBucket(b, loc, in.qPos, in.kPos, rules.buckets);
+    logit = arith::AddFOp::create(b, loc, logit, in.relativeBias(bucket));
+  }
+  return dropInvisible(b, loc, logit, visible);
+}
+
 } // namespace mlir::rope::attention

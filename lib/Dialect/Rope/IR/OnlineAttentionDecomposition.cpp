@@ -79,73 +79,56 @@ static void collectLogitInputs(MLIRContext *ctx, OnlineAttentionOp op,
 }
 
 namespace {
-/// What turns a score of the op's tile into its logit: the scale and
-/// soft-cap, which of the optional inputs the body reads, the T5 bias table
-/// and buckets, and the key visibility rule.
-struct LogitRules {
-  double scale;
-  std::optional<double> softcap;
+/// The rules of the op's logits, and which optional inputs the logits
+/// generic reads (in collectLogitInputs' order) besides the T5 table.
+struct TileLogitRules {
+  attention::LogitRules rules;
   bool hasMask, hasPositions, hasSlopes;
   Value biasTable;
-  RelativeBucketsAttr buckets;
-  bool causal;
-  std::optional<int64_t> window;
 };
 } // namespace
 
-/// The rules of `op`'s logits.
-static LogitRules getLogitRules(OnlineAttentionOp op) {
-  LogitRules rules;
-  rules.hasMask = static_cast<bool>(op.getMask());
-  rules.hasPositions = static_cast<bool>(op.getQueryPositions());
-  rules.hasSlopes = static_cast<bool>(op.getAlibiSlopes());
-  rules.biasTable = op.getRelativeBias();
-  rules.buckets = op.getRelativeBucketsAttr();
-  rules.scale = op.getScale().convertToDouble();
+static TileLogitRules getLogitRules(OnlineAttentionOp op) {
+  TileLogitRules t;
+  t.hasMask = static_cast<bool>(op.getMask());
+  t.hasPositions = static_cast<bool>(op.getQueryPositions());
+  t.hasSlopes = static_cast<bool>(op.getAlibiSlopes());
+  t.biasTable = op.getRelativeBias();
+  t.rules.buckets = op.getRelativeBucketsAttr();
+  t.rules.scale = op.getScale().convertToDouble();
   if (auto cap = op.getSoftcap())
-    rules.softcap = cap->convertToDouble();
-  rules.causal = op.getCausal();
+    t.rules.softcap = cap->convertToDouble();
+  t.rules.causal = op.getCausal();
   if (IntegerAttr w = op.getWindowAttr())
-    rules.window = w.getInt();
-  return rules;
+    t.rules.window = w.getInt();
+  return t;
 }
 
 /// The body of the logits generic over the inputs of collectLogitInputs:
-/// the scaled, capped, biased score, dropped where its key is not visible.
+/// the op's logit of each score (attention::buildLogit).
 static void buildLogitsBody(OpBuilder &nb, Location nl, ValueRange args,
-                            const LogitRules &rules) {
+                            const TileLogitRules &t) {
   unsigned next = 1;
-  Value logit =
-      arith::MulFOp::create(nb, nl, args[0], f32Const(nb, nl, rules.scale));
-  if (rules.softcap)
-    logit = attention::buildSoftcap(nb, nl, logit, *rules.softcap);
-  Value visible;
-  if (rules.hasMask)
-    logit = attention::applyMaskElement(nb, nl, logit, args[next++], visible);
-  Value qp, kp;
-  if (rules.hasPositions) {
-    qp = positionToI64(nb, nl, args[next++]);
-    kp = positionToI64(nb, nl, args[next++]);
+  attention::LogitInputs in;
+  if (t.hasMask)
+    in.maskElement = args[next++];
+  if (t.hasPositions) {
+    in.qPos = positionToI64(nb, nl, args[next++]);
+    in.kPos = positionToI64(nb, nl, args[next++]);
   }
-  if (Value rule = attention::buildKeyVisibility(nb, nl, qp, qp, kp, kp,
-                                                 rules.causal, rules.window))
-    visible = visible ? arith::AndIOp::create(nb, nl, visible, rule).getResult()
-                      : rule;
-  if (rules.hasSlopes)
-    logit = arith::AddFOp::create(
-        nb, nl, logit,
-        attention::buildAlibiBias(nb, nl, toF32(nb, nl, args[next++]), qp, kp));
-  if (rules.biasTable) {
-    Value bucket =
-        attention::buildRelativeBucket(nb, nl, qp, kp, rules.buckets);
-    Value bias = tensor::ExtractOp::create(
-        nb, nl, rules.biasTable,
+  if (t.hasSlopes)
+    in.slope = toF32(nb, nl, args[next++]);
+  auto bias = [&](Value bucket) -> Value {
+    Value b = tensor::ExtractOp::create(
+        nb, nl, t.biasTable,
         ValueRange{bucket, linalg::IndexOp::create(nb, nl, 1),
                    linalg::IndexOp::create(nb, nl, 2)});
-    logit = arith::AddFOp::create(nb, nl, logit, toF32(nb, nl, bias));
-  }
+    return toF32(nb, nl, b);
+  };
+  if (t.biasTable)
+    in.relativeBias = bias;
   linalg::YieldOp::create(
-      nb, nl, ValueRange{attention::dropInvisible(nb, nl, logit, visible)});
+      nb, nl, ValueRange{attention::buildLogit(nb, nl, t.rules, args[0], in)});
 }
 
 /// logits[b,kh,g,i,j] of the op's tile (f32).
@@ -155,7 +138,7 @@ static Value buildTileLogits(OpBuilder &b, Location loc, OnlineAttentionOp op,
   SmallVector<Value> ins;
   SmallVector<AffineMap> maps;
   collectLogitInputs(b.getContext(), op, scores, ins, maps);
-  LogitRules rules = getLogitRules(op);
+  TileLogitRules rules = getLogitRules(op);
   return linalg::GenericOp::create(
              b, loc, scores.getType(), ins, ValueRange{scores}, maps,
              SmallVector<IteratorType>(5, kPar),

@@ -49,6 +49,31 @@ Value applyMaskElement(OpBuilder &b, Location loc, Value logit, Value element,
 /// The logit of a visible key, −inf otherwise (`visible` may be null).
 Value dropInvisible(OpBuilder &b, Location loc, Value logit, Value visible);
 
+/// The rules that turn a score q·k into its logit.
+struct LogitRules {
+  double scale = 1.0;
+  std::optional<double> softcap;
+  bool causal = false;
+  std::optional<int64_t> window;
+  RelativeBucketsAttr buckets; // with a T5 bias
+};
+
+/// What one logit reads besides its score (null where the op has none).
+struct LogitInputs {
+  Value maskElement;  // i1 (visibility) or a float to add
+  Value qPos, kPos;   // i64, where a rule reads positions
+  Value slope;        // f32 ALiBi slope of the query head
+  /// The T5 bias (f32) of the query head at a bucket (an index).
+  function_ref<Value(Value)> relativeBias = nullptr;
+};
+
+/// The logit of one (query, key) pair, f32, in the op's order: scale·score,
+/// soft-capped, plus the float mask, ALiBi and T5 bias, −inf where the i1
+/// mask, causal or window rule hides the key. Every lowering of attention
+/// builds its logits with this.
+Value buildLogit(OpBuilder &b, Location loc, const LogitRules &rules,
+                 Value score, const LogitInputs &in);
+
 } // namespace mlir::rope::attention
 
 #endif // ROPE_DIALECT_ROPE_IR_ATTENTIONRULES_H
