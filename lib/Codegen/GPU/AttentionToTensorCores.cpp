@@ -29,7 +29,16 @@ namespace {
 struct RopeAttentionToTensorCoresPass
     : public rope::impl::RopeAttentionToTensorCoresBase<
           RopeAttentionToTensorCoresPass> {
+  using RopeAttentionToTensorCoresBase::RopeAttentionToTensorCoresBase;
+
   void runOnOperation() override {
+    if (targetBlocks < 0) {
+      getOperation()->emitError()
+          << "rope-attention-to-tensor-cores: target-blocks must not be "
+             "negative, got "
+          << static_cast<int64_t>(targetBlocks);
+      return signalPassFailure();
+    }
     IRRewriter rewriter(&getContext());
     SmallVector<AttentionOp> attentions;
     getOperation()->walk([&](AttentionOp op) {
@@ -39,11 +48,13 @@ struct RopeAttentionToTensorCoresPass
     for (AttentionOp op : attentions) {
       // Without explicit positions the kernel knows them: its loop bounds
       // skip what causal and window rules hide.
-      bool affine = !op.getQueryPositions();
+      nvidia::TensorCoreAttentionOptions options;
+      options.affinePositions = !op.getQueryPositions();
+      options.targetBlocks = targetBlocks;
       rewriter.setInsertionPoint(op);
       FailureOr<OnlineAttentionOp> online = convertToOnlineAttention(rewriter, op);
       if (failed(online) ||
-          failed(nvidia::replaceWithTensorCoreAttention(rewriter, *online, affine)))
+          failed(nvidia::replaceWithTensorCoreAttention(rewriter, *online, options)))
         return signalPassFailure();
     }
     SmallVector<OnlineAttentionOp> onlines;
@@ -51,9 +62,10 @@ struct RopeAttentionToTensorCoresPass
       if (nvidia::whyNotTensorCoreAttention(op).empty())
         onlines.push_back(op);
     });
+    nvidia::TensorCoreAttentionOptions options;
+    options.targetBlocks = targetBlocks;
     for (OnlineAttentionOp op : onlines)
-      if (failed(nvidia::replaceWithTensorCoreAttention(rewriter, op,
-                                                        /*affinePositions=*/false)))
+      if (failed(nvidia::replaceWithTensorCoreAttention(rewriter, op, options)))
         return signalPassFailure();
   }
 };

@@ -99,12 +99,16 @@ struct KernelConfig {
   bool affinePositions = true;
   lowering::RotaryDims rotary{0, 0, RotaryLayout::half};
   bool rotateQuery = false, rotateKey = false;
+  /// Split-K: blocks also split the keys into `splits` ranges and write
+  /// partial states, which the op's merge combines.
+  bool splitKeys = false;
 };
 
 /// Buffers the kernel reads and writes (null where the op has none).
 struct KernelBuffers {
   Value q, k, v, qPos, kPos, qCos, qSin, kCos, kSin, mInit, lInit;
   Value mask, slopes, relativeBias;
+  Value splits; // index, with splitKeys
   Value acc, m, l;
 };
 
@@ -187,11 +191,18 @@ private:
 
   // Loop.
   std::pair<Value, Value> keyTileRange();
+  std::pair<Value, Value> visibleKeyTiles();
   Value tileNeedsRules(Value tile);
   SmallVector<Value> initialState();
   SmallVector<Value> softmaxStep(Accumulators &s, Accumulators &o,
                                  ValueRange maxes, ValueRange sums);
   void buildKeyLoop();
+  SmallVector<Value> stateIndices(Value row) {
+    SmallVector<Value> at{batch, kvHead, group, row};
+    if (cfg.splitKeys)
+      at.insert(at.begin(), split);
+    return at;
+  }
   void storeResults(ArrayRef<Value> o, Value mA, Value mB, Value lA, Value lB);
 
   OpBuilder &b;
@@ -201,6 +212,7 @@ private:
   gpu::LaunchOp launch;
 
   Value batch, kvHead, group, queryTile, tid, warp, lane, laneGroup, quad;
+  Value split; // with splitKeys
   Value sq, sk, qSmem, kSmem, vSmem, rowLo, rowHi, slope;
 };
 
@@ -208,6 +220,10 @@ void AttentionKernel::computeIds() {
   gpu::KernelDim3 blockIds = launch.getBlockIds();
   queryTile = blockIds.x;
   batch = blockIds.z;
+  if (cfg.splitKeys) {
+    batch = arith::DivUIOp::create(b, loc, blockIds.z, buf.splits);
+    split = arith::RemUIOp::create(b, loc, blockIds.z, buf.splits);
+  }
   int64_t groups = cast<MemRefType>(buf.q.getType()).getDimSize(2);
   Value g = ShapedType::isDynamic(groups)
                 ? memref::DimOp::create(b, loc, buf.q, 2).getResult()
@@ -667,6 +683,17 @@ void AttentionKernel::accumulateValues(ArrayRef<Value> p, Accumulators &o) {
 /// block's last query and a window starts it at its first query's window;
 /// otherwise every tile is visited and masked.
 std::pair<Value, Value> AttentionKernel::keyTileRange() {
+  auto [begin, end] = visibleKeyTiles();
+  if (!cfg.splitKeys)
+    return {begin, end};
+  // Split s takes tiles [s·n, (s + 1)·n), n = ceil(tiles / splits).
+  Value tiles = div(add(sk, Tiles::kKeys - 1), Tiles::kKeys);
+  Value per = arith::CeilDivUIOp::create(b, loc, tiles, buf.splits);
+  Value first = arith::MulIOp::create(b, loc, split, per);
+  return {maxIdx(begin, first), minIdx(end, add(first, per))};
+}
+
+std::pair<Value, Value> AttentionKernel::visibleKeyTiles() {
   Value tiles = div(add(sk, Tiles::kKeys - 1), Tiles::kKeys);
   if (!cfg.affinePositions || !(cfg.rules.causal || cfg.rules.window))
     return {idx(0), tiles};
@@ -722,6 +749,11 @@ SmallVector<Value> AttentionKernel::initialState() {
   Value lo = minIdx(rowLo, lastRow(sq)), hi = minIdx(rowHi, lastRow(sq));
   SmallVector<Value> init(4 * cfg.headDim / 8, f32(0.0));
   Value isFirst = cmp(arith::CmpIPredicate::eq, quad, idx(0));
+  if (cfg.splitKeys) {
+    // Each split starts empty; the merge adds the op's own initial state.
+    init.append({f32(-INFINITY), f32(-INFINITY), f32(0.0), f32(0.0)});
+    return init;
+  }
   for (Value row : {lo, hi}) {
     SmallVector<Value> at{batch, kvHead, group, row};
     Value m = memref::LoadOp::create(b, loc, buf.mInit, at);
@@ -832,13 +864,13 @@ void AttentionKernel::storeResults(ArrayRef<Value> o, Value mA, Value mB,
     for (int64_t n = 0; n < cfg.headDim / 8; ++n) {
       Value pair = vector::FromElementsOp::create(
           b, loc, f32Pair, ValueRange{o[4 * n + 2 * r], o[4 * n + 2 * r + 1]});
-      vector::StoreOp::create(b, loc, pair, buf.acc,
-                              ValueRange{batch, kvHead, group, rows[r],
-                                         add(mul(quad, 2), 8 * n)});
+      SmallVector<Value> at = stateIndices(rows[r]);
+      at.push_back(add(mul(quad, 2), 8 * n));
+      vector::StoreOp::create(b, loc, pair, buf.acc, at);
     }
     auto first = scf::IfOp::create(b, loc, isFirst, false);
     b.setInsertionPointToStart(first.thenBlock());
-    SmallVector<Value> at{batch, kvHead, group, rows[r]};
+    SmallVector<Value> at = stateIndices(rows[r]);
     memref::StoreOp::create(b, loc,
                             arith::MulFOp::create(b, loc, maxes[r], f32(kLn2)),
                             buf.m, at);
@@ -866,18 +898,24 @@ Value toBuffer(OpBuilder &b, Location loc, Value tensor) {
                                            /*read_only=*/true);
 }
 
-Value allocLike(OpBuilder &b, Location loc, Value tensor) {
+/// A buffer of `tensor`'s shape, with a leading dim of `splits` when given.
+Value allocLike(OpBuilder &b, Location loc, Value tensor, Value splits) {
   auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<int64_t> shape(type.getShape());
   SmallVector<Value> dynamic;
+  if (splits) {
+    shape.insert(shape.begin(), ShapedType::kDynamic);
+    dynamic.push_back(splits);
+  }
   for (int64_t i = 0; i < type.getRank(); ++i)
     if (type.isDynamicDim(i))
       dynamic.push_back(tensor::DimOp::create(b, loc, tensor, i));
   return memref::AllocOp::create(
-      b, loc, MemRefType::get(type.getShape(), type.getElementType()), dynamic);
+      b, loc, MemRefType::get(shape, type.getElementType()), dynamic);
 }
 
 KernelBuffers buffersOf(OpBuilder &b, OnlineAttentionOp op,
-                        const KernelConfig &cfg) {
+                        const KernelConfig &cfg, Value splits) {
   Location loc = op.getLoc();
   KernelBuffers buf;
   buf.q = toBuffer(b, loc, op.getQuery());
@@ -896,9 +934,10 @@ KernelBuffers buffersOf(OpBuilder &b, OnlineAttentionOp op,
   buf.relativeBias = toBuffer(b, loc, op.getRelativeBias());
   buf.mInit = toBuffer(b, loc, op.getMaxInit());
   buf.lInit = toBuffer(b, loc, op.getSumInit());
-  buf.acc = allocLike(b, loc, op.getAccumulatorInit());
-  buf.m = allocLike(b, loc, op.getMaxInit());
-  buf.l = allocLike(b, loc, op.getSumInit());
+  buf.splits = splits;
+  buf.acc = allocLike(b, loc, op.getAccumulatorInit(), splits);
+  buf.m = allocLike(b, loc, op.getMaxInit(), splits);
+  buf.l = allocLike(b, loc, op.getSumInit(), splits);
   return buf;
 }
 
@@ -962,64 +1001,101 @@ std::string nvidia::whyNotTensorCoreAttention(OnlineAttentionOp op) {
   return why;
 }
 
-LogicalResult nvidia::replaceWithTensorCoreAttention(RewriterBase &rewriter,
-                                                     OnlineAttentionOp op,
-                                                     bool affinePositions) {
+namespace {
+
+/// The number of key splits: enough blocks for `targetBlocks`, at most one
+/// per key tile, at least 1.
+Value splitCount(OpBuilder &b, Location loc, Value blocks, Value keys,
+                 int64_t targetBlocks) {
+  auto idx = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  Value wanted = arith::CeilDivUIOp::create(b, loc, idx(targetBlocks),
+                                            arith::MaxUIOp::create(b, loc, blocks, idx(1)));
+  Value tiles = arith::CeilDivUIOp::create(b, loc, keys, idx(Tiles::kKeys));
+  return arith::MaxUIOp::create(b, loc, arith::MinUIOp::create(b, loc, wanted, tiles),
+                                idx(1));
+}
+
+/// The launch: grid (query tiles, query heads, batch · splits), 4 warps,
+/// three shared tiles; blocks outside the real extents do nothing.
+void buildLaunch(OpBuilder &b, Location loc, const KernelConfig &cfg,
+                 const KernelBuffers &buf, Value queryTiles, Value heads,
+                 Value batches) {
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto atLeastOne = [&](Value v) -> Value {
+    return arith::MaxUIOp::create(b, loc, v, one);
+  };
+  Value blocksZ = cfg.splitKeys ? arith::MulIOp::create(b, loc, batches, buf.splits)
+                                : batches;
+  auto tileType = MemRefType::get(
+      {Tiles::kKeys, cfg.paddedDim}, cfg.element, MemRefLayoutAttrInterface{},
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup));
+  auto launch = gpu::LaunchOp::create(
+      b, loc, atLeastOne(queryTiles), atLeastOne(heads), atLeastOne(blocksZ),
+      arith::ConstantIndexOp::create(b, loc, kThreads), one, one, nullptr,
+      nullptr, {}, TypeRange{tileType, tileType, tileType});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  gpu::KernelDim3 ids = launch.getBlockIds();
+  auto lt = [&](Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+  };
+  Value live = arith::AndIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, lt(ids.x, queryTiles), lt(ids.y, heads)),
+      lt(ids.z, blocksZ));
+  auto body = scf::IfOp::create(b, loc, live, false);
+  gpu::TerminatorOp::create(b, loc);
+  b.setInsertionPointToStart(body.thenBlock());
+  AttentionKernel(b, loc, cfg, buf, launch).build();
+}
+
+} // namespace
+
+LogicalResult
+nvidia::replaceWithTensorCoreAttention(RewriterBase &rewriter, OnlineAttentionOp op,
+                                       const TensorCoreAttentionOptions &options) {
   if (!whyNotTensorCoreAttention(op).empty())
     return failure();
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
-  KernelConfig cfg = configOf(op, affinePositions);
-  KernelBuffers buf = buffersOf(rewriter, op, cfg);
+  KernelConfig cfg = configOf(op, options.affinePositions);
+  // Split-K where one query tile is all there is (decode): the blocks of
+  // (heads × batch) alone may not fill the GPU, and each would run every key.
+  int64_t sqStatic = op.getQueryType().getDimSize(3);
+  cfg.splitKeys = options.targetBlocks > 0 && !ShapedType::isDynamic(sqStatic) &&
+                  sqStatic <= Tiles::kQueryRows;
+  auto dim = [&](Value tensor, int64_t i) -> Value {
+    return tensor::DimOp::create(rewriter, loc, tensor, i);
+  };
+  Value sq = dim(op.getQuery(), 3);
+  Value queryTiles = arith::CeilDivUIOp::create(
+      rewriter, loc, sq, arith::ConstantIndexOp::create(rewriter, loc, Tiles::kQueryRows));
+  Value heads = arith::MulIOp::create(rewriter, loc, dim(op.getQuery(), 1),
+                                      dim(op.getQuery(), 2));
+  Value batches = dim(op.getQuery(), 0);
+  Value splits;
+  if (cfg.splitKeys)
+    splits = splitCount(rewriter, loc, arith::MulIOp::create(rewriter, loc, heads, batches),
+                        dim(op.getKey(), 2), options.targetBlocks);
+  KernelBuffers buf = buffersOf(rewriter, op, cfg, splits);
+  buildLaunch(rewriter, loc, cfg, buf, queryTiles, heads, batches);
 
-  // Grid: (query tiles, query heads, batch), at least one block each way;
-  // blocks outside the real extents do nothing.
-  auto dim = [&](Value buffer, int64_t i) -> Value {
-    return memref::DimOp::create(rewriter, loc, buffer, i);
-  };
-  auto one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  auto atLeastOne = [&](Value v) -> Value {
-    return arith::MaxUIOp::create(rewriter, loc, v, one);
-  };
-  Value rowsPerTile = arith::ConstantIndexOp::create(rewriter, loc, Tiles::kQueryRows);
-  Value sq = dim(buf.q, 3);
-  Value queryTiles = arith::CeilDivUIOp::create(rewriter, loc, sq, rowsPerTile);
-  Value heads = arith::MulIOp::create(rewriter, loc, dim(buf.q, 1), dim(buf.q, 2));
-  Value batches = dim(buf.q, 0);
-  Value threads = arith::ConstantIndexOp::create(rewriter, loc, kThreads);
-  auto tileType = MemRefType::get(
-      {Tiles::kKeys, cfg.paddedDim}, cfg.element, MemRefLayoutAttrInterface{},
-      gpu::AddressSpaceAttr::get(rewriter.getContext(),
-                                 gpu::AddressSpace::Workgroup));
-  auto launch = gpu::LaunchOp::create(
-      rewriter, loc, atLeastOne(queryTiles), atLeastOne(heads),
-      atLeastOne(batches), threads, one, one, nullptr, nullptr, {},
-      TypeRange{tileType, tileType, tileType});
-  {
-    OpBuilder::InsertionGuard inner(rewriter);
-    rewriter.setInsertionPointToStart(&launch.getBody().front());
-    gpu::KernelDim3 ids = launch.getBlockIds();
-    auto lt = [&](Value x, Value y) {
-      return arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, x, y);
-    };
-    Value live = arith::AndIOp::create(
-        rewriter, loc, arith::AndIOp::create(rewriter, loc, lt(ids.x, queryTiles),
-                                             lt(ids.y, heads)),
-        lt(ids.z, batches));
-    auto body = scf::IfOp::create(rewriter, loc, live, false);
-    gpu::TerminatorOp::create(rewriter, loc);
-    rewriter.setInsertionPointToStart(body.thenBlock());
-    AttentionKernel(rewriter, loc, cfg, buf, launch).build();
-  }
   SmallVector<Value> results;
-  for (Value buffer : {buf.acc, buf.m, buf.l})
-  {
+  for (Value buffer : {buf.acc, buf.m, buf.l}) {
     auto type = cast<MemRefType>(buffer.getType());
     results.push_back(bufferization::ToTensorOp::create(
-        rewriter, loc,
-        RankedTensorType::get(type.getShape(), type.getElementType()), buffer,
-        /*restrict=*/true, /*writable=*/true));
+        rewriter, loc, RankedTensorType::get(type.getShape(), type.getElementType()),
+        buffer, /*restrict=*/true, /*writable=*/true));
+  }
+  if (cfg.splitKeys) {
+    // The op's exact merge of the partial states (and of its own initial
+    // state), over the leading split dim.
+    SetVector<unsigned> keyDim;
+    keyDim.insert(OnlineAttentionOp::kKeyDim);
+    FailureOr<MergeResult> merged = op.mergeReductions(rewriter, loc, results, keyDim);
+    if (failed(merged))
+      return failure();
+    results = merged->replacements;
   }
   rewriter.replaceOp(op, results);
   return success();

@@ -67,6 +67,26 @@ func.func @mask_alibi(%q: tensor<1x2x40x64xf16>, %m: tensor<1x1x1x40xi1>,
 
 // -----
 
+// Decode (one query tile): split-K. The splits reach target-blocks (264)
+// blocks, at most one per 64-key tile; the partial states carry a leading
+// split dim and the op's merge reduces it (max, then rescaled sums).
+// CHECK-LABEL: func.func @decode
+// CHECK: arith.minui
+// CHECK-NEXT: arith.constant 1
+// CHECK-NEXT: %[[SPLITS:.*]] = arith.maxui
+// CHECK: memref.alloc(%[[SPLITS]]) : memref<?x1x8x4x1x128xf32>
+// CHECK: gpu.launch
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]
+// CHECK: arith.maximumf
+func.func @decode(%q: tensor<1x32x1x128xbf16>, %k: tensor<1x8x?x128xbf16>,
+                  %v: tensor<1x8x?x128xbf16>) -> tensor<1x32x1x128xbf16> {
+  %r = rope.attention %q, %k, %v causal
+      : tensor<1x32x1x128xbf16>, tensor<1x8x?x128xbf16>, tensor<1x8x?x128xbf16>
+  return %r : tensor<1x32x1x128xbf16>
+}
+
+// -----
+
 // Left to the other lowerings: f32, D = 256, and a rotation whose pairs a
 // lane's fragments do not hold (half layout, 16 rotary dims).
 // CHECK-LABEL: func.func @not_taken

@@ -5,7 +5,7 @@ which --rope-lower-to-nvvm runs for f16 and bf16) against the f64 reference,
 at sizes that take several 64-row query tiles and 64-key tiles with tails:
 causal and not, decode (Sq < Sk), GQA and MQA, batch 2, sliding window,
 soft-capping, sinks, explicit positions, boolean and additive masks, ALiBi,
-T5 bias, RoPE inside (half, interleaved and
+T5 bias, decode with split-K, RoPE inside (half, interleaved and
 partial, as a spec and as the tables that folding rope.rotate ops makes).
 
 Each case first checks that the kernel takes it (the module after the pass
@@ -13,8 +13,8 @@ holds nvvm.mma.sync), so a case cannot pass on another lowering.
 
 Tolerance: rope_testing.tensor_core_attention_atol (f32 logits and
 accumulation, P and rotated Q/K rounded to the storage type), times 2 for
-libdevice's exp2 and tanh as in attention.py. Each causal, window or rotary
-case is also checked to be at least ten times closer to the reference than
+libdevice's exp2 and tanh as in attention.py. Each case with a rule (causal,
+window, rotary, mask, ALiBi, T5 bias, sinks) is also checked to be at least ten times closer to the reference than
 the result without its rule is, so a dropped rule cannot pass.
 """
 
@@ -70,6 +70,10 @@ CASES = {
                                      alibi=True),
     "bf16 t5 bias bidirectional": dict(dt="bf16", B=1, Hq=2, Hkv=2, Sq=80, Sk=80, D=64,
                                        t5=(32, 128, True)),
+    # 4 heads: split-K takes every one of the 16 key tiles, and merges the
+    # sinks (the op's initial state) with the 16 partial states.
+    "f16 decode split-K 16 ways with sinks": dict(dt="f16", B=1, Hq=4, Hkv=1, Sq=1, Sk=1000,
+                                                  D=128, sinks=True),
 }
 
 
@@ -198,10 +202,9 @@ for name, c in CASES.items():
                                                   dtype=dt)
         atol += 2.0 * T.ulp(float(np.abs(v).max()), "f32") * bias_bound
         T.check_stored(out, expected, atol, dt, f"tensor-core attention {name}")
-        ruled = ("causal", "window", "rotary", "mask", "alibi", "t5")
+        ruled = ("causal", "window", "rotary", "mask", "alibi", "t5", "sinks")
         if any(c.get(rule) for rule in ruled):
-            plain = ref.attention(q, k, v, scale=c.get("scale"), softcap=c.get("softcap"),
-                                  sinks=kw.get("sinks"))
+            plain = ref.attention(q, k, v, scale=c.get("scale"), softcap=c.get("softcap"))
             # A kernel that dropped the rule would be as far from `expected`
             # as `plain` is; the one we have must be ten times closer.
             err = np.abs(T.from_storage(out, dt) - expected).max()
@@ -224,4 +227,5 @@ T.finish()
 # CHECK: PASS tensor-core attention bf16 additive mask [Sq,Sk]
 # CHECK: PASS tensor-core attention f16 alibi causal gqa 4/2
 # CHECK: PASS tensor-core attention bf16 t5 bias bidirectional
+# CHECK: PASS tensor-core attention f16 decode split-K 16 ways with sinks
 # CHECK-NOT: FAIL

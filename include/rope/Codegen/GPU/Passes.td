@@ -73,13 +73,23 @@ def RopeAttentionToTensorCores : Pass<"rope-attention-to-tensor-cores"> {
       that straddle a rule or the end of the keys go through the rules
       element by element; with explicit positions, a mask, ALiBi or a T5
       bias every tile does (the op's own rules, `attention::buildLogit`);
-    * GQA by the kv head of the query head; sinks through the initial state.
+    * GQA by the kv head of the query head; sinks through the initial state;
+    * split-K for decode: with one query tile (static Sq <= 64) the blocks
+      also split the keys, as many ranges as it takes to reach
+      `target-blocks` blocks (at most one per key tile), each writing a
+      partial state from the empty one, which the op's own exact merge
+      (`mergeReductions`, with the op's initial state) combines.
 
     Taken: Q, K, V all f16 or all bf16, static D = Dv a multiple of 16 up to
     128, rotated dims on 8-element chunks
     (a multiple of 32 for the half layout, 16 interleaved). Anything else is
     left to the other lowerings of attention.
   }];
+  let options = [
+    Option<"targetBlocks", "target-blocks", "int64_t", /*default=*/"264",
+           "Blocks that split-K aims for in decode (two per SM of an H100 "
+           "SXM); 0 never splits">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",

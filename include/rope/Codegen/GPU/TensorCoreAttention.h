@@ -38,16 +38,25 @@ struct TensorCoreAttentionTiles {
 std::string whyNotTensorCoreAttention(AttentionOp op);
 std::string whyNotTensorCoreAttention(OnlineAttentionOp op);
 
+struct TensorCoreAttentionOptions {
+  /// The op's positions are the default ones (keys at 0..Sk−1, queries at
+  /// Sk−Sq..Sk−1), so the kernel computes them and skips, by its loop
+  /// bounds, the key tiles that causal or window rules hide from a whole
+  /// query tile; otherwise it reads them and rules every tile.
+  bool affinePositions = false;
+  /// Split-K: with one query tile (static Sq <= 64, i.e. decode), the keys
+  /// are split into as many ranges as it takes for the grid to reach this
+  /// many blocks (at most one per key tile); 0 never splits.
+  int64_t targetBlocks = 0;
+};
+
 /// Replaces `op` (which whyNotTensorCoreAttention accepts) with the kernel: a
 /// gpu.launch over buffers of its operands, its three results
-/// bufferization.to_tensor of fresh buffers. `affinePositions`: the op's
-/// positions are the default ones (keys at 0..Sk−1, queries at
-/// Sk−Sq..Sk−1), so the kernel computes them and skips, by its loop bounds,
-/// the key tiles that causal or window rules hide from a whole query tile;
-/// otherwise it reads them and masks every tile.
+/// bufferization.to_tensor of fresh buffers (with split-K, the op's
+/// mergeReductions of the partial states).
 LogicalResult replaceWithTensorCoreAttention(RewriterBase &rewriter,
                                              OnlineAttentionOp op,
-                                             bool affinePositions);
+                                             const TensorCoreAttentionOptions &options);
 
 } // namespace mlir::rope::nvidia
 
