@@ -137,6 +137,19 @@ if config.rope_cuda_root:
     if probe.returncode == 0 and probe.stdout.strip() not in ("", "0"):
         config.available_features.add("cuda-device")
 
+# `cuda-sass`: the CUDA binary utilities (cuobjdump, nvdisasm) of the frontend
+# environment, which disassemble our cubins for the SASS checks.
+if torch_python and config.rope_cuda_root:
+    binutils = subprocess.run(
+        [torch_python, "-c", "import nvidia, os; print(os.path.join(nvidia.__path__[0], 'cu13', 'bin'))"],
+        capture_output=True, text=True, timeout=120).stdout.strip()
+    if binutils and all(os.access(os.path.join(binutils, t), os.X_OK) for t in ("cuobjdump", "nvdisasm")):
+        config.available_features.add("cuda-sass")
+        config.environment["ROPE_CUDA_BINUTILS"] = binutils
+    else:
+        lit_config.note("SASS checks (REQUIRES: cuda-sass) are UNSUPPORTED: no cuobjdump/nvdisasm "
+                        "in the frontend environment")
+
 # Reliability (docs/reliability.md).
 # `fuzzer`: the build has tools/rope-fuzz (-DROPE_ENABLE_FUZZER=ON); the
 # bounded run in test/fuzz/ lasts %fuzz_seconds (ROPE_FUZZ_SECONDS, 60).

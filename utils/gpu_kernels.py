@@ -10,10 +10,12 @@ Reads the output of `rope-opt --rope-lower-to-nvvm="format=isa chip=sm_XX"`
             KERNEL <name> sm_XX: <R> registers, <S> bytes smem,
               <st> bytes spill stores, <ld> bytes spill loads, <stack> bytes stack
           (failing when ptxas fails);
-  cubin   writes each module's cubin into a folder (for cuobjdump/nvdisasm).
+  cubin   writes each module's cubin into a folder;
+  sass    prints each module's SASS (nvdisasm of the cubin ptxas made).
 
-Usage: gpu_kernels.py {ptx,ptxas,cubin} [FILE|-] [--out DIR]
-The CUDA toolkit is found through $CUDA_ROOT, else /usr/local/cuda.
+Usage: gpu_kernels.py {ptx,ptxas,cubin,sass} [FILE|-] [--out DIR]
+The CUDA toolkit is found through $CUDA_ROOT, else /usr/local/cuda;
+cuobjdump and nvdisasm in $ROPE_CUDA_BINUTILS, else on $PATH.
 """
 
 import argparse
@@ -68,6 +70,25 @@ def ptxas(ptx, chip, extra=()):
             return run.stderr, f.read()
 
 
+def binutil(name):
+    """The path of a CUDA binary utility (cuobjdump, nvdisasm)."""
+    folder = os.environ.get("ROPE_CUDA_BINUTILS")
+    return os.path.join(folder, name) if folder else name
+
+
+def disassemble(cubin):
+    """The SASS of a cubin (nvdisasm, control flow as plain text)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "k.cubin")
+        with open(path, "wb") as f:
+            f.write(cubin)
+        run = subprocess.run([binutil("nvdisasm"), "-c", path],
+                             capture_output=True, text=True)
+        if run.returncode != 0:
+            sys.exit(f"gpu_kernels.py: nvdisasm failed:\n{run.stderr}")
+        return run.stdout
+
+
 USAGE = re.compile(r"Compiling entry function '(\w+)' for '(sm_\d+a?)'.*?"
                    r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads.*?"
                    r"Used (\d+) registers(?:.*?, (\d+) bytes smem)?", re.S)
@@ -82,7 +103,7 @@ def usage_lines(report):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("mode", choices=["ptx", "ptxas", "cubin"])
+    ap.add_argument("mode", choices=["ptx", "ptxas", "cubin", "sass"])
     ap.add_argument("input", nargs="?", default="-")
     ap.add_argument("--out", help="cubin: folder to write <binary>.cubin into")
     args = ap.parse_args()
@@ -93,7 +114,10 @@ def main():
             print(ptx)
             continue
         report, cubin = ptxas(ptx, chip)
-        if args.mode == "ptxas":
+        if args.mode == "sass":
+            print(f"// gpu.binary @{name} ({chip})")
+            print(disassemble(cubin))
+        elif args.mode == "ptxas":
             lines = list(usage_lines(report))
             if not lines:
                 sys.exit(f"gpu_kernels.py: no usage in ptxas' report:\n{report}")

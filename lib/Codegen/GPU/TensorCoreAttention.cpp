@@ -152,6 +152,8 @@ private:
 
   void computeIds();
   Value swizzled(Value row, Value chunk);
+  Value laneSwizzle(Value row, Value chunk);
+  Value swizzledColumn(Value lanePart, int64_t chunk);
   Value lastRow(Value extent) { return maxIdx(add(extent, -1), idx(0)); }
   Value tableAt(Value table, Value row, Value col, int64_t width);
   Value positionOf(Value positions, Value row);
@@ -176,7 +178,7 @@ private:
   // Math.
   Accumulators mma(ArrayRef<Value> a, Value b0, Value b1, ArrayRef<Value> c);
   Accumulators computeScores();
-  Accumulators logits(Accumulators s, Value tile);
+  Accumulators logits(Accumulators s, Value tile, bool ruled);
   Accumulators ruledLogits(Accumulators x, Value tile);
   Value queryPosition(Value row);
   Value keyPosition(Value key);
@@ -192,10 +194,12 @@ private:
   // Loop.
   std::pair<Value, Value> keyTileRange();
   std::pair<Value, Value> visibleKeyTiles();
-  Value tileNeedsRules(Value tile);
+  std::pair<Value, Value> plainTiles(Value begin, Value end);
   SmallVector<Value> initialState();
   SmallVector<Value> softmaxStep(Accumulators &s, Accumulators &o,
                                  ValueRange maxes, ValueRange sums);
+  SmallVector<Value> keyLoop(Value lo, Value hi, Value end, bool ruled,
+                             ValueRange state);
   void buildKeyLoop();
   SmallVector<Value> stateIndices(Value row) {
     SmallVector<Value> at{batch, kvHead, group, row};
@@ -245,6 +249,24 @@ void AttentionKernel::computeIds() {
   if (buf.slopes)
     slope = toF32(memref::LoadOp::create(b, loc, buf.slopes,
                                          ValueRange{kvHead, group}));
+}
+
+/// For ldmatrix addresses: a lane reads row r + 16·i (r its own, i static)
+/// and chunk c + 2·j (c ∈ {0, 1} its own, j static). With p = the swizzle's
+/// phases (a power of two <= 8, dividing 16) the stored chunk is
+/// (c + 2j) XOR (r mod p) = (2j & ~(p−1)) + ((2j & (p−1)) XOR (c XOR r mod p)):
+/// the lane's part c XOR (r mod p) once, then one XOR with a constant per j
+/// (p/2 distinct values, the rest constant offsets), instead of a full
+/// swizzle per address.
+Value AttentionKernel::laneSwizzle(Value row, Value chunk) {
+  int64_t phases = std::min<int64_t>(8, cfg.paddedDim / 8);
+  return arith::XOrIOp::create(b, loc, chunk, rem(row, phases));
+}
+
+Value AttentionKernel::swizzledColumn(Value lanePart, int64_t chunk) {
+  int64_t phases = std::min<int64_t>(8, cfg.paddedDim / 8);
+  Value low = arith::XOrIOp::create(b, loc, lanePart, idx(chunk & (phases - 1)));
+  return mul(add(low, chunk & ~(phases - 1)), 8);
 }
 
 Value AttentionKernel::swizzled(Value row, Value chunk) {
@@ -515,18 +537,19 @@ Accumulators AttentionKernel::computeScores() {
   Value kRow = add(mul(div(matrix, 2), 8), rem(lane, 8));
   Value kChunk = rem(matrix, 2);
   auto fragType = VectorType::get({4, 2}, cfg.element);
-  auto ldmatrix = [&](Value smem, Value row, Value chunk) {
+  Value qLane = laneSwizzle(qRow, qChunk), kLane = laneSwizzle(kRow, kChunk);
+  auto ldmatrix = [&](Value smem, Value row, Value lanePart, int64_t chunk) {
     return nvgpu::LdMatrixOp::create(b, loc, fragType, smem,
-                                     ValueRange{row, swizzled(row, chunk)},
+                                     ValueRange{row, swizzledColumn(lanePart, chunk)},
                                      /*transpose=*/false, /*numTiles=*/4)
         .getResult();
   };
   for (int64_t c = 0; c < cfg.headDim / 16; ++c) {
-    Value qFrag = ldmatrix(qSmem, qRow, add(qChunk, 2 * c));
+    Value qFrag = ldmatrix(qSmem, qRow, qLane, 2 * c);
     SmallVector<Value> a{extract(qFrag, 0), extract(qFrag, 1),
                          extract(qFrag, 2), extract(qFrag, 3)};
     for (int64_t np = 0; np < Tiles::kKeys / 16; ++np) {
-      Value frag = ldmatrix(kSmem, add(kRow, 16 * np), add(kChunk, 2 * c));
+      Value frag = ldmatrix(kSmem, add(kRow, 16 * np), kLane, 2 * c);
       for (int64_t t = 0; t < 2; ++t) {
         int64_t n = 2 * np + t;
         Accumulators d = mma(a, extract(frag, 2 * t), extract(frag, 2 * t + 1),
@@ -539,13 +562,12 @@ Accumulators AttentionKernel::computeScores() {
 }
 
 /// The op's logit of each score in log2 units, so that exp2 gives the
-/// softmax's exp. Tiles that no rule touches take the scale (and soft-cap)
-/// with log2(e) folded in; the others are ruled element by element.
-Accumulators AttentionKernel::logits(Accumulators s, Value tile) {
-  if (cfg.everyElement)
+/// softmax's exp: with every rule (`ruled`), or, on a tile that no rule
+/// touches, the scale (and soft-cap) with log2(e) folded in.
+Accumulators AttentionKernel::logits(Accumulators s, Value tile, bool ruled) {
+  if (ruled)
     return ruledLogits(s, tile);
-  Accumulators plain = s;
-  for (Value &x : plain) {
+  for (Value &x : s) {
     if (cfg.rules.softcap) {
       x = arith::MulFOp::create(b, loc, x, f32(cfg.rules.scale));
       x = attention::buildSoftcap(b, loc, x, *cfg.rules.softcap);
@@ -554,14 +576,7 @@ Accumulators AttentionKernel::logits(Accumulators s, Value tile) {
       x = arith::MulFOp::create(b, loc, x, f32(cfg.rules.scale * kLog2E));
     }
   }
-  auto branch = scf::IfOp::create(b, loc, TypeRange(ValueRange(s)),
-                                  tileNeedsRules(tile), /*withElseRegion=*/true);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(branch.thenBlock());
-  scf::YieldOp::create(b, loc, ValueRange(ruledLogits(s, tile)));
-  b.setInsertionPointToStart(branch.elseBlock());
-  scf::YieldOp::create(b, loc, ValueRange(plain));
-  return Accumulators(branch.getResults());
+  return s;
 }
 
 /// The i64 position of the query in row `row` of the block's tile, and of
@@ -653,6 +668,7 @@ void AttentionKernel::accumulateValues(ArrayRef<Value> p, Accumulators &o) {
   Value matrix = div(lane, 8);
   Value rowInPair = add(mul(rem(matrix, 2), 8), rem(lane, 8));
   Value chunkInPair = div(matrix, 2);
+  Value lanePart = laneSwizzle(rowInPair, chunkInPair);
   auto fragType = VectorType::get({4, 2}, cfg.element);
   for (int64_t kk = 0; kk < Tiles::kKeys / 16; ++kk) {
     ArrayRef<Value> lo = p.slice(8 * kk, 4), hi = p.slice(8 * kk + 4, 4);
@@ -660,10 +676,10 @@ void AttentionKernel::accumulateValues(ArrayRef<Value> p, Accumulators &o) {
                          pack(hi[0], hi[1]), pack(hi[2], hi[3])};
     Value row = add(rowInPair, 16 * kk);
     for (int64_t dp = 0; dp < cfg.headDim / 16; ++dp) {
-      Value chunk = add(chunkInPair, 2 * dp);
-      Value frag = nvgpu::LdMatrixOp::create(b, loc, fragType, vSmem,
-                                             ValueRange{row, swizzled(row, chunk)},
-                                             /*transpose=*/true, /*numTiles=*/4);
+      Value frag = nvgpu::LdMatrixOp::create(
+          b, loc, fragType, vSmem,
+          ValueRange{row, swizzledColumn(lanePart, 2 * dp)},
+          /*transpose=*/true, /*numTiles=*/4);
       for (int64_t t = 0; t < 2; ++t) {
         int64_t n = 2 * dp + t;
         Accumulators d = mma(a, extract(frag, 2 * t), extract(frag, 2 * t + 1),
@@ -716,29 +732,25 @@ std::pair<Value, Value> AttentionKernel::visibleKeyTiles() {
   return {begin, end};
 }
 
-/// Whether some (query, key) pair of the tile is hidden (only called when
-/// no rule reads every element): a key past Sk, or
-/// (default positions) a pair the causal or window rule hides. Every pair is
-/// visible iff the last key is visible from the first query and the first
-/// key from the last query.
-Value AttentionKernel::tileNeedsRules(Value tile) {
-  Value kLo = mul(tile, Tiles::kKeys), kHi = add(kLo, Tiles::kKeys - 1);
-  Value needed = cmp(arith::CmpIPredicate::sge, kHi, sk);
-  if (!(cfg.rules.causal || cfg.rules.window))
-    return needed;
+/// The tiles of [begin, end) that no rule touches, [headEnd, tailBegin):
+/// every key inside Sk and visible from every query of the block. With the
+/// default positions, causal hides keys after the block's first query
+/// (tiles from there on are ruled), a window hides keys at or before its
+/// last query − W (tiles up to there are ruled).
+std::pair<Value, Value> AttentionKernel::plainTiles(Value begin, Value end) {
+  Value tail = minIdx(end, div(sk, Tiles::kKeys));
   Value offset = arith::SubIOp::create(b, loc, sk, sq);
   Value first = add(mul(queryTile, Tiles::kQueryRows), offset);
-  Value last = add(first, Tiles::kQueryRows - 1);
-  Value a = attention::buildKeyVisibility(b, loc, toI64(first), toI64(first),
-                                          toI64(kHi), toI64(kHi), cfg.rules.causal,
-                                          cfg.rules.window);
-  Value c = attention::buildKeyVisibility(b, loc, toI64(last), toI64(last),
-                                          toI64(kLo), toI64(kLo), cfg.rules.causal,
-                                          cfg.rules.window);
-  Value all = arith::AndIOp::create(b, loc, a, c);
-  Value hidden = arith::XOrIOp::create(
-      b, loc, all, arith::ConstantIntOp::create(b, loc, 1, 1));
-  return arith::OrIOp::create(b, loc, needed, hidden);
+  if (cfg.rules.causal)
+    tail = minIdx(tail, div(maxIdx(add(first, 1), idx(0)), Tiles::kKeys));
+  tail = maxIdx(tail, begin);
+  Value head = begin;
+  if (cfg.rules.window) {
+    Value last = add(first, Tiles::kQueryRows - 1);
+    Value edge = add(last, Tiles::kKeys - *cfg.rules.window);
+    head = minIdx(maxIdx(div(maxIdx(edge, idx(0)), Tiles::kKeys), begin), tail);
+  }
+  return {head, tail};
 }
 
 /// The loop's starting state: O = 0, then the max (log2 units) and the
@@ -805,6 +817,42 @@ SmallVector<Value> AttentionKernel::softmaxStep(Accumulators &s, Accumulators &o
   return newMaxes;
 }
 
+/// One loop over key tiles [lo, hi) of the block's range [.., end), from
+/// `state`; `ruled` tiles go through the op's rules element by element.
+SmallVector<Value> AttentionKernel::keyLoop(Value lo, Value hi, Value end,
+                                            bool ruled, ValueRange state) {
+  int64_t numO = 4 * cfg.headDim / 8;
+  auto loop = scf::ForOp::create(b, loc, lo, hi, idx(1), state);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value tile = loop.getInductionVar();
+  ValueRange carried = loop.getRegionIterArgs();
+  waitAll();
+  barrier();
+  stageValueTile(tile);
+  Accumulators s = logits(computeScores(), tile, ruled);
+  Accumulators o(carried.take_front(numO));
+  SmallVector<Value> rows = softmaxStep(s, o, carried.slice(numO, 2),
+                                        carried.slice(numO + 2, 2));
+  waitAll();
+  barrier();
+  Value next = add(tile, 1);
+  auto prefetch = scf::IfOp::create(
+      b, loc, cmp(arith::CmpIPredicate::slt, next, end), false);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(prefetch.thenBlock());
+    stageKeyTile(next);
+  }
+  accumulateValues(s, o);
+  o.append(rows.begin(), rows.end());
+  scf::YieldOp::create(b, loc, o);
+  return SmallVector<Value>(loop.getResults());
+}
+
+/// The block's key tiles in three loops, as FlashAttention-2 separates its
+/// masked steps: ruled tiles before the plain ones (a window's edge), the
+/// plain ones, ruled ones after (the causal diagonal, the end of the keys).
 void AttentionKernel::buildKeyLoop() {
   auto [begin, end] = keyTileRange();
   auto prologue = scf::IfOp::create(
@@ -814,37 +862,19 @@ void AttentionKernel::buildKeyLoop() {
     b.setInsertionPointToStart(prologue.thenBlock());
     stageKeyTile(begin);
   }
-  int64_t numO = 4 * cfg.headDim / 8;
-  auto loop = scf::ForOp::create(b, loc, begin, end, idx(1), initialState());
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value tile = loop.getInductionVar();
-    ValueRange state = loop.getRegionIterArgs();
-    waitAll();
-    barrier();
-    stageValueTile(tile);
-    Accumulators s = logits(computeScores(), tile);
-    Accumulators o(state.take_front(numO));
-    SmallVector<Value> rows = softmaxStep(s, o, state.slice(numO, 2),
-                                          state.slice(numO + 2, 2));
-    waitAll();
-    barrier();
-    Value next = add(tile, 1);
-    auto prefetch = scf::IfOp::create(
-        b, loc, cmp(arith::CmpIPredicate::slt, next, end), false);
-    {
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(prefetch.thenBlock());
-      stageKeyTile(next);
-    }
-    accumulateValues(s, o);
-    o.append(rows.begin(), rows.end());
-    scf::YieldOp::create(b, loc, o);
+  SmallVector<Value> state = initialState();
+  if (cfg.everyElement) {
+    state = keyLoop(begin, end, end, /*ruled=*/true, state);
+  } else {
+    auto [head, tail] = plainTiles(begin, end);
+    if (cfg.rules.window)
+      state = keyLoop(begin, head, end, /*ruled=*/true, state);
+    state = keyLoop(head, tail, end, /*ruled=*/false, state);
+    state = keyLoop(tail, end, end, /*ruled=*/true, state);
   }
-  SmallVector<Value> out(loop.getResults());
-  storeResults(ArrayRef(out).take_front(numO), out[numO], out[numO + 1],
-               out[numO + 2], out[numO + 3]);
+  int64_t numO = 4 * cfg.headDim / 8;
+  storeResults(ArrayRef(state).take_front(numO), state[numO], state[numO + 1],
+               state[numO + 2], state[numO + 3]);
 }
 
 /// acc, and (quad 0) the max in natural units and the quad's summed sum, of
