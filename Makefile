@@ -93,6 +93,7 @@ fuzz: build
 bench: build frontends
 	@bash utils/setup.sh --bench
 	PYTHONPATH=$(abspath $(BUILD))/python_packages ROPE_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) benchmarks/run.py
+	$(PYTHON) benchmarks/gpu_static.py || echo "make: gpu_static.py needs ptxas and the frontend environment (torch, cuobjdump)"
 
 # Every GPU test case and benchmark module compiled for GPU_CHIP into one
 # folder of small shared libraries plus libRopeCudaRuntime.so and
