@@ -131,6 +131,12 @@ void mlir::rope::buildGPUMappingPipeline(OpPassManager &pm,
   if (options.streamAttention)
     pm.addPass(createRopeDecomposeAttentionRows());
   addRopeToLinalgPasses(pm);
+  if (options.tensorCores && hasTensorCoreMma(options.chip)) {
+    pm.addPass(rope::createRopeMatmulToTensorCores());
+    // The zero fills of C the kernels do not read are dead once their sizes
+    // fold.
+    pm.addPass(createCanonicalizerPass());
+  }
 
   // Every buffer a function allocates lives on the GPU and is freed there
   // (no ownership-based deallocation: the host code is straight-line).

@@ -111,10 +111,12 @@ struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
       llvm::cl::init(true)};
   PassOptions::Option<bool> tensorCores{
       *this, "tensor-cores",
-      llvm::cl::desc("Attention with f16/bf16 operands as one "
-                     "FlashAttention-2-style kernel on tensor cores "
-                     "(--rope-attention-to-tensor-cores, sm_80 and later); "
-                     "what it does not take goes on to the other lowerings"),
+      llvm::cl::desc("Attention and matmuls with f16/bf16 operands on "
+                     "tensor cores (--rope-attention-to-tensor-cores: one "
+                     "FlashAttention-2-style kernel; "
+                     "--rope-matmul-to-tensor-cores: a tiled mma.sync "
+                     "kernel; sm_80 and later); what they do not take goes "
+                     "on to the other lowerings"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> streamAttention{
       *this, "stream-attention",

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rope/Codegen/GPU/TensorCoreAttention.h"
+#include "TensorCoreUtils.h"
 #include "rope/Dialect/Rope/IR/AttentionRules.h"
 #include "rope/Dialect/Rope/IR/LinalgBuilders.h"
 
@@ -251,28 +252,16 @@ void AttentionKernel::computeIds() {
                                          ValueRange{kvHead, group}));
 }
 
-/// For ldmatrix addresses: a lane reads row r + 16·i (r its own, i static)
-/// and chunk c + 2·j (c ∈ {0, 1} its own, j static). With p = the swizzle's
-/// phases (a power of two <= 8, dividing 16) the stored chunk is
-/// (c + 2j) XOR (r mod p) = (2j & ~(p−1)) + ((2j & (p−1)) XOR (c XOR r mod p)):
-/// the lane's part c XOR (r mod p) once, then one XOR with a constant per j
-/// (p/2 distinct values, the rest constant offsets), instead of a full
-/// swizzle per address.
 Value AttentionKernel::laneSwizzle(Value row, Value chunk) {
-  int64_t phases = std::min<int64_t>(8, cfg.paddedDim / 8);
-  return arith::XOrIOp::create(b, loc, chunk, rem(row, phases));
+  return nvidia::ChunkSwizzle(cfg.paddedDim / 8).lanePart(b, loc, row, chunk);
 }
 
 Value AttentionKernel::swizzledColumn(Value lanePart, int64_t chunk) {
-  int64_t phases = std::min<int64_t>(8, cfg.paddedDim / 8);
-  Value low = arith::XOrIOp::create(b, loc, lanePart, idx(chunk & (phases - 1)));
-  return mul(add(low, chunk & ~(phases - 1)), 8);
+  return nvidia::ChunkSwizzle(cfg.paddedDim / 8).column(b, loc, lanePart, chunk);
 }
 
 Value AttentionKernel::swizzled(Value row, Value chunk) {
-  int64_t phases = std::min<int64_t>(8, cfg.paddedDim / 8);
-  Value x = arith::XOrIOp::create(b, loc, chunk, rem(row, phases));
-  return mul(x, 8);
+  return nvidia::ChunkSwizzle(cfg.paddedDim / 8).column(b, loc, row, chunk);
 }
 
 /// A table is [S, w] or [B', S, w] (B' = 1 broadcasts); `width` elements
@@ -502,27 +491,7 @@ void AttentionKernel::stageValueTile(Value tile) {
 /// two. bf16 pairs travel as the i32 registers PTX takes them in.
 Accumulators AttentionKernel::mma(ArrayRef<Value> a, Value b0, Value b1,
                                   ArrayRef<Value> c) {
-  bool bf16 = cfg.element.isBF16();
-  auto reg = [&](Value pair) -> Value {
-    if (!bf16)
-      return pair;
-    return LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
-  };
-  SmallVector<Value> aRegs = llvm::map_to_vector(a, reg);
-  SmallVector<Value> bRegs{reg(b0), reg(b1)};
-  Type f32Type = b.getF32Type();
-  auto resultType = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), {f32Type, f32Type, f32Type, f32Type});
-  NVVM::MMATypes type = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
-  auto op = NVVM::MmaOp::create(
-      b, loc, resultType, aRegs, bRegs, c, ArrayRef<int64_t>{16, 8, 16},
-      std::nullopt, std::nullopt, std::array<NVVM::MMATypes, 2>{type, type},
-      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
-  Accumulators d;
-  for (int64_t i = 0; i < 4; ++i)
-    d.push_back(LLVM::ExtractValueOp::create(b, loc, op.getRes(),
-                                            ArrayRef<int64_t>{i}));
-  return d;
+  return nvidia::buildMmaSync(b, loc, cfg.element, a, b0, b1, c);
 }
 
 /// S = Q·K(tile)ᵀ for the warp's 16 rows: 4 accumulators per 8-key tile.

@@ -107,6 +107,44 @@ def RopeAttentionToTensorCores : Pass<"rope-attention-to-tensor-cores"> {
   ];
 }
 
+def RopeMatmulToTensorCores : Pass<"rope-matmul-to-tensor-cores"> {
+  let summary = "Matmuls with f16/bf16 operands as one tiled mma.sync kernel "
+                "(sm_80+)";
+  let description = [{
+    Every linalg op on tensors that is a contraction
+    `C[b?, m, n] += A[b?, m, k] · B[b?, k, n]` (or `· B[b?, n, k]`, the
+    `x·Wᵀ` of a frontend's projection; `linalg.matmul`, `batch_matmul`,
+    generics with such maps and a multiply-add body) with f16 or bf16 A and
+    B and an f32, f16 or bf16 C becomes one `gpu.launch` over buffers of its
+    operands, its result a fresh buffer:
+    * a block of 4 warps per 64×64 tile of C (and batch), each warp 32×32:
+      2×4 `mma.sync` m16n8k16 tiles (`nvvm.mma.sync`), f32 accumulators;
+    * K in steps of 64: A's and B's [64][64] tiles copied by `cp.async` into
+      swizzled shared memory, two stages (the next step's copy in flight
+      while this one's products run), keys, rows and columns outside the
+      operands zero-filled;
+    * fragments by `ldmatrix.x4` (transposed for a B stored [K, N]);
+    * C = init + A·B (the init read only when it is not a zero fill),
+      rounded once to C's type.
+
+    Taken where K (and N, for B stored [K, N]) is a static multiple of 8 (the
+    16-byte chunks of `cp.async`); others are left to the thread-per-element
+    mapping.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 def RopePrivatizeThreadBuffers
     : Pass<"rope-privatize-thread-buffers", "::mlir::func::FuncOp"> {
   let summary = "Give each GPU thread its own temporaries (memref.alloca)";
