@@ -130,6 +130,8 @@ void mlir::rope::buildGPUMappingPipeline(OpPassManager &pm,
     pm.addPass(rope::createRopeAttentionToTensorCores());
   if (options.streamAttention)
     pm.addPass(createRopeDecomposeAttentionRows());
+  // Rotations outside attention: 16-byte vector kernels.
+  pm.addPass(rope::createRopeRotationToVectorKernel());
   addRopeToLinalgPasses(pm);
   if (options.tensorCores && hasTensorCoreMma(options.chip)) {
     pm.addPass(rope::createRopeMatmulToTensorCores());

@@ -145,6 +145,33 @@ def RopeMatmulToTensorCores : Pass<"rope-matmul-to-tensor-cores"> {
   ];
 }
 
+def RopeRotationToVectorKernel : Pass<"rope-rotation-to-vector-kernel"> {
+  let summary = "rope.rotate as a GPU kernel of 16-byte vector accesses";
+  let description = [{
+    Each `rope.rotate` on tensors whose head dim and rotated range lie on
+    whole 8-element chunks (for the half layout, each half) becomes its
+    cos/sin table (`rope.table`) and one `gpu.launch` over the input's rows
+    (every dim but the head dim), one thread per unit: with the half layout
+    chunks `c` and `c + r/16` of a row (8 pairs), interleaved one chunk (4
+    pairs), loaded as 16-byte vectors (f16/bf16; two for f32), rotated in
+    f32 with coefficients loaded as vectors from the table row of the
+    element's position, rounded and stored as 16-byte vectors. The dims
+    outside the rotated range are copied chunk by chunk by a second launch.
+    Each element is read once and written once; the result is a fresh
+    buffer (`bufferization.to_tensor`).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::rope::RopeDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 def RopePrivatizeThreadBuffers
     : Pass<"rope-privatize-thread-buffers", "::mlir::func::FuncOp"> {
   let summary = "Give each GPU thread its own temporaries (memref.alloca)";
