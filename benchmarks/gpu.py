@@ -5,10 +5,12 @@
   second (read x + write result) against a device-to-device copy of the same
   bytes (PyTorch `copy_`), and against PyTorch eager RoPE (HF-style
   x·cos + rotate_half(x)·sin with precomputed tables);
-* attention with RoPE, f16, B=1, H=32, S=4096, D=128, causal: our fused
-  module (rope.rotate of Q and K folded into rope.attention) against PyTorch
-  eager RoPE + `scaled_dot_product_attention` on the same GPU; FLOP/s with
-  the dense count 4·B·H·S²·D.
+* attention with RoPE, f16 and bf16, B=1, 32 query heads with 32 (MHA) or
+  8 (GQA) kv heads, S = 1024..8192, D=128, causal: our fused module
+  (rope.rotate of Q and K folded into rope.attention, which runs on the
+  tensor-core kernel) against PyTorch eager RoPE +
+  `scaled_dot_product_attention` (`enable_gqa`) on the same GPU; TFLOP/s
+  with the causal count 2·B·H·S²·D.
 
 Our functions run on device buffers (PyTorch's allocations, passed as memref
 descriptors), so no host transfers are timed. Each function call creates its
@@ -39,7 +41,9 @@ LLAMA3_SPEC = ref.RotarySpec(base=500000.0, scaling=ref.Scaling(
 LLAMA3 = T.spec_attr(LLAMA3_SPEC)
 ROTARY_SEQS = (1024, 4096, 16384)
 H, D = 32, 128
-ATTN_S = 4096
+ATTN_SEQS = (1024, 2048, 4096, 8192)
+ATTN_KV_HEADS = (32, 8)
+ATTN_DTYPES = ("f16", "bf16")
 
 
 def rotate_module(s):
@@ -49,18 +53,24 @@ def rotate_module(s):
             f"  return %r : {t}\n}}\n")
 
 
-def attention_module(s):
-    t = f"tensor<1x{H}x{s}x{D}xf16>"
+def attention_module(s, hkv, dt):
+    qt, kt = f"tensor<1x{H}x{s}x{D}x{dt}>", f"tensor<1x{hkv}x{s}x{D}x{dt}>"
     pt = f"tensor<{s}xi64>"
-    return (f"func.func @attention(%q: {t}, %k: {t}, %v: {t}, %p: {pt}) -> {t} {{\n"
-            f"  %qr = rope.rotate %q, %p rotary({LLAMA3}) : {t}, {pt}\n"
-            f"  %kr = rope.rotate %k, %p rotary({LLAMA3}) : {t}, {pt}\n"
-            f"  %o = rope.attention %qr, %kr, %v causal : {t}, {t}, {t}\n"
-            f"  return %o : {t}\n}}\n")
+    return (f"func.func @attention(%q: {qt}, %k: {kt}, %v: {kt}, %p: {pt}) -> {qt} {{\n"
+            f"  %qr = rope.rotate %q, %p rotary({LLAMA3}) : {qt}, {pt}\n"
+            f"  %kr = rope.rotate %k, %p rotary({LLAMA3}) : {kt}, {pt}\n"
+            f"  %o = rope.attention %qr, %kr, %v causal : {qt}, {kt}, {kt}\n"
+            f"  return %o : {qt}\n}}\n")
 
 
+def attention_name(s, hkv, dt):
+    return f"attention {dt} {H}/{hkv} S={s}"
+
+
+ATTENTION_CASES = [(s, hkv, dt) for dt in ATTN_DTYPES for hkv in ATTN_KV_HEADS
+                   for s in ATTN_SEQS]
 MODULES = {**{f"rotate S={s}": rotate_module(s) for s in ROTARY_SEQS},
-           f"attention S={ATTN_S}": attention_module(ATTN_S)}
+           **{attention_name(*c): attention_module(*c) for c in ATTENTION_CASES}}
 
 
 class TorchBuffer:
@@ -97,6 +107,34 @@ def torch_rope(torch, x, cos, sin):
     return x * cos + torch.cat([-x2, x1], dim=-1) * sin
 
 
+def time_attention(torch, F, libs, sync, s, hkv, dt):
+    lib = libs[attention_name(s, hkv, dt)]
+    tdt = torch.float16 if dt == "f16" else torch.bfloat16
+    q = torch.randn(1, H, s, D, device="cuda", dtype=tdt)
+    k, v = (torch.randn(1, hkv, s, D, device="cuda", dtype=tdt) for _ in range(2))
+    p = torch.arange(s, device="cuda", dtype=torch.int64)
+    bufs = [TorchBuffer(t) for t in (q, k, v, p)]
+    shapes = [tuple(t.shape) for t in (q, k, v, p)]
+
+    def ours():
+        r = lib.call_device("attention", bufs, shapes)
+        lib.free_result(r, bufs)
+
+    cos, sin = torch_tables(torch, p, tdt)
+
+    def torch_attention():
+        return F.scaled_dot_product_attention(torch_rope(torch, q, cos, sin),
+                                              torch_rope(torch, k, cos, sin), v,
+                                              is_causal=True, enable_gqa=hkv != H)
+
+    t_ours = timed(ours, sync, reps=10, warmup=2)
+    t_torch = timed(torch_attention, sync, reps=20, warmup=3)
+    flops = 2 * H * s * s * D  # causal: half of 4·H·S²·D
+    return {"B": 1, "H": H, "Hkv": hkv, "S": s, "D": D, "dtype": dt, "causal": True,
+            "ours_s": t_ours, "torch_s": t_torch, "ours_TFLOPs": flops / t_ours / 1e12,
+            "torch_TFLOPs": flops / t_torch / 1e12, "ours_vs_torch": t_torch / t_ours}
+
+
 def run(out_dir: Path):
     import torch
     import torch.nn.functional as F
@@ -128,31 +166,9 @@ def run(out_dir: Path):
             "ours_vs_copy": t_copy / t_ours, "ours_vs_torch": t_torch / t_ours})
         print(json.dumps(results["rotary"][-1]), flush=True)
 
-    s = ATTN_S
-    lib = libs[f"attention S={s}"]
-    q, k, v = (torch.randn(1, H, s, D, device="cuda", dtype=torch.float16) for _ in range(3))
-    p = torch.arange(s, device="cuda", dtype=torch.int64)
-    bufs = [TorchBuffer(t) for t in (q, k, v, p)]
-    shapes = [tuple(t.shape) for t in (q, k, v, p)]
-
-    def ours():
-        r = lib.call_device("attention", bufs, shapes)
-        lib.free_result(r, bufs)
-
-    cos, sin = torch_tables(torch, p, torch.float16)
-
-    def torch_attention():
-        return F.scaled_dot_product_attention(torch_rope(torch, q, cos, sin),
-                                              torch_rope(torch, k, cos, sin), v, is_causal=True)
-
-    t_ours = timed(ours, sync, reps=5, warmup=1)
-    t_torch = timed(torch_attention, sync, reps=20, warmup=3)
-    flops = 4 * H * s * s * D
-    results["attention"].append({
-        "B": 1, "H": H, "S": s, "D": D, "dtype": "f16", "causal": True,
-        "ours_s": t_ours, "torch_s": t_torch, "ours_TFLOPs": flops / t_ours / 1e12,
-        "torch_TFLOPs": flops / t_torch / 1e12, "ours_vs_torch": t_torch / t_ours})
-    print(json.dumps(results["attention"][-1]), flush=True)
+    for s, hkv, dt in ATTENTION_CASES:
+        results["attention"].append(time_attention(torch, F, libs, sync, s, hkv, dt))
+        print(json.dumps(results["attention"][-1]), flush=True)
 
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "gpu.json").write_text(json.dumps(results, indent=2) + "\n")
@@ -163,12 +179,15 @@ def run(out_dir: Path):
     for r in results["rotary"]:
         lines.append(f"| {r['S']} | {r['ours_GBps']:.0f} | {r['copy_GBps']:.0f} | "
                      f"{r['ours_vs_copy']:.2f} | {r['ours_vs_torch']:.2f}× |")
-    a = results["attention"][0]
-    lines += ["", "Attention with RoPE, f16, B=1, H=32, S=4096, D=128, causal (dense FLOP count):", "",
-              "| ours ms | PyTorch ms | ours TFLOP/s | PyTorch TFLOP/s | ours vs PyTorch |",
-              "|---|---|---|---|---|",
-              f"| {a['ours_s'] * 1e3:.2f} | {a['torch_s'] * 1e3:.2f} | {a['ours_TFLOPs']:.1f} | "
-              f"{a['torch_TFLOPs']:.1f} | {a['ours_vs_torch']:.3f}× |", ""]
+    lines += ["", "Attention with RoPE (llama3), B=1, 32 query heads, D=128, causal "
+              "(TFLOP/s with the causal count 2·H·S²·D; PyTorch: eager RoPE + SDPA):", "",
+              "| dtype | kv heads | S | ours ms | PyTorch ms | ours TFLOP/s | PyTorch TFLOP/s | "
+              "ours vs PyTorch |", "|---|---|---|---|---|---|---|---|"]
+    for a in results["attention"]:
+        lines.append(f"| {a['dtype']} | {a['Hkv']} | {a['S']} | {a['ours_s'] * 1e3:.2f} | "
+                     f"{a['torch_s'] * 1e3:.2f} | {a['ours_TFLOPs']:.1f} | "
+                     f"{a['torch_TFLOPs']:.1f} | {a['ours_vs_torch']:.3f}× |")
+    lines.append("")
     (out_dir / "gpu.md").write_text("\n".join(lines))
     print("\n".join(lines))
 
