@@ -28,13 +28,13 @@ LLAMA31 = ref.RotarySpec(
                         original_max_position_embeddings=8192))
 
 
-def reference_block(hidden, positions, wq, wk, wv, wo):
+def reference_block(hidden, positions, wq, wk, wv, wo, rotary=LLAMA31):
     x = hidden[0].astype(np.float64)
     s = x.shape[0]
     q = (x @ wq.T.astype(np.float64)).reshape(1, s, 32, 128).transpose(0, 2, 1, 3)
     k = (x @ wk.T.astype(np.float64)).reshape(1, s, 8, 128).transpose(0, 2, 1, 3)
     v = (x @ wv.T.astype(np.float64)).reshape(1, s, 8, 128).transpose(0, 2, 1, 3)
-    o = ref.attention(q, k, v, causal=True, rotary=LLAMA31,
+    o = ref.attention(q, k, v, causal=True, rotary=rotary,
                       q_positions=positions, k_positions=positions)
     o = o.transpose(0, 2, 1, 3).reshape(s, 4096)
     return (o @ wo.T.astype(np.float64))[None]

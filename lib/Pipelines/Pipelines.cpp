@@ -32,10 +32,14 @@ namespace {
 /// rope on tensors to linalg on tensors, with the elementwise chains (table
 /// building into rotation, softmax steps) fused before anything is
 /// materialised. Shared by the CPU and GPU pipelines.
-void addRopeToLinalgPasses(OpPassManager &pm) {
+void addRopeToLinalgPasses(
+    OpPassManager &pm,
+    function_ref<void(OpPassManager &)> beforeFusion = nullptr) {
   pm.addPass(rope::createConvertRopeToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  if (beforeFusion)
+    beforeFusion(pm);
   pm.addPass(rope::createRopeFuseElementwiseOps());
   pm.addPass(createCanonicalizerPass());
 }
@@ -132,13 +136,12 @@ void mlir::rope::buildGPUMappingPipeline(OpPassManager &pm,
     pm.addPass(createRopeDecomposeAttentionRows());
   // Rotations outside attention: 16-byte vector kernels.
   pm.addPass(rope::createRopeRotationToVectorKernel());
-  addRopeToLinalgPasses(pm);
-  if (options.tensorCores && hasTensorCoreMma(options.chip)) {
-    pm.addPass(rope::createRopeMatmulToTensorCores());
-    // The zero fills of C the kernels do not read are dead once their sizes
-    // fold.
-    pm.addPass(createCanonicalizerPass());
-  }
+  // Matmuls go to tensor cores before elementwise fusion, which would fold
+  // a producer's transpose into their operand maps.
+  addRopeToLinalgPasses(pm, [&](OpPassManager &nested) {
+    if (options.tensorCores && hasTensorCoreMma(options.chip))
+      nested.addPass(rope::createRopeMatmulToTensorCores());
+  });
 
   // Every buffer a function allocates lives on the GPU and is freed there
   // (no ownership-based deallocation: the host code is straight-line).
