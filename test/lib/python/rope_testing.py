@@ -372,8 +372,31 @@ def gpu_compile(source, **pipeline_options):
     options = gpu_options(**pipeline_options)
     if gpu_compile_only() and not options.emulate:
         cuda.build(source, options)
+        if _flag("ROPE_GPU_PTXAS_REPORT"):
+            print(ptxas_report(source, options))
         return None
     return compiler.compile(source, options=options)
+
+
+def ptxas_report(source, options) -> str:
+    """ptxas -v of every kernel of `source` compiled as `options` says, one
+    `KERNEL <name> <chip>: <R> registers, ... bytes spill ...` line each
+    (utils/gpu_kernels.py), for the GPU tests' static checks."""
+    import subprocess
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "utils"))
+    import gpu_kernels
+
+    pipeline = options.pass_pipeline().replace("rope-lower-to-nvvm{", "rope-lower-to-nvvm{format=isa ")
+    if "{" not in pipeline:
+        pipeline += "{format=isa}"
+    run = subprocess.run([str(rope_opt()), f"--pass-pipeline=builtin.module({pipeline})"],
+                         input=source, capture_output=True, text=True, env=tool_env(), check=True)
+    lines = []
+    for _, chip, ptx in gpu_kernels.modules(run.stdout):
+        report, _ = gpu_kernels.ptxas(ptx, chip)
+        lines += gpu_kernels.usage_lines(report)
+    return "\n".join(lines)
 
 
 # The spec texts of a kernel folder: `<kernel folder>/SPEC_TEXTS` (not *.json,
