@@ -141,6 +141,7 @@ void mlir::rope::buildGPUMappingPipeline(OpPassManager &pm,
   addRopeToLinalgPasses(pm, [&](OpPassManager &nested) {
     if (options.tensorCores && hasTensorCoreMma(options.chip))
       nested.addPass(rope::createRopeMatmulToTensorCores());
+    nested.addPass(rope::createRopeMatmulToRegisterTiles());
   });
 
   // Every buffer a function allocates lives on the GPU and is freed there

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rope/Codegen/GPU/TensorCoreMatmul.h"
+#include "MatmulShape.h"
 #include "TensorCoreUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -24,77 +25,11 @@
 
 using namespace mlir;
 using namespace mlir::rope;
+using mlir::rope::nvidia::MatmulShape;
 
 namespace {
 
 constexpr int64_t kTileM = 64, kTileN = 64, kTileK = 64, kThreads = 128;
-
-/// The roles of a contraction's dims and operands.
-struct MatmulShape {
-  std::optional<unsigned> batch;
-  unsigned m, n, k;
-  bool aHasBatch = false, bHasBatch = false;
-  /// B stored [.., N, K] (K innermost, x·Wᵀ) rather than [.., K, N].
-  bool bTransposed = false;
-};
-
-/// The operand's map as loop dims, or nullopt if not a projection.
-std::optional<SmallVector<unsigned>> dimsOf(AffineMap map) {
-  SmallVector<unsigned> dims;
-  for (AffineExpr e : map.getResults()) {
-    auto d = dyn_cast<AffineDimExpr>(e);
-    if (!d)
-      return std::nullopt;
-    dims.push_back(d.getPosition());
-  }
-  return dims;
-}
-
-FailureOr<MatmulShape> shapeOf(linalg::LinalgOp op) {
-  if (!linalg::isaContractionOpInterface(op) || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1)
-    return failure();
-  FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
-  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
-      dims->k.size() != 1 || dims->batch.size() > 1)
-    return failure();
-  MatmulShape s;
-  s.m = dims->m[0];
-  s.n = dims->n[0];
-  s.k = dims->k[0];
-  if (!dims->batch.empty())
-    s.batch = dims->batch[0];
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  auto a = dimsOf(maps[0]), bm = dimsOf(maps[1]), c = dimsOf(maps[2]);
-  if (!a || !bm || !c)
-    return failure();
-  auto withBatch = [&](SmallVector<unsigned> tail, bool &has,
-                       ArrayRef<unsigned> got) {
-    has = s.batch && got.size() == 3;
-    if (has)
-      tail.insert(tail.begin(), *s.batch);
-    return SmallVector<unsigned>(got) == tail;
-  };
-  bool cBatch = false;
-  if (!withBatch({s.m, s.k}, s.aHasBatch, *a) ||
-      !withBatch({s.m, s.n}, cBatch, *c) || (s.batch && !cBatch))
-    return failure();
-  bool bBatchNk = false, bBatchKn = false;
-  if (withBatch({s.n, s.k}, bBatchNk, *bm)) {
-    s.bTransposed = true;
-    s.bHasBatch = bBatchNk;
-  } else if (withBatch({s.k, s.n}, bBatchKn, *bm)) {
-    s.bHasBatch = bBatchKn;
-  } else {
-    return failure();
-  }
-  return s;
-}
-
-bool isZeroFill(Value init) {
-  auto fill = init.getDefiningOp<linalg::FillOp>();
-  return fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
-}
 
 struct MatmulBuffers {
   Value a, b, init, c;
@@ -321,7 +256,7 @@ void MatmulKernel::build() {
 std::string nvidia::whyNotTensorCoreMatmul(linalg::LinalgOp op) {
   if (!op.hasPureTensorSemantics())
     return "not on tensors";
-  FailureOr<MatmulShape> shape = shapeOf(op);
+  FailureOr<MatmulShape> shape = nvidia::matmulShapeOf(op);
   if (failed(shape))
     return "not a contraction C[b?, m, n] += A[b?, m, k]·B[b?, k|n, n|k]";
   Type a = getElementTypeOrSelf(op.getDpsInputOperand(0)->get().getType());
@@ -344,28 +279,22 @@ std::string nvidia::whyNotTensorCoreMatmul(linalg::LinalgOp op) {
   return "";
 }
 
-static Value bufferOf(OpBuilder &b, Location loc, Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  return bufferization::ToBufferOp::create(
-      b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor,
-      /*read_only=*/true);
-}
 
 LogicalResult nvidia::replaceWithTensorCoreMatmul(RewriterBase &rewriter,
                                                   linalg::LinalgOp op) {
   if (!whyNotTensorCoreMatmul(op).empty())
     return failure();
-  MatmulShape shape = *shapeOf(op);
+  MatmulShape shape = *nvidia::matmulShapeOf(op);
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
   Value initTensor = op.getDpsInitOperand(0)->get();
-  bool zeroInit = isZeroFill(initTensor);
+  bool zeroInit = nvidia::isZeroFill(initTensor);
   MatmulBuffers buf;
-  buf.a = bufferOf(rewriter, loc, op.getDpsInputOperand(0)->get());
-  buf.b = bufferOf(rewriter, loc, op.getDpsInputOperand(1)->get());
+  buf.a = nvidia::readOnlyBuffer(rewriter, loc, op.getDpsInputOperand(0)->get());
+  buf.b = nvidia::readOnlyBuffer(rewriter, loc, op.getDpsInputOperand(1)->get());
   if (!zeroInit)
-    buf.init = bufferOf(rewriter, loc, initTensor);
+    buf.init = nvidia::readOnlyBuffer(rewriter, loc, initTensor);
   auto cTensor = cast<RankedTensorType>(initTensor.getType());
   SmallVector<Value> dynamic;
   for (int64_t i = 0; i < cTensor.getRank(); ++i)

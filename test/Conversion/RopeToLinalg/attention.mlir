@@ -132,9 +132,9 @@ func.func @attention_causal_default_positions(%q: tensor<1x2x4x16xf32>, %k: tens
 // CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[QMAP]], #[[KMAP]], #{{.+}}]
 // CHECK-SAME: ins(%{{.+}}, %[[QP]], %[[KP]] : tensor<2x2x1x1x8xf32>, tensor<2x1xi32>, tensor<2x8xi32>)
 // CHECK-NEXT: ^bb0(%{{[^:]+}}: f32, %[[IQ:[^:]+]]: i32, %[[IK:[^:]+]]: i32, %{{[^:]+}}: f32):
-// CHECK-NEXT: arith.mulf
 // CHECK-NEXT: %[[IQ64:.+]] = arith.extsi %[[IQ]] : i32 to i64
 // CHECK-NEXT: %[[IK64:.+]] = arith.extsi %[[IK]] : i32 to i64
+// CHECK-NEXT: arith.mulf
 // CHECK-NEXT: arith.cmpi sle, %[[IK64]], %[[IQ64]] : i64
 func.func @attention_causal_batch_positions(%q: tensor<2x2x1x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>, %qp: tensor<2x1xi32>, %kp: tensor<2x8xi32>) -> tensor<2x2x1x16xf32> {
   %0 = rope.attention %q, %k, %v positions(%qp, %kp : tensor<2x1xi32>, tensor<2x8xi32>) causal : tensor<2x2x1x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>

@@ -172,6 +172,29 @@ def RopeRotationToVectorKernel : Pass<"rope-rotation-to-vector-kernel"> {
   ];
 }
 
+def RopeMatmulToRegisterTiles : Pass<"rope-matmul-to-register-tiles"> {
+  let summary = "f32 matmuls as a register-tiled SIMT kernel";
+  let description = [{
+    The contractions `rope-matmul-to-tensor-cores` takes (one m, n, k dim, at
+    most one batch dim, B stored [K, N] or [N, K]), with f32 A and B and an
+    f32, f16 or bf16 C, as one `gpu.launch` on CUDA cores: a block of 256
+    threads per 64×64 tile of C (and batch), each thread a 4×4 register tile
+    (rows `ty + 16·i`, columns `tx + 16·j` of the 16×16 thread grid); K in
+    steps of 16 through shared [64][16] A and [16][64] B tiles (B transposed
+    on the way when stored [N, K]), 16 FMAs per 8 shared loads; C = init +
+    A·B (the init read unless a zero fill), rounded once to C's type.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def RopePrivatizeThreadBuffers
     : Pass<"rope-privatize-thread-buffers", "::mlir::func::FuncOp"> {
   let summary = "Give each GPU thread its own temporaries (memref.alloca)";

@@ -1,14 +1,16 @@
 # REQUIRES: cuda-device
 # RUN: %python %s | FileCheck %s
-"""Matmuls on the tensor-core kernel (--rope-matmul-to-tensor-cores, which
---rope-lower-to-nvvm runs for f16 and bf16 operands) against f64 numpy:
+"""Matmuls on the GPU kernels of --rope-lower-to-nvvm against f64 numpy: the
+tensor-core kernel (--rope-matmul-to-tensor-cores) for f16 and bf16
+operands, the register-tiled SIMT kernel (--rope-matmul-to-register-tiles)
+for f32:
 contractions with B stored [K, N] and [N, K] (a projection x·Wᵀ), batched
 both ways, C in f32, f16 and
 bf16, a non-zero initial C, and extents that are and are not multiples of
 the 64×64×64 tiles.
 
-Each case first checks that the kernel takes it (the module after the pass
-holds nvvm.mma.sync). Tolerance per element: K·u_f32·Σ_k |a_k·b_k| (f32
+Each case first checks that its kernel takes it (after the pass the module
+holds nvvm.mma.sync, or for f32 a gpu.launch with shared tiles). Tolerance per element: K·u_f32·Σ_k |a_k·b_k| (f32
 accumulation in any order; the products of f16/bf16 values are exact in f32)
 plus one ulp of C's type at |C| when C is stored in f16 or bf16, plus u_f32 of
 the initial value.
@@ -40,6 +42,9 @@ CASES = {
     "f16 batched f16 C 3x65x80x64": ("batch", "f16", "f16", 3, 65, 80, 64, False),
     "bf16 batched x·Wt f32 C 2x64x64x200": ("batch nk", "bf16", "f32", 2, 64, 64, 200, False),
     "f16 x·Wt with initial C 33x40x24": ("nk", "f16", "f32", 1, 33, 40, 24, True),
+    "f32 [K,N] 100x130x70": ("kn", "f32", "f32", 1, 100, 130, 70, False),
+    "f32 x·Wt with initial C 33x40x24": ("nk", "f32", "f32", 1, 33, 40, 24, True),
+    "f32 batched 3x65x80x64": ("batch", "f32", "f32", 3, 65, 80, 64, False),
 }
 
 
@@ -69,10 +74,12 @@ def module(layout, e, ce, B, M, N, K, with_init):
             f"  }} -> {ct}\n  return %r : {ct}\n}}\n")
 
 
-def takes_tensor_cores(source):
-    run = subprocess.run([str(T.rope_opt()), "--rope-matmul-to-tensor-cores"],
-                         input=source, capture_output=True, text=True, env=T.tool_env())
-    return run.returncode == 0 and "nvvm.mma.sync" in run.stdout
+def takes_its_kernel(source, e):
+    pass_, mark = (("--rope-matmul-to-register-tiles", "workgroup(") if e == "f32"
+                   else ("--rope-matmul-to-tensor-cores", "nvvm.mma.sync"))
+    run = subprocess.run([str(T.rope_opt()), pass_], input=source, capture_output=True,
+                         text=True, env=T.tool_env())
+    return run.returncode == 0 and mark in run.stdout
 
 
 def reference(layout, a, w):
@@ -83,12 +90,12 @@ def reference(layout, a, w):
 
 g = T.rng(53)
 for name, (layout, e, ce, B, M, N, K, with_init) in CASES.items():
-    with T.guard(f"tensor-core matmul {name}"):
+    with T.guard(f"gpu matmul {name}"):
         source = module(layout, e, ce, B, M, N, K, with_init)
-        assert takes_tensor_cores(source), "the tensor-core kernel does not take the case"
+        assert takes_its_kernel(source, e), "its kernel does not take the case"
         lib = T.gpu_compile(source)
         if lib is None:
-            print(f"COMPILED tensor-core matmul {name}")
+            print(f"COMPILED gpu matmul {name}")
             continue
         extent = dict(b=B, m=M, n=N, k=K)
         dims = [d.split(",") for d in MAPS[layout]]
@@ -105,12 +112,15 @@ for name, (layout, e, ce, B, M, N, K, with_init) in CASES.items():
         out = T.call(lib, "kernel", *args)
         if ce != "f32":
             atol = atol + T.ulp(np.abs(expected), ce)
-        T.check(T.from_storage(out, ce), expected, atol, f"tensor-core matmul {name}")
+        T.check(T.from_storage(out, ce), expected, atol, f"gpu matmul {name}")
 T.finish()
 
-# CHECK: PASS tensor-core matmul f16 [K,N] f32 C 100x136x72
-# CHECK: PASS tensor-core matmul bf16 x·Wt bf16 C 70x96x128
-# CHECK: PASS tensor-core matmul f16 batched f16 C 3x65x80x64
-# CHECK: PASS tensor-core matmul bf16 batched x·Wt f32 C 2x64x64x200
-# CHECK: PASS tensor-core matmul f16 x·Wt with initial C 33x40x24
+# CHECK: PASS gpu matmul f16 [K,N] f32 C 100x136x72
+# CHECK: PASS gpu matmul bf16 x·Wt bf16 C 70x96x128
+# CHECK: PASS gpu matmul f16 batched f16 C 3x65x80x64
+# CHECK: PASS gpu matmul bf16 batched x·Wt f32 C 2x64x64x200
+# CHECK: PASS gpu matmul f16 x·Wt with initial C 33x40x24
+# CHECK: PASS gpu matmul f32 [K,N] 100x130x70
+# CHECK: PASS gpu matmul f32 x·Wt with initial C 33x40x24
+# CHECK: PASS gpu matmul f32 batched 3x65x80x64
 # CHECK-NOT: FAIL
