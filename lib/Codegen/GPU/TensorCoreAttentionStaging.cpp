@@ -1,0 +1,265 @@
+//===- TensorCoreAttentionStaging.cpp - tiles into shared memory ----------===//
+//
+// Q (once per block), K and V (per key tile) into [64][Dp] shared tiles with
+// the 16-byte chunk c of row r at chunk c XOR (r mod min(8, Dp/8)): by
+// cp.async, except the chunks of a rotated operand, which go through
+// registers (load, rotate in f32, round, store).
+//
+//===----------------------------------------------------------------------===//
+
+#include "TensorCoreAttentionKernel.h"
+#include "TensorCoreUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::rope;
+using namespace mlir::rope::nvidia::detail;
+
+Value AttentionKernel::laneSwizzle(Value row, Value chunk) {
+  return nvidia::ChunkSwizzle(cfg.paddedDim / 8).lanePart(b, loc, row, chunk);
+}
+
+Value AttentionKernel::swizzledColumn(Value lanePart, int64_t chunk) {
+  return nvidia::ChunkSwizzle(cfg.paddedDim / 8).column(b, loc, lanePart, chunk);
+}
+
+Value AttentionKernel::swizzled(Value row, Value chunk) {
+  return nvidia::ChunkSwizzle(cfg.paddedDim / 8).column(b, loc, row, chunk);
+}
+
+/// A table is [S, w] or [B', S, w] (B' = 1 broadcasts); `width` elements
+/// from column `col` of row `row` (a scalar for 1, else a vector).
+Value AttentionKernel::tableAt(Value table, Value row, Value col, int64_t width) {
+  auto type = cast<MemRefType>(table.getType());
+  SmallVector<Value> indices;
+  if (type.getRank() == 3)
+    indices.push_back(type.getDimSize(0) == 1 ? idx(0) : batch);
+  indices.append({row, col});
+  if (width == 1)
+    return memref::LoadOp::create(b, loc, table, indices);
+  // Table chunks start at multiples of 4 f32 of rows of r/2 >= 16.
+  return vector::LoadOp::create(b, loc, VectorType::get({width}, b.getF32Type()),
+                                table, indices, /*nontemporal=*/false,
+                                llvm::MaybeAlign(16));
+}
+
+/// The i64 position of sequence index `row` (positions [S] or [B, S]).
+Value AttentionKernel::positionOf(Value positions, Value row) {
+  auto type = cast<MemRefType>(positions.getType());
+  SmallVector<Value> indices;
+  if (type.getRank() == 2)
+    indices.push_back(type.getDimSize(0) == 1 ? idx(0) : batch);
+  indices.push_back(row);
+  Value p = memref::LoadOp::create(b, loc, positions, indices);
+  if (p.getType() == b.getI64Type())
+    return p;
+  return arith::ExtSIOp::create(b, loc, b.getI64Type(), p);
+}
+
+//===----------------------------------------------------------------------===//
+// Tiles of 64 rows into shared memory: Q once, K and V per key tile
+//===----------------------------------------------------------------------===//
+
+/// Where the rows of a tile come from: the leading indices of row `row` of
+/// the tile (clamped inside the sequence, so every read is in bounds),
+/// whether the row is inside the sequence, and, for a rotated operand, its
+/// cos/sin tables (read at the clamped sequence index).
+struct AttentionKernel::TileSource {
+  Value buffer;
+  std::function<SmallVector<Value>(Value)> leading;
+  std::function<Value(Value)> sequenceIndex; // clamped
+  std::function<Value(Value)> inside;
+  Value cos, sin;
+};
+
+AttentionKernel::TileSource AttentionKernel::querySource() {
+  Value first = mul(queryTile, Tiles::kQueryRows);
+  TileSource src;
+  src.buffer = buf.q;
+  src.sequenceIndex = [this, first](Value row) {
+    return minIdx(add(first, row), lastRow(sq));
+  };
+  src.leading = [this, src](Value row) {
+    return SmallVector<Value>{batch, kvHead, group, src.sequenceIndex(row)};
+  };
+  src.inside = [this, first](Value row) {
+    return cmp(arith::CmpIPredicate::slt, add(first, row), sq);
+  };
+  if (cfg.rotateQuery) {
+    src.cos = buf.qCos;
+    src.sin = buf.qSin;
+  }
+  return src;
+}
+
+AttentionKernel::TileSource AttentionKernel::keySource(Value buffer, Value tile,
+                                                       bool rotated) {
+  Value first = mul(tile, Tiles::kKeys);
+  TileSource src;
+  src.buffer = buffer;
+  src.sequenceIndex = [this, first](Value row) {
+    return minIdx(add(first, row), lastRow(sk));
+  };
+  src.leading = [this, src](Value row) {
+    return SmallVector<Value>{batch, kvHead, src.sequenceIndex(row)};
+  };
+  src.inside = [this, first](Value row) {
+    return cmp(arith::CmpIPredicate::slt, add(first, row), sk);
+  };
+  if (rotated) {
+    src.cos = buf.kCos;
+    src.sin = buf.kSin;
+  }
+  return src;
+}
+
+/// cp.async of 16-byte chunks of a 64-row tile: `chunksPerRow` per row, the
+/// row's chunk u mapped to chunk chunkOf(u); rows past the sequence are
+/// zero-filled. The chunks divide evenly among the threads (a multiple of 2
+/// per row), so there is no tail.
+void AttentionKernel::copyChunksAsync(const TileSource &src, Value dst,
+                                      int64_t chunksPerRow,
+                                      function_ref<Value(Value)> chunkOf) {
+  int64_t perThread = Tiles::kKeys * chunksPerRow / kThreads;
+  for (int64_t i = 0; i < perThread; ++i) {
+    Value unit = add(tid, i * kThreads);
+    Value row = div(unit, chunksPerRow);
+    Value chunk = chunkOf(rem(unit, chunksPerRow));
+    Value srcElements =
+        arith::SelectOp::create(b, loc, src.inside(row), idx(8), idx(0));
+    SmallVector<Value> indices = src.leading(row);
+    indices.push_back(mul(chunk, 8));
+    nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst,
+        ValueRange{row, swizzled(row, chunk)}, src.buffer, indices,
+        b.getIndexAttr(8), srcElements, b.getUnitAttr());
+  }
+}
+
+/// Stages a tile: by cp.async, except the rotated chunks of a rotated
+/// operand, which go through registers (load, rotate in f32, round, store).
+void AttentionKernel::stageTile(const TileSource &src, Value dst) {
+  auto identity = [](Value u) { return u; };
+  if (!src.cos) {
+    copyChunksAsync(src, dst, cfg.headDim / 8, identity);
+    commit();
+    return;
+  }
+  const lowering::RotaryDims &rot = cfg.rotary;
+  int64_t plain = (cfg.headDim - rot.dims) / 8;
+  if (plain > 0)
+    copyChunksAsync(src, dst, plain, [&](Value u) {
+      Value below = cmp(arith::CmpIPredicate::ult, u, idx(rot.offset / 8));
+      return arith::SelectOp::create(b, loc, below, u, add(u, rot.dims / 8))
+          .getResult();
+    });
+  commit();
+  if (rot.layout == RotaryLayout::half)
+    stageRotatedHalf(src, dst);
+  else
+    stageRotatedInterleaved(src, dst);
+}
+
+Value AttentionKernel::loadChunk(const TileSource &src, Value row, Value chunk) {
+  SmallVector<Value> indices = src.leading(row);
+  indices.push_back(mul(chunk, 8));
+  // 16-byte accesses, as cp.async's (rows of D % 16 == 0 elements).
+  Value raw = vector::LoadOp::create(b, loc, VectorType::get({8}, cfg.element),
+                                     src.buffer, indices, /*nontemporal=*/false,
+                                     llvm::MaybeAlign(16));
+  return arith::ExtFOp::create(b, loc, VectorType::get({8}, b.getF32Type()), raw);
+}
+
+void AttentionKernel::storeChunk(Value dst, Value row, Value chunk, Value x) {
+  Value narrow = arith::TruncFOp::create(
+      b, loc, VectorType::get({8}, cfg.element), x);
+  vector::StoreOp::create(b, loc, narrow, dst,
+                          ValueRange{row, swizzled(row, chunk)},
+                          /*nontemporal=*/false, llvm::MaybeAlign(16));
+}
+
+/// Half layout: a unit is chunk c of the first half and chunk c + r/16 of
+/// the second, rotated as vectors of 8 pairs.
+void AttentionKernel::stageRotatedHalf(const TileSource &src, Value dst) {
+  const lowering::RotaryDims &rot = cfg.rotary;
+  int64_t h = rot.dims / 2, units = h / 8;
+  int64_t width = cast<MemRefType>(src.cos.getType()).getShape().back();
+  for (int64_t i = 0; i < Tiles::kKeys * units / kThreads; ++i) {
+    Value unit = add(tid, i * kThreads);
+    Value row = div(unit, units), u = rem(unit, units);
+    Value seq = src.sequenceIndex(row);
+    Value c0 = add(u, rot.offset / 8), c1 = add(c0, h / 8);
+    Value a = loadChunk(src, row, c0), second = loadChunk(src, row, c1);
+    // Tables of one coefficient per element hold the second member's at h.
+    Value col0 = mul(u, 8), col1 = width == h ? col0 : add(col0, h);
+    auto [r0, unused0] = lowering::buildPairRotation(
+        b, loc, a, second, tableAt(src.cos, seq, col0, 8),
+        tableAt(src.sin, seq, col0, 8));
+    auto [unused1, r1] = lowering::buildPairRotation(
+        b, loc, a, second, tableAt(src.cos, seq, col1, 8),
+        tableAt(src.sin, seq, col1, 8));
+    storeChunk(dst, row, c0, r0);
+    storeChunk(dst, row, c1, r1);
+  }
+}
+
+/// Interleaved layout: a unit is one chunk of four pairs, split into its
+/// even and odd members, rotated, and interleaved back.
+void AttentionKernel::stageRotatedInterleaved(const TileSource &src, Value dst) {
+  const lowering::RotaryDims &rot = cfg.rotary;
+  int64_t units = rot.dims / 8;
+  int64_t width = cast<MemRefType>(src.cos.getType()).getShape().back();
+  bool perPair = width == rot.dims / 2;
+  SmallVector<int64_t> evens{0, 2, 4, 6}, odds{1, 3, 5, 7};
+  auto members = [&](Value v) {
+    return std::pair<Value, Value>{
+        vector::ShuffleOp::create(b, loc, v, v, evens),
+        vector::ShuffleOp::create(b, loc, v, v, odds)};
+  };
+  for (int64_t i = 0; i < Tiles::kKeys * units / kThreads; ++i) {
+    Value unit = add(tid, i * kThreads);
+    Value row = div(unit, units), u = rem(unit, units);
+    Value seq = src.sequenceIndex(row);
+    Value chunk = add(u, rot.offset / 8);
+    auto [even, odd] = members(loadChunk(src, row, chunk));
+    Value cos0, sin0, cos1, sin1;
+    if (perPair) {
+      cos0 = cos1 = tableAt(src.cos, seq, mul(u, 4), 4);
+      sin0 = sin1 = tableAt(src.sin, seq, mul(u, 4), 4);
+    } else {
+      std::tie(cos0, cos1) = members(tableAt(src.cos, seq, mul(u, 8), 8));
+      std::tie(sin0, sin1) = members(tableAt(src.sin, seq, mul(u, 8), 8));
+    }
+    auto [r0, unused0] = lowering::buildPairRotation(b, loc, even, odd, cos0, sin0);
+    auto [unused1, r1] = lowering::buildPairRotation(b, loc, even, odd, cos1, sin1);
+    Value merged = vector::ShuffleOp::create(
+        b, loc, r0, r1, ArrayRef<int64_t>{0, 4, 1, 5, 2, 6, 3, 7});
+    storeChunk(dst, row, chunk, merged);
+  }
+}
+
+void AttentionKernel::stageQueryTile() { stageTile(querySource(), qSmem); }
+
+void AttentionKernel::stageKeyTile(Value tile) {
+  stageTile(keySource(buf.k, tile, cfg.rotateKey), kSmem);
+}
+
+void AttentionKernel::stageValueTile(Value tile) {
+  stageTile(keySource(buf.v, tile, /*rotated=*/false), vSmem);
+}
+
