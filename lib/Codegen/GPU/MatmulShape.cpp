@@ -2,8 +2,6 @@
 
 #include "MatmulShape.h"
 
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mlir::rope::nvidia;
@@ -59,16 +57,4 @@ FailureOr<MatmulShape> mlir::rope::nvidia::matmulShapeOf(linalg::LinalgOp op) {
     return failure();
   }
   return s;
-}
-
-bool mlir::rope::nvidia::isZeroFill(Value init) {
-  auto fill = init.getDefiningOp<linalg::FillOp>();
-  return fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
-}
-
-Value mlir::rope::nvidia::readOnlyBuffer(OpBuilder &b, Location loc, Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  return bufferization::ToBufferOp::create(
-      b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor,
-      /*read_only=*/true);
 }

@@ -25,12 +25,6 @@ struct MatmulShape {
 /// B[b?, k, n] (or B[b?, n, k]) with one m, n, k dim and at most one batch.
 FailureOr<MatmulShape> matmulShapeOf(linalg::LinalgOp op);
 
-/// Whether `init` is a linalg.fill of zero (C starts at zero).
-bool isZeroFill(Value init);
-
-/// A read-only identity-layout buffer of `tensor`.
-Value readOnlyBuffer(OpBuilder &b, Location loc, Value tensor);
-
 } // namespace mlir::rope::nvidia
 
 #endif // ROPE_LIB_CODEGEN_GPU_MATMULSHAPE_H

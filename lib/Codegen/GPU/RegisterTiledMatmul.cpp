@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelOperands.h"
 #include "MatmulShape.h"
 #include "rope/Codegen/GPU/Passes.h"
 
@@ -197,16 +198,10 @@ void replace(RewriterBase &rewriter, linalg::LinalgOp op) {
   if (!nvidia::isZeroFill(initTensor))
     init = nvidia::readOnlyBuffer(rewriter, loc, initTensor);
   auto cTensor = cast<RankedTensorType>(initTensor.getType());
-  SmallVector<Value> dynamic;
   auto dim = [&](int64_t i) -> Value {
     return tensor::DimOp::create(rewriter, loc, initTensor, i);
   };
-  for (int64_t i = 0; i < cTensor.getRank(); ++i)
-    if (cTensor.isDynamicDim(i))
-      dynamic.push_back(dim(i));
-  Value c = memref::AllocOp::create(
-      rewriter, loc, MemRefType::get(cTensor.getShape(), cTensor.getElementType()),
-      dynamic);
+  Value c = nvidia::allocLike(rewriter, loc, initTensor);
   auto idx = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(rewriter, loc, v);
   };

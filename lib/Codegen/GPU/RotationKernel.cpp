@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelOperands.h"
 #include "rope/Codegen/GPU/Passes.h"
 #include "rope/Dialect/Rope/IR/LinalgBuilders.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
@@ -175,27 +176,15 @@ Value RotationKernels::build() {
   RankedTensorType type = op.getInput().getType();
   auto table = TableOp::create(b, loc, op.getPositions(), op.getSpec(),
                                op.getHeadDim());
-  auto toBuffer = [&](Value tensor) -> Value {
-    auto t = cast<RankedTensorType>(tensor.getType());
-    return bufferization::ToBufferOp::create(
-        b, loc, MemRefType::get(t.getShape(), t.getElementType()), tensor, true);
-  };
-  input = toBuffer(op.getInput());
-  cos = toBuffer(table.getCos());
-  sin = toBuffer(table.getSin());
-  SmallVector<Value> dynamic;
+  input = nvidia::readOnlyBuffer(b, loc, op.getInput());
+  cos = nvidia::readOnlyBuffer(b, loc, table.getCos());
+  sin = nvidia::readOnlyBuffer(b, loc, table.getSin());
   rows = idx(1);
-  for (int64_t i = 0; i < type.getRank(); ++i) {
-    Value extent = tensor::DimOp::create(b, loc, op.getInput(), i);
-    if (type.isDynamicDim(i))
-      dynamic.push_back(extent);
-    if (i + 1 < type.getRank()) {
-      leading.push_back(extent);
-      rows = arith::MulIOp::create(b, loc, rows, extent);
-    }
+  for (int64_t i = 0; i + 1 < type.getRank(); ++i) {
+    leading.push_back(tensor::DimOp::create(b, loc, op.getInput(), i));
+    rows = arith::MulIOp::create(b, loc, rows, leading.back());
   }
-  output = memref::AllocOp::create(
-      b, loc, MemRefType::get(type.getShape(), type.getElementType()), dynamic);
+  output = nvidia::allocLike(b, loc, op.getInput());
   bool half = dims.layout == RotaryLayout::half;
   launch(half ? dims.dims / 2 / kChunk : dims.dims / kChunk,
          [&](ArrayRef<Value> at, Value unit) {

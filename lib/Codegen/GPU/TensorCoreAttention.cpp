@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TensorCoreAttentionKernel.h"
+#include "KernelOperands.h"
 #include "TensorCoreUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -41,6 +42,9 @@
 using namespace mlir;
 using namespace mlir::rope;
 using namespace mlir::rope::nvidia::detail;
+using mlir::rope::nvidia::allocLike;
+using mlir::rope::nvidia::isZeroFill;
+using mlir::rope::nvidia::readOnlyBuffer;
 
 namespace {
 
@@ -75,10 +79,6 @@ std::string whyNotRotation(lowering::RotaryDims dims) {
   return "";
 }
 
-bool isZeroFill(Value init) {
-  auto fill = init.getDefiningOp<linalg::FillOp>();
-  return fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
-}
 
 
 } // namespace
@@ -347,51 +347,26 @@ void AttentionKernel::build() {
 
 namespace {
 
-Value toBuffer(OpBuilder &b, Location loc, Value tensor) {
-  if (!tensor)
-    return Value();
-  auto type = cast<RankedTensorType>(tensor.getType());
-  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-  return bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
-                                           /*read_only=*/true);
-}
-
-/// A buffer of `tensor`'s shape, with a leading dim of `splits` when given.
-Value allocLike(OpBuilder &b, Location loc, Value tensor, Value splits) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  SmallVector<int64_t> shape(type.getShape());
-  SmallVector<Value> dynamic;
-  if (splits) {
-    shape.insert(shape.begin(), ShapedType::kDynamic);
-    dynamic.push_back(splits);
-  }
-  for (int64_t i = 0; i < type.getRank(); ++i)
-    if (type.isDynamicDim(i))
-      dynamic.push_back(tensor::DimOp::create(b, loc, tensor, i));
-  return memref::AllocOp::create(
-      b, loc, MemRefType::get(shape, type.getElementType()), dynamic);
-}
-
 KernelBuffers buffersOf(OpBuilder &b, OnlineAttentionOp op,
                         const KernelConfig &cfg, Value splits) {
   Location loc = op.getLoc();
   KernelBuffers buf;
-  buf.q = toBuffer(b, loc, op.getQuery());
-  buf.k = toBuffer(b, loc, op.getKey());
-  buf.v = toBuffer(b, loc, op.getValue());
+  buf.q = readOnlyBuffer(b, loc, op.getQuery());
+  buf.k = readOnlyBuffer(b, loc, op.getKey());
+  buf.v = readOnlyBuffer(b, loc, op.getValue());
   if (!cfg.affinePositions) {
-    buf.qPos = toBuffer(b, loc, op.getQueryPositions());
-    buf.kPos = toBuffer(b, loc, op.getKeyPositions());
+    buf.qPos = readOnlyBuffer(b, loc, op.getQueryPositions());
+    buf.kPos = readOnlyBuffer(b, loc, op.getKeyPositions());
   }
-  buf.qCos = toBuffer(b, loc, op.getQueryCos());
-  buf.qSin = toBuffer(b, loc, op.getQuerySin());
-  buf.kCos = toBuffer(b, loc, op.getKeyCos());
-  buf.kSin = toBuffer(b, loc, op.getKeySin());
-  buf.mask = toBuffer(b, loc, op.getMask());
-  buf.slopes = toBuffer(b, loc, op.getAlibiSlopes());
-  buf.relativeBias = toBuffer(b, loc, op.getRelativeBias());
-  buf.mInit = toBuffer(b, loc, op.getMaxInit());
-  buf.lInit = toBuffer(b, loc, op.getSumInit());
+  buf.qCos = readOnlyBuffer(b, loc, op.getQueryCos());
+  buf.qSin = readOnlyBuffer(b, loc, op.getQuerySin());
+  buf.kCos = readOnlyBuffer(b, loc, op.getKeyCos());
+  buf.kSin = readOnlyBuffer(b, loc, op.getKeySin());
+  buf.mask = readOnlyBuffer(b, loc, op.getMask());
+  buf.slopes = readOnlyBuffer(b, loc, op.getAlibiSlopes());
+  buf.relativeBias = readOnlyBuffer(b, loc, op.getRelativeBias());
+  buf.mInit = readOnlyBuffer(b, loc, op.getMaxInit());
+  buf.lInit = readOnlyBuffer(b, loc, op.getSumInit());
   buf.splits = splits;
   buf.acc = allocLike(b, loc, op.getAccumulatorInit(), splits);
   buf.m = allocLike(b, loc, op.getMaxInit(), splits);

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rope/Codegen/GPU/TensorCoreMatmul.h"
+#include "KernelOperands.h"
 #include "MatmulShape.h"
 #include "TensorCoreUtils.h"
 
@@ -296,13 +297,7 @@ LogicalResult nvidia::replaceWithTensorCoreMatmul(RewriterBase &rewriter,
   if (!zeroInit)
     buf.init = nvidia::readOnlyBuffer(rewriter, loc, initTensor);
   auto cTensor = cast<RankedTensorType>(initTensor.getType());
-  SmallVector<Value> dynamic;
-  for (int64_t i = 0; i < cTensor.getRank(); ++i)
-    if (cTensor.isDynamicDim(i))
-      dynamic.push_back(tensor::DimOp::create(rewriter, loc, initTensor, i));
-  buf.c = memref::AllocOp::create(
-      rewriter, loc, MemRefType::get(cTensor.getShape(), cTensor.getElementType()),
-      dynamic);
+  buf.c = nvidia::allocLike(rewriter, loc, initTensor);
 
   Type element = getElementTypeOrSelf(op.getDpsInputOperand(0)->get().getType());
   int64_t rank = cTensor.getRank();

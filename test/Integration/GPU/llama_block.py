@@ -22,6 +22,7 @@ without RoPE, and than zero, are.
 
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -29,10 +30,8 @@ import numpy as np
 import rope_testing as T
 
 ROOT = Path(__file__).resolve().parents[3]
-sys_path = str(ROOT / "examples")
-import sys  # noqa: E402
-
-sys.path.insert(0, sys_path)
+# `make demo`'s reference of the block (examples/demo.py).
+sys.path.insert(0, str(ROOT / "examples"))
 from demo import LLAMA31, reference_block  # noqa: E402
 
 SEQS = (13, 70)
