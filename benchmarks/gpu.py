@@ -67,8 +67,9 @@ def attention_name(s, hkv, dt):
     return f"attention {dt} {H}/{hkv} S={s}"
 
 
+# f32 (FMA products on the same kernel) at one size, beside the tensor cores.
 ATTENTION_CASES = [(s, hkv, dt) for dt in ATTN_DTYPES for hkv in ATTN_KV_HEADS
-                   for s in ATTN_SEQS]
+                   for s in ATTN_SEQS] + [(2048, 8, "f32")]
 MODULES = {**{f"rotate S={s}": rotate_module(s) for s in ROTARY_SEQS},
            **{attention_name(*c): attention_module(*c) for c in ATTENTION_CASES}}
 
@@ -109,7 +110,7 @@ def torch_rope(torch, x, cos, sin):
 
 def time_attention(torch, F, libs, sync, s, hkv, dt):
     lib = libs[attention_name(s, hkv, dt)]
-    tdt = torch.float16 if dt == "f16" else torch.bfloat16
+    tdt = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}[dt]
     q = torch.randn(1, H, s, D, device="cuda", dtype=tdt)
     k, v = (torch.randn(1, hkv, s, D, device="cuda", dtype=tdt) for _ in range(2))
     p = torch.arange(s, device="cuda", dtype=torch.int64)

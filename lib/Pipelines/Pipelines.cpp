@@ -234,7 +234,13 @@ void mlir::rope::buildLowerToNVVMPipeline(OpPassManager &pm,
   // as immediates: outlining would otherwise pass each one as a parameter,
   // which costs a register wherever LLVM cannot see its value.
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
+  // Shared tiles above the 48 KiB a kernel may declare statically (the f32
+  // attention's) become dynamic shared memory, sized at launch.
+  pm.addPass(rope::createRopeWorkgroupBuffersToDynamicSharedMemory());
   pm.addPass(createGpuKernelOutliningPass());
+  // ptxas gets each kernel's minimum blocks per SM instead of spilling to
+  // reach an occupancy of its own choosing.
+  pm.addPass(rope::createRopeSetKernelMinBlocksPerSM());
   // The checks are host code, before the launches.
   pm.addPass(rope::createRopeLowerRuntimeChecks());
   // Allocations, copies and launches of a function are ordered on one stream.

@@ -53,8 +53,8 @@ namespace {
 //===----------------------------------------------------------------------===//
 
 std::string whyNotElements(Type q, Type k, Type v) {
-  if (q != k || q != v || !(q.isF16() || q.isBF16()))
-    return "Q, K and V are not all f16 or all bf16";
+  if (q != k || q != v || !(q.isF16() || q.isBF16() || q.isF32()))
+    return "Q, K and V are not all f16, all bf16 or all f32";
   return "";
 }
 
@@ -263,14 +263,22 @@ SmallVector<Value> AttentionKernel::keyLoop(Value lo, Value hi, Value end,
   waitAll();
   barrier();
   Value next = add(tile, 1);
-  auto prefetch = scf::IfOp::create(
-      b, loc, cmp(arith::CmpIPredicate::slt, next, end), false);
-  {
+  auto prefetchNextKeys = [&] {
+    auto prefetch = scf::IfOp::create(
+        b, loc, cmp(arith::CmpIPredicate::slt, next, end), false);
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPointToStart(prefetch.thenBlock());
     stageKeyTile(next);
-  }
+  };
+  // An f32 K tile rotated on its way holds its loads, tables and rotated
+  // values in registers; next to f32 P (32 registers, not 16 packed) and
+  // O at D = 128 they would not fit, so it is staged once P is consumed.
+  bool stageAfterValues = cfg.rotateKey && !cfg.tensorCores;
+  if (!stageAfterValues)
+    prefetchNextKeys();
   accumulateValues(s, o);
+  if (stageAfterValues)
+    prefetchNextKeys();
   o.append(rows.begin(), rows.end());
   scf::YieldOp::create(b, loc, o);
   return SmallVector<Value>(loop.getResults());
@@ -377,6 +385,8 @@ KernelBuffers buffersOf(OpBuilder &b, OnlineAttentionOp op,
 KernelConfig configOf(OnlineAttentionOp op, bool affinePositions) {
   KernelConfig cfg;
   cfg.element = op.getQueryType().getElementType();
+  cfg.tensorCores = !cfg.element.isF32();
+  cfg.chunkElements = 16 / (cfg.element.getIntOrFloatBitWidth() / 8);
   cfg.headDim = op.getHeadDim();
   cfg.paddedDim = llvm::PowerOf2Ceil(cfg.headDim);
   attention::LogitRules &rules = cfg.rules;

@@ -4,13 +4,15 @@
 // shared by its three files: TensorCoreAttention.cpp (the launch, the key
 // loop, the online softmax), TensorCoreAttentionStaging.cpp (Q, K and V
 // tiles into shared memory, rotated on the way) and TensorCoreAttentionMath.cpp
-// (the mma.sync products and the logits).
+// (the products, by mma.sync or, for f32, by FMA in the same fragment
+// layout, and the logits).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef ROPE_LIB_CODEGEN_GPU_TENSORCOREATTENTIONKERNEL_H
 #define ROPE_LIB_CODEGEN_GPU_TENSORCOREATTENTIONKERNEL_H
 
+#include "TensorCoreUtils.h"
 #include "rope/Codegen/GPU/TensorCoreAttention.h"
 #include "rope/Dialect/Rope/IR/AttentionRules.h"
 #include "rope/Dialect/Rope/IR/LinalgBuilders.h"
@@ -34,6 +36,12 @@ inline constexpr double kLn2 = 0.6931471805599453;
 
 struct KernelConfig {
   Type element;
+  /// f16/bf16 products run on tensor cores; f32 ones as FMA by each lane on
+  /// its own fragment elements (TF32 mma would round the operands to 10
+  /// mantissa bits).
+  bool tensorCores = true;
+  /// Elements per 16-byte chunk of a shared tile row: 8, or 4 of f32.
+  int64_t chunkElements = 8;
   int64_t headDim = 0, paddedDim = 0;
   attention::LogitRules rules;
   /// A rule reads each element (mask, ALiBi, T5 bias, or causal/window
@@ -94,6 +102,7 @@ private:
   }
 
   void computeIds();
+  nvidia::ChunkSwizzle swizzle() const;
   Value swizzled(Value row, Value chunk);
   Value laneSwizzle(Value row, Value chunk);
   Value swizzledColumn(Value lanePart, int64_t chunk);
@@ -111,8 +120,9 @@ private:
   void stageValueTile(Value tile);
   void copyChunksAsync(const TileSource &src, Value dst, int64_t chunksPerRow,
                        function_ref<Value(Value)> chunkOf);
-  Value loadChunk(const TileSource &src, Value row, Value chunk);
-  void storeChunk(Value dst, Value row, Value chunk, Value x);
+  Value loadEight(const TileSource &src, Value row, Value eight);
+  void storeEight(Value dst, Value row, Value eight, Value x);
+  void forEachUnit(int64_t count, function_ref<void(Value)> body);
   void stageRotatedHalf(const TileSource &src, Value dst);
   void stageRotatedInterleaved(const TileSource &src, Value dst);
   void commit() { NVVM::CpAsyncCommitGroupOp::create(b, loc); }
@@ -122,18 +132,24 @@ private:
   // Math.
   Accumulators mma(ArrayRef<Value> a, Value b0, Value b1, ArrayRef<Value> c);
   Accumulators computeScores();
+  Accumulators computeScoresByFma();
   Accumulators logits(Accumulators s, Value tile, bool ruled);
   Accumulators ruledLogits(Accumulators x, Value tile);
   Value queryPosition(Value row);
   Value keyPosition(Value key);
   Value maskElement(Value row, Value key);
+  /// A scalar or vector in f32.
   Value toF32(Value x) {
-    return x.getType().isF32() ? x
-                               : arith::ExtFOp::create(b, loc, b.getF32Type(), x)
-                                     .getResult();
+    Type f32Type = b.getF32Type();
+    if (auto vec = dyn_cast<VectorType>(x.getType()))
+      f32Type = vec.clone(f32Type);
+    return x.getType() == f32Type
+               ? x
+               : arith::ExtFOp::create(b, loc, f32Type, x).getResult();
   }
   Value quadReduce(Value v, bool isMax);
   void accumulateValues(ArrayRef<Value> p, Accumulators &o);
+  void accumulateValuesByFma(ArrayRef<Value> p, Accumulators &o);
 
   // Loop.
   std::pair<Value, Value> keyTileRange();

@@ -1,7 +1,8 @@
 //===- TensorCoreAttentionMath.cpp - the kernel's products and logits -----===//
 //
 // Q·Kᵀ and P·V of a warp's 16 rows as mma.sync m16n8k16 on ldmatrix
-// fragments, and the logits of the scores by the op's rules.
+// fragments (f16, bf16) or as FMA in the same fragment layout (f32), and the
+// logits of the scores by the op's rules.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,6 +45,8 @@ Accumulators AttentionKernel::mma(ArrayRef<Value> a, Value b0, Value b1,
 /// 8m..8m+7 address rows 8·(m % 2).. of chunk m / 2) and one per 16 keys the
 /// B fragments of two key tiles (rows 8·(m / 2).. of chunk m % 2).
 Accumulators AttentionKernel::computeScores() {
+  if (!cfg.tensorCores)
+    return computeScoresByFma();
   Accumulators s(4 * Tiles::kKeys / 8, f32(0.0));
   Value matrix = div(lane, 8);
   Value qRow = add(add(mul(warp, 16), mul(rem(matrix, 2), 8)), rem(lane, 8));
@@ -173,6 +176,8 @@ Value AttentionKernel::quadReduce(Value v, bool isMax) {
 /// ldmatrix.trans, lanes 8m..8m+7 addressing rows of matrix
 /// m = (keys + 8·(m % 2), chunk + m / 2).
 void AttentionKernel::accumulateValues(ArrayRef<Value> p, Accumulators &o) {
+  if (!cfg.tensorCores)
+    return accumulateValuesByFma(p, o);
   auto pairType = VectorType::get({2}, cfg.element);
   auto f32Pair = VectorType::get({2}, b.getF32Type());
   auto pack = [&](Value x, Value y) -> Value {
@@ -204,3 +209,92 @@ void AttentionKernel::accumulateValues(ArrayRef<Value> p, Accumulators &o) {
   }
 }
 
+
+//===----------------------------------------------------------------------===//
+// f32 products by FMA, in the fragment layout
+//===----------------------------------------------------------------------===//
+
+/// S = Q·K(tile)ᵀ in f32: each lane computes its own fragment elements (rows
+/// lo and hi against keys 8n + 2·quad + e) as dot products over D, a 16-byte
+/// chunk at a time: per chunk one Q load per row and one K load per key.
+/// The swizzle spreads the 8 Q rows, and the 4 key rows a warp reads
+/// together, over distinct banks. The keys go in two halves, each its own
+/// loop over D: a chunk's K loads then take 32 registers, not 64 (the
+/// scheduler issues them all before the FMAs).
+Accumulators AttentionKernel::computeScoresByFma() {
+  constexpr int64_t kHalves = 2, kGroups = Tiles::kKeys / 8 / kHalves;
+  Value rowA = add(mul(warp, 16), laneGroup);
+  Value qRows[2] = {rowA, add(rowA, 8)};
+  auto chunkType = VectorType::get({4}, b.getF32Type());
+  Accumulators s;
+  for (int64_t half = 0; half < kHalves; ++half) {
+    auto chunks = scf::ForOp::create(b, loc, idx(0), idx(cfg.headDim / 4), idx(1),
+                                     SmallVector<Value>(4 * kGroups, f32(0.0)));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(chunks.getBody());
+    Value chunk = chunks.getInductionVar();
+    auto load = [&](Value smem, Value row) -> Value {
+      return vector::LoadOp::create(b, loc, chunkType, smem,
+                                    ValueRange{row, swizzled(row, chunk)});
+    };
+    Value q[2] = {load(qSmem, qRows[0]), load(qSmem, qRows[1])};
+    SmallVector<Value> acc(chunks.getRegionIterArgs());
+    for (int64_t g = 0; g < kGroups; ++g)
+      for (int64_t e = 0; e < 2; ++e) {
+        int64_t n = half * kGroups + g;
+        Value k = load(kSmem, add(mul(quad, 2), 8 * n + e));
+        for (int64_t r = 0; r < 2; ++r) {
+          Value &x = acc[4 * g + 2 * r + e];
+          for (int64_t i = 0; i < 4; ++i)
+            x = math::FmaOp::create(b, loc, extract(q[r], i), extract(k, i), x);
+        }
+      }
+    scf::YieldOp::create(b, loc, acc);
+    b.setInsertionPointAfter(chunks);
+    s.append(chunks.getResults().begin(), chunks.getResults().end());
+  }
+  return s;
+}
+
+/// O += P·V(tile) in f32 on each lane's own O elements (rows lo and hi,
+/// columns 8j + 2·quad + e). The lane holds P only at its quad's keys
+/// (8n + 2·quad + e); key 8n + 2q + e of its rows is register 4n + 2r + e
+/// of lane 4·group + q, so one shuffle per row and key brings it, and the
+/// warp reads that key's row of V together (pairs, one 8-byte load per
+/// column tile, broadcast).
+void AttentionKernel::accumulateValuesByFma(ArrayRef<Value> p, Accumulators &o) {
+  auto quads = scf::ForOp::create(b, loc, idx(0), idx(4), idx(1), o);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(quads.getBody());
+    Value q = quads.getInductionVar();
+    Value source = arith::IndexCastOp::create(b, loc, b.getI32Type(),
+                                              add(mul(laneGroup, 4), q));
+    Value width = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(32));
+    // Column 8j + 2·quad is element 2·(quad % 2) of chunk 2j + quad / 2.
+    Value halfQuad = div(quad, 2), inChunk = mul(rem(quad, 2), 2);
+    auto pairType = VectorType::get({2}, b.getF32Type());
+    SmallVector<Value> acc(quads.getRegionIterArgs());
+    for (int64_t n = 0; n < Tiles::kKeys / 8; ++n)
+      for (int64_t e = 0; e < 2; ++e) {
+        Value key = add(mul(q, 2), 8 * n + e);
+        Value pr[2];
+        for (int64_t r = 0; r < 2; ++r)
+          pr[r] = gpu::ShuffleOp::create(b, loc, p[4 * n + 2 * r + e], source,
+                                         width, gpu::ShuffleMode::IDX)
+                      .getShuffleResult();
+        for (int64_t j = 0; j < cfg.headDim / 8; ++j) {
+          Value column = add(swizzled(key, add(halfQuad, 2 * j)), inChunk);
+          Value v = vector::LoadOp::create(b, loc, pairType, vSmem,
+                                           ValueRange{key, column});
+          for (int64_t r = 0; r < 2; ++r)
+            for (int64_t c = 0; c < 2; ++c) {
+              Value &x = acc[4 * j + 2 * r + c];
+              x = math::FmaOp::create(b, loc, pr[r], extract(v, c), x);
+            }
+        }
+      }
+    scf::YieldOp::create(b, loc, acc);
+  }
+  o.assign(quads.getResults().begin(), quads.getResults().end());
+}

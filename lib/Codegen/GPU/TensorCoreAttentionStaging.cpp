@@ -1,9 +1,9 @@
 //===- TensorCoreAttentionStaging.cpp - tiles into shared memory ----------===//
 //
 // Q (once per block), K and V (per key tile) into [64][Dp] shared tiles with
-// the 16-byte chunk c of row r at chunk c XOR (r mod min(8, Dp/8)): by
-// cp.async, except the chunks of a rotated operand, which go through
-// registers (load, rotate in f32, round, store).
+// the 16-byte chunk c of row r at chunk c XOR (r mod min(8, chunks per row)):
+// by cp.async, except the chunks of a rotated operand, which go through
+// registers (load, rotate in f32, round, store) eight elements at a time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,16 +30,21 @@ using namespace mlir;
 using namespace mlir::rope;
 using namespace mlir::rope::nvidia::detail;
 
+nvidia::ChunkSwizzle AttentionKernel::swizzle() const {
+  return nvidia::ChunkSwizzle(cfg.paddedDim / cfg.chunkElements,
+                              cfg.chunkElements);
+}
+
 Value AttentionKernel::laneSwizzle(Value row, Value chunk) {
-  return nvidia::ChunkSwizzle(cfg.paddedDim / 8).lanePart(b, loc, row, chunk);
+  return swizzle().lanePart(b, loc, row, chunk);
 }
 
 Value AttentionKernel::swizzledColumn(Value lanePart, int64_t chunk) {
-  return nvidia::ChunkSwizzle(cfg.paddedDim / 8).column(b, loc, lanePart, chunk);
+  return swizzle().column(b, loc, lanePart, chunk);
 }
 
 Value AttentionKernel::swizzled(Value row, Value chunk) {
-  return nvidia::ChunkSwizzle(cfg.paddedDim / 8).column(b, loc, row, chunk);
+  return swizzle().column(b, loc, row, chunk);
 }
 
 /// A table is [S, w] or [B', S, w] (B' = 1 broadcasts); `width` elements
@@ -141,13 +146,13 @@ void AttentionKernel::copyChunksAsync(const TileSource &src, Value dst,
     Value row = div(unit, chunksPerRow);
     Value chunk = chunkOf(rem(unit, chunksPerRow));
     Value srcElements =
-        arith::SelectOp::create(b, loc, src.inside(row), idx(8), idx(0));
+        arith::SelectOp::create(b, loc, src.inside(row), idx(cfg.chunkElements), idx(0));
     SmallVector<Value> indices = src.leading(row);
-    indices.push_back(mul(chunk, 8));
+    indices.push_back(mul(chunk, cfg.chunkElements));
     nvgpu::DeviceAsyncCopyOp::create(
         b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst,
         ValueRange{row, swizzled(row, chunk)}, src.buffer, indices,
-        b.getIndexAttr(8), srcElements, b.getUnitAttr());
+        b.getIndexAttr(cfg.chunkElements), srcElements, b.getUnitAttr());
   }
 }
 
@@ -156,16 +161,17 @@ void AttentionKernel::copyChunksAsync(const TileSource &src, Value dst,
 void AttentionKernel::stageTile(const TileSource &src, Value dst) {
   auto identity = [](Value u) { return u; };
   if (!src.cos) {
-    copyChunksAsync(src, dst, cfg.headDim / 8, identity);
+    copyChunksAsync(src, dst, cfg.headDim / cfg.chunkElements, identity);
     commit();
     return;
   }
   const lowering::RotaryDims &rot = cfg.rotary;
-  int64_t plain = (cfg.headDim - rot.dims) / 8;
+  int64_t ce = cfg.chunkElements;
+  int64_t plain = (cfg.headDim - rot.dims) / ce;
   if (plain > 0)
     copyChunksAsync(src, dst, plain, [&](Value u) {
-      Value below = cmp(arith::CmpIPredicate::ult, u, idx(rot.offset / 8));
-      return arith::SelectOp::create(b, loc, below, u, add(u, rot.dims / 8))
+      Value below = cmp(arith::CmpIPredicate::ult, u, idx(rot.offset / ce));
+      return arith::SelectOp::create(b, loc, below, u, add(u, rot.dims / ce))
           .getResult();
     });
   commit();
@@ -175,36 +181,70 @@ void AttentionKernel::stageTile(const TileSource &src, Value dst) {
     stageRotatedInterleaved(src, dst);
 }
 
-Value AttentionKernel::loadChunk(const TileSource &src, Value row, Value chunk) {
+/// Elements 8e..8e+7 of row `row` of the source, in f32.
+Value AttentionKernel::loadEight(const TileSource &src, Value row, Value eight) {
   SmallVector<Value> indices = src.leading(row);
-  indices.push_back(mul(chunk, 8));
-  // 16-byte accesses, as cp.async's (rows of D % 16 == 0 elements).
+  indices.push_back(mul(eight, 8));
+  // 16-byte aligned, as cp.async's (rows of D % 16 == 0 elements).
   Value raw = vector::LoadOp::create(b, loc, VectorType::get({8}, cfg.element),
                                      src.buffer, indices, /*nontemporal=*/false,
                                      llvm::MaybeAlign(16));
-  return arith::ExtFOp::create(b, loc, VectorType::get({8}, b.getF32Type()), raw);
+  return toF32(raw);
 }
 
-void AttentionKernel::storeChunk(Value dst, Value row, Value chunk, Value x) {
-  Value narrow = arith::TruncFOp::create(
-      b, loc, VectorType::get({8}, cfg.element), x);
-  vector::StoreOp::create(b, loc, narrow, dst,
-                          ValueRange{row, swizzled(row, chunk)},
-                          /*nontemporal=*/false, llvm::MaybeAlign(16));
+/// Stores eight f32 as elements 8e..8e+7 of row `row` of a shared tile:
+/// one chunk, or two of f32, each at its swizzled place.
+void AttentionKernel::storeEight(Value dst, Value row, Value eight, Value x) {
+  if (!cfg.element.isF32())
+    x = arith::TruncFOp::create(b, loc, VectorType::get({8}, cfg.element), x);
+  int64_t ce = cfg.chunkElements;
+  for (int64_t part = 0; part < 8 / ce; ++part) {
+    Value chunk = add(mul(eight, 8 / ce), part);
+    Value piece = x;
+    if (ce != 8) {
+      auto lanes = llvm::to_vector(llvm::seq<int64_t>(part * ce, (part + 1) * ce));
+      piece = vector::ShuffleOp::create(b, loc, x, x, lanes);
+    }
+    vector::StoreOp::create(b, loc, piece, dst,
+                            ValueRange{row, swizzled(row, chunk)},
+                            /*nontemporal=*/false, llvm::MaybeAlign(16));
+  }
 }
 
-/// Half layout: a unit is chunk c of the first half and chunk c + r/16 of
-/// the second, rotated as vectors of 8 pairs.
+/// The thread's `count` units of a rotated tile, one after another: a loop
+/// that LLVM must not unroll, since the unrolled loads of every unit (two
+/// source and four table vectors each) would all be in flight at once, in
+/// registers that the key loop needs for O and P.
+void AttentionKernel::forEachUnit(int64_t count,
+                                  function_ref<void(Value)> body) {
+  auto loop = scf::ForOp::create(b, loc, idx(0), idx(count), idx(1));
+  MLIRContext *ctx = b.getContext();
+  auto noUnroll = LLVM::LoopUnrollAttr::get(
+      ctx, /*disable=*/b.getBoolAttr(true), /*count=*/{}, /*runtimeDisable=*/{},
+      /*full=*/{}, /*followupUnrolled=*/{}, /*followupRemainder=*/{},
+      /*followupAll=*/{});
+  // The name SCF's lowering moves onto the loop's back edge.
+  loop->setAttr("llvm.loop_annotation",
+                LLVM::LoopAnnotationAttr::get(
+                    ctx, {}, {}, {}, noUnroll, {}, {}, {}, {}, {}, {}, {}, {},
+                    {}, {}, {}));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  body(loop.getInductionVar());
+}
+
+/// Half layout: a unit is the eight elements 8c.. of the first half and
+/// 8c + r/2.. of the second, rotated as vectors of 8 pairs.
 void AttentionKernel::stageRotatedHalf(const TileSource &src, Value dst) {
   const lowering::RotaryDims &rot = cfg.rotary;
   int64_t h = rot.dims / 2, units = h / 8;
   int64_t width = cast<MemRefType>(src.cos.getType()).getShape().back();
-  for (int64_t i = 0; i < Tiles::kKeys * units / kThreads; ++i) {
-    Value unit = add(tid, i * kThreads);
+  forEachUnit(Tiles::kKeys * units / kThreads, [&](Value i) {
+    Value unit = add(tid, mul(i, kThreads));
     Value row = div(unit, units), u = rem(unit, units);
     Value seq = src.sequenceIndex(row);
     Value c0 = add(u, rot.offset / 8), c1 = add(c0, h / 8);
-    Value a = loadChunk(src, row, c0), second = loadChunk(src, row, c1);
+    Value a = loadEight(src, row, c0), second = loadEight(src, row, c1);
     // Tables of one coefficient per element hold the second member's at h.
     Value col0 = mul(u, 8), col1 = width == h ? col0 : add(col0, h);
     auto [r0, unused0] = lowering::buildPairRotation(
@@ -213,13 +253,13 @@ void AttentionKernel::stageRotatedHalf(const TileSource &src, Value dst) {
     auto [unused1, r1] = lowering::buildPairRotation(
         b, loc, a, second, tableAt(src.cos, seq, col1, 8),
         tableAt(src.sin, seq, col1, 8));
-    storeChunk(dst, row, c0, r0);
-    storeChunk(dst, row, c1, r1);
-  }
+    storeEight(dst, row, c0, r0);
+    storeEight(dst, row, c1, r1);
+  });
 }
 
-/// Interleaved layout: a unit is one chunk of four pairs, split into its
-/// even and odd members, rotated, and interleaved back.
+/// Interleaved layout: a unit is eight elements (four pairs), split into
+/// their even and odd members, rotated, and interleaved back.
 void AttentionKernel::stageRotatedInterleaved(const TileSource &src, Value dst) {
   const lowering::RotaryDims &rot = cfg.rotary;
   int64_t units = rot.dims / 8;
@@ -231,12 +271,12 @@ void AttentionKernel::stageRotatedInterleaved(const TileSource &src, Value dst) 
         vector::ShuffleOp::create(b, loc, v, v, evens),
         vector::ShuffleOp::create(b, loc, v, v, odds)};
   };
-  for (int64_t i = 0; i < Tiles::kKeys * units / kThreads; ++i) {
-    Value unit = add(tid, i * kThreads);
+  forEachUnit(Tiles::kKeys * units / kThreads, [&](Value i) {
+    Value unit = add(tid, mul(i, kThreads));
     Value row = div(unit, units), u = rem(unit, units);
     Value seq = src.sequenceIndex(row);
     Value chunk = add(u, rot.offset / 8);
-    auto [even, odd] = members(loadChunk(src, row, chunk));
+    auto [even, odd] = members(loadEight(src, row, chunk));
     Value cos0, sin0, cos1, sin1;
     if (perPair) {
       cos0 = cos1 = tableAt(src.cos, seq, mul(u, 4), 4);
@@ -249,8 +289,8 @@ void AttentionKernel::stageRotatedInterleaved(const TileSource &src, Value dst) 
     auto [unused1, r1] = lowering::buildPairRotation(b, loc, even, odd, cos1, sin1);
     Value merged = vector::ShuffleOp::create(
         b, loc, r0, r1, ArrayRef<int64_t>{0, 4, 1, 5, 2, 6, 3, 7});
-    storeChunk(dst, row, chunk, merged);
-  }
+    storeEight(dst, row, chunk, merged);
+  });
 }
 
 void AttentionKernel::stageQueryTile() { stageTile(querySource(), qSmem); }

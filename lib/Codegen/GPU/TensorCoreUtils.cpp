@@ -44,7 +44,7 @@ Value ChunkSwizzle::column(OpBuilder &b, Location loc, Value row,
                            Value chunk) const {
   Value phase = arith::RemUIOp::create(b, loc, row, indexConst(b, loc, phases));
   Value x = arith::XOrIOp::create(b, loc, chunk, phase);
-  return arith::MulIOp::create(b, loc, x, indexConst(b, loc, 8));
+  return arith::MulIOp::create(b, loc, x, indexConst(b, loc, chunkElements));
 }
 
 Value ChunkSwizzle::lanePart(OpBuilder &b, Location loc, Value row,
@@ -59,5 +59,5 @@ Value ChunkSwizzle::column(OpBuilder &b, Location loc, Value lanePart,
                                     indexConst(b, loc, chunk & (phases - 1)));
   Value whole = arith::AddIOp::create(b, loc, low,
                                       indexConst(b, loc, chunk & ~(phases - 1)));
-  return arith::MulIOp::create(b, loc, whole, indexConst(b, loc, 8));
+  return arith::MulIOp::create(b, loc, whole, indexConst(b, loc, chunkElements));
 }

@@ -24,8 +24,11 @@ SmallVector<Value> buildMmaSync(OpBuilder &b, Location loc, Type element,
 /// reads fall on distinct banks.
 struct ChunkSwizzle {
   int64_t phases;
-  explicit ChunkSwizzle(int64_t chunksPerRow)
-      : phases(std::min<int64_t>(8, chunksPerRow)) {}
+  /// Elements per 16-byte chunk: 8 of f16/bf16, 4 of f32.
+  int64_t chunkElements;
+  explicit ChunkSwizzle(int64_t chunksPerRow, int64_t chunkElements = 8)
+      : phases(std::min<int64_t>(8, chunksPerRow)),
+        chunkElements(chunkElements) {}
   /// The stored column (in elements) of chunk `chunk` of row `row`.
   Value column(OpBuilder &b, Location loc, Value row, Value chunk) const;
   /// For ldmatrix, where a lane reads rows r + 16·i and chunks c + 2·j (r,

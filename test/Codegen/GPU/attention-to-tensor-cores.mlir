@@ -87,19 +87,39 @@ func.func @decode(%q: tensor<1x32x1x128xbf16>, %k: tensor<1x8x?x128xbf16>,
 
 // -----
 
-// Left to the other lowerings: f32, D = 256, and a rotation whose pairs a
-// lane's fragments do not hold (half layout, 16 rotary dims).
+// f32: the same kernel with its products as FMA on the lanes' own fragment
+// elements (no mma.sync): f32 tiles of 16-byte chunks (4 elements) copied
+// by cp.async, P's row gathered from the quad by indexed shuffles.
+// CHECK-LABEL: func.func @f32_rotary
+// CHECK: gpu.launch
+// CHECK-SAME: workgroup(%{{.*}} : memref<64x128xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x128xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x128xf32, #gpu.address_space<workgroup>>)
+// CHECK: nvgpu.device_async_copy {{.*}}, 4, %{{.*}} {bypassL1}
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: math.fma
+// CHECK: gpu.shuffle  idx
+// CHECK: math.fma
+// CHECK-NOT: nvvm.mma.sync
+// CHECK-NOT: rope.attention
+func.func @f32_rotary(%q: tensor<1x4x100x128xf32>, %k: tensor<1x2x100x128xf32>,
+                      %v: tensor<1x2x100x128xf32>) -> tensor<1x4x100x128xf32> {
+  %r = rope.attention %q, %k, %v rotary(#rope.spec<base = 10000.0>) causal
+      : tensor<1x4x100x128xf32>, tensor<1x2x100x128xf32>, tensor<1x2x100x128xf32>
+  return %r : tensor<1x4x100x128xf32>
+}
+
+// -----
+
+// Left to the other lowerings: D = 256, and a rotation whose pairs a lane's fragments do not hold
+// (half layout, 16 rotary dims).
 // CHECK-LABEL: func.func @not_taken
 // CHECK-NOT: gpu.launch
-// CHECK-COUNT-3: rope.attention
+// CHECK-COUNT-2: rope.attention
 // CHECK-NOT: gpu.launch
-func.func @not_taken(%q: tensor<1x2x8x64xf32>, %qh: tensor<1x2x8x64xf16>,
-                     %q256: tensor<1x2x8x256xf16>)
-    -> (tensor<1x2x8x64xf32>, tensor<1x2x8x256xf16>, tensor<1x2x8x64xf16>) {
-  %a = rope.attention %q, %q, %q : tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>
+func.func @not_taken(%qh: tensor<1x2x8x64xf16>, %q256: tensor<1x2x8x256xf16>)
+    -> (tensor<1x2x8x256xf16>, tensor<1x2x8x64xf16>) {
   %c = rope.attention %q256, %q256, %q256
       : tensor<1x2x8x256xf16>, tensor<1x2x8x256xf16>, tensor<1x2x8x256xf16>
   %d = rope.attention %qh, %qh, %qh rotary(#rope.spec<dims = 16>)
       : tensor<1x2x8x64xf16>, tensor<1x2x8x64xf16>, tensor<1x2x8x64xf16>
-  return %a, %c, %d : tensor<1x2x8x64xf32>, tensor<1x2x8x256xf16>, tensor<1x2x8x64xf16>
+  return %c, %d : tensor<1x2x8x256xf16>, tensor<1x2x8x64xf16>
 }

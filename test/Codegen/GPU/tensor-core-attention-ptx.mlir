@@ -28,9 +28,9 @@
 // PTX: gpu.binary
 
 // Every kernel: no spills, no stack; the attention's 48 KB of tiles.
-// USAGE-NOT: [1-9][0-9]* bytes spill
+// USAGE-NOT: {{[1-9][0-9]*}} bytes spill
 // USAGE-DAG: 49152 bytes smem, 0 bytes spill stores, 0 bytes spill loads, 0 bytes stack
-// USAGE-NOT: [1-9][0-9]* bytes spill
+// USAGE-NOT: {{[1-9][0-9]*}} bytes spill
 
 func.func @attention(%q: tensor<1x32x4096x128xf16>, %k: tensor<1x8x4096x128xf16>,
                      %v: tensor<1x8x4096x128xf16>) -> tensor<1x32x4096x128xf16> {

@@ -15,9 +15,9 @@
 // PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTX-NOT: {{ld|st}}.local
 
-// USAGE-NOT: [1-9][0-9]* bytes spill
+// USAGE-NOT: {{[1-9][0-9]*}} bytes spill
 // USAGE-DAG: 32768 bytes smem, 0 bytes spill stores, 0 bytes spill loads, 0 bytes stack
-// USAGE-NOT: [1-9][0-9]* bytes spill
+// USAGE-NOT: {{[1-9][0-9]*}} bytes spill
 
 #proj = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>,
          affine_map<(m, n, k) -> (m, n)>]

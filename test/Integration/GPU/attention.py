@@ -5,7 +5,9 @@ reference: causal prefill, GQA and MQA, decode (Sq < Sk, default and
 explicit positions), scale and additive mask, f16 and bf16 storage (f32
 math and accumulation), and RoPE fused into attention, both as a `rotary`
 spec on the op and as rope.rotate ops that the pipeline folds into the
-Q·Kᵀ reduction.
+Q·Kᵀ reduction. Every case runs the FlashAttention-style kernel
+(tensor_core_attention.py; FMA products for f32), which each case checks
+takes it.
 
 Tolerance: 2 × rope_testing.attention_atol (f32 logits and accumulation, +1
 storage ulp for f16/bf16). The factor 2 covers libdevice's expf and
@@ -85,7 +87,9 @@ g = T.rng(31)
 for name, case in CASES.items():
     dt, b, hq, hkv, sq, sk, causal, rotary, pos, scale, with_mask, separate = case
     with T.guard(f"gpu attention {name}"):
-        lib = T.gpu_compile(module(*case))
+        source = module(*case)
+        assert T.takes_attention_kernel(source, dt), "the attention kernel does not take the case"
+        lib = T.gpu_compile(source)
         if lib is None:
             print(f"COMPILED gpu attention {name}")
             continue

@@ -1,24 +1,23 @@
 # REQUIRES: cuda-device
 # RUN: %python %s | FileCheck %s
 """rope.attention on the tensor-core kernel (--rope-attention-to-tensor-cores,
-which --rope-lower-to-nvvm runs for f16 and bf16) against the f64 reference,
-at sizes that take several 64-row query tiles and 64-key tiles with tails:
+which --rope-lower-to-nvvm runs for f16, bf16 and, with FMA products, f32)
+against the f64 reference, at sizes that take several 64-row query tiles and 64-key tiles with tails:
 causal and not, decode (Sq < Sk), GQA and MQA, batch 2, sliding window,
 soft-capping, sinks, explicit positions, boolean and additive masks, ALiBi,
 T5 bias, decode with split-K, RoPE inside (half, interleaved and
 partial, as a spec and as the tables that folding rope.rotate ops makes).
 
 Each case first checks that the kernel takes it (the module after the pass
-holds nvvm.mma.sync), so a case cannot pass on another lowering.
+holds its cp.async staging and nvvm.mma.sync, or for f32 its FMA products),
+so a case cannot pass on another lowering.
 
 Tolerance: rope_testing.tensor_core_attention_atol (f32 logits and
 accumulation, P and rotated Q/K rounded to the storage type), times 2 for
 libdevice's exp2 and tanh as in attention.py. Each case with a rule (causal,
-window, rotary, mask, ALiBi, T5 bias, sinks) is also checked to be at least ten times closer to the reference than
-the result without its rule is, so a dropped rule cannot pass.
+window, rotary, mask, ALiBi, T5 bias, sinks) is also checked to be at least
+ten times closer to the reference than the result without its rule is, so a dropped rule cannot pass.
 """
-
-import subprocess
 
 import numpy as np
 
@@ -74,6 +73,33 @@ CASES = {
     # sinks (the op's initial state) with the 16 partial states.
     "f16 decode split-K 16 ways with sinks": dict(dt="f16", B=1, Hq=4, Hkv=1, Sq=1, Sk=1000,
                                                   D=128, sinks=True),
+    # f32: the same kernel with its products as FMA (no tensor cores).
+    "f32 rotary llama3 gqa 4/2 causal D=128": dict(dt="f32", B=1, Hq=4, Hkv=2, Sq=130, Sk=130,
+                                                   D=128, causal=True, rotary=LLAMA3),
+    "f32 full attention Sq=70 Sk=200 D=32": dict(dt="f32", B=1, Hq=2, Hkv=1, Sq=70, Sk=200, D=32),
+    "f32 mqa decode Sq=3 Sk=190 causal": dict(dt="f32", B=2, Hq=4, Hkv=1, Sq=3, Sk=190, D=64,
+                                              causal=True),
+    "f32 sliding window 40 softcap 5 S=160": dict(dt="f32", B=1, Hq=2, Hkv=2, Sq=160, Sk=160,
+                                                  D=64, causal=True, window=40, softcap=5.0),
+    "f32 explicit positions causal sinks": dict(dt="f32", B=1, Hq=2, Hkv=2, Sq=70, Sk=130, D=64,
+                                                causal=True, positions="shuffled", sinks=True),
+    "f32 rotary interleaved": dict(dt="f32", B=1, Hq=2, Hkv=2, Sq=70, Sk=70, D=64,
+                                   causal=True, rotary=INTERLEAVED),
+    "f32 partial rotary 32 of 64 at 16": dict(dt="f32", B=1, Hq=2, Hkv=2, Sq=90, Sk=90, D=64,
+                                              causal=True, rotary=PARTIAL),
+    "f32 rope.rotate folded into tables": dict(dt="f32", B=1, Hq=4, Hkv=2, Sq=75, Sk=75, D=64,
+                                               causal=True, rotary=HALF, positions="offset",
+                                               separate=True),
+    "f32 padding mask [B,1,1,Sk] batch 2": dict(dt="f32", B=2, Hq=2, Hkv=1, Sq=70, Sk=70, D=64,
+                                                causal=True, mask=("i1", (2, 1, 1, 70))),
+    "f32 additive mask [Sq,Sk]": dict(dt="f32", B=1, Hq=2, Hkv=2, Sq=67, Sk=99, D=64,
+                                      mask=("f32", (67, 99))),
+    "f32 alibi causal gqa 4/2": dict(dt="f32", B=1, Hq=4, Hkv=2, Sq=90, Sk=90, D=64, causal=True,
+                                     alibi=True),
+    "f32 t5 bias bidirectional": dict(dt="f32", B=1, Hq=2, Hkv=2, Sq=80, Sk=80, D=64,
+                                      t5=(32, 128, True)),
+    "f32 decode split-K 16 ways with sinks": dict(dt="f32", B=1, Hq=4, Hkv=1, Sq=1, Sk=1000,
+                                                  D=128, sinks=True),
 }
 
 
@@ -124,15 +150,6 @@ def module(c):
             f" : {qt}, {kt}, {kt}\n  return %r : {qt}\n}}\n")
 
 
-def takes_tensor_cores(source):
-    """Whether --rope-attention-to-tensor-cores (after the fold) replaces the
-    attention with the tensor-core kernel."""
-    run = subprocess.run([str(T.rope_opt()), "--rope-fold-rotation-into-qk",
-                          "--rope-attention-to-tensor-cores"],
-                         input=source, capture_output=True, text=True, env=T.tool_env())
-    return run.returncode == 0 and "nvvm.mma.sync" in run.stdout
-
-
 def positions(c):
     kind = c.get("positions")
     if kind == "offset":
@@ -151,7 +168,7 @@ for name, c in CASES.items():
     dt = c["dt"]
     with T.guard(f"tensor-core attention {name}"):
         source = module(c)
-        assert takes_tensor_cores(source), "the tensor-core kernel does not take the case"
+        assert T.takes_attention_kernel(source, dt), "the attention kernel does not take the case"
         lib = T.gpu_compile(source)
         if lib is None:
             print(f"COMPILED tensor-core attention {name}")
@@ -228,4 +245,17 @@ T.finish()
 # CHECK: PASS tensor-core attention f16 alibi causal gqa 4/2
 # CHECK: PASS tensor-core attention bf16 t5 bias bidirectional
 # CHECK: PASS tensor-core attention f16 decode split-K 16 ways with sinks
+# CHECK: PASS tensor-core attention f32 rotary llama3 gqa 4/2 causal D=128
+# CHECK: PASS tensor-core attention f32 full attention Sq=70 Sk=200 D=32
+# CHECK: PASS tensor-core attention f32 mqa decode Sq=3 Sk=190 causal
+# CHECK: PASS tensor-core attention f32 sliding window 40 softcap 5 S=160
+# CHECK: PASS tensor-core attention f32 explicit positions causal sinks
+# CHECK: PASS tensor-core attention f32 rotary interleaved
+# CHECK: PASS tensor-core attention f32 partial rotary 32 of 64
+# CHECK: PASS tensor-core attention f32 rope.rotate folded into tables
+# CHECK: PASS tensor-core attention f32 padding mask [B,1,1,Sk] batch 2
+# CHECK: PASS tensor-core attention f32 additive mask [Sq,Sk]
+# CHECK: PASS tensor-core attention f32 alibi causal gqa 4/2
+# CHECK: PASS tensor-core attention f32 t5 bias bidirectional
+# CHECK: PASS tensor-core attention f32 decode split-K 16 ways with sinks
 # CHECK-NOT: FAIL

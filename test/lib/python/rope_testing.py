@@ -443,6 +443,21 @@ def rope_opt() -> Path:
     return build_dir() / "bin" / "rope-opt"
 
 
+def takes_attention_kernel(source, dtype) -> bool:
+    """Whether --rope-attention-to-tensor-cores (after the fold, as the GPU
+    pipeline runs it) replaces every rope.attention of `source` with the
+    FlashAttention-style kernel: tiles staged by cp.async, products by
+    mma.sync (f16, bf16) or FMA (f32). GPU tests assert it, so that a case
+    cannot pass on another lowering."""
+    import subprocess
+    run = subprocess.run([str(rope_opt()), "--rope-fold-rotation-into-qk",
+                          "--rope-attention-to-tensor-cores"],
+                         input=source, capture_output=True, text=True, env=tool_env())
+    product = "math.fma" if dtype == "f32" else "nvvm.mma.sync"
+    return (run.returncode == 0 and product in run.stdout
+            and "nvgpu.device_async_copy" in run.stdout and "rope.attention" not in run.stdout)
+
+
 # ---------------------------------------------------------------------------
 # Guarded buffers and bad calls
 # ---------------------------------------------------------------------------

@@ -46,8 +46,8 @@ def RopeCheckNVVMTarget : Pass<"rope-check-nvvm-target", "::mlir::ModuleOp"> {
 }
 
 def RopeAttentionToTensorCores : Pass<"rope-attention-to-tensor-cores"> {
-  let summary = "Attention as one FlashAttention-2-style tensor-core kernel "
-                "(f16/bf16, sm_80+)";
+  let summary = "Attention as one FlashAttention-2-style kernel: tensor "
+                "cores for f16/bf16, FMA in the same layout for f32 (sm_80+)";
   let description = [{
     The tensor-core configuration of attention on NVIDIA GPUs. Each
     `rope.attention` the kernel takes becomes `rope.online_attention` (from
@@ -80,10 +80,18 @@ def RopeAttentionToTensorCores : Pass<"rope-attention-to-tensor-cores"> {
       partial state from the empty one, which the op's own exact merge
       (`mergeReductions`, with the op's initial state) combines.
 
-    Taken: Q, K, V all f16 or all bf16, static D = Dv a multiple of 16 up to
-    128, rotated dims on 8-element chunks
-    (a multiple of 32 for the half layout, 16 interleaved). Anything else is
-    left to the other lowerings of attention.
+    f32 runs the same kernel (tiles, staging, loops, softmax, rules): its
+    tiles hold f32 in 16-byte chunks of 4, and its two products are FMA by
+    each lane on its own fragment elements (scores as dot products over D
+    from shared memory, 16 bytes at a time; P·V with P's row gathered from
+    the lane's quad by indexed shuffles), since TF32 `mma.sync` would round
+    the operands to 10 mantissa bits. At D = 128 its three tiles take 96 KiB,
+    which `rope-lower-to-nvvm` moves into dynamic shared memory.
+
+    Taken: Q, K, V all f16, all bf16 or all f32, static D = Dv a multiple of
+    16 up to 128, rotated dims on 8-element chunks (a multiple of 32 for the
+    half layout, 16 interleaved). Anything else is left to the other
+    lowerings of attention.
   }];
   let options = [
     Option<"targetBlocks", "target-blocks", "int64_t", /*default=*/"264",
@@ -311,6 +319,60 @@ def RopeLowerVectorTransfers
     "::mlir::memref::MemRefDialect",
     "::mlir::vector::VectorDialect"
   ];
+}
+
+def RopeWorkgroupBuffersToDynamicSharedMemory
+    : Pass<"rope-workgroup-buffers-to-dynamic-shared-memory"> {
+  let summary = "Workgroup buffers past the static shared-memory limit as "
+                "views of dynamic shared memory";
+  let description = [{
+    A kernel's static shared memory is limited to 48 KiB; more (up to the
+    chip's opt-in limit: 227 KiB per block on Hopper, 163 KiB on A100) is
+    only reachable as dynamic shared memory, sized at launch. Kernels are
+    built with workgroup attributions, which the emulator and every
+    reader of the IR understand; this pass moves the attributions of each
+    `gpu.launch` whose buffers together exceed `static-limit` bytes into
+    one `gpu.dynamic_shared_memory` buffer: each becomes a `memref.view`
+    at its offset (16-byte aligned, in order), and the launch's
+    `dynamic_shared_memory_size` is their total. Launches within the limit,
+    or that already use dynamic shared memory, are left alone.
+
+    The runtime opts a kernel into more than 48 KiB when it launches it.
+    `--rope-lower-to-nvvm` runs this pass before outlining (the f32
+    attention kernel at D = 128 holds three 32 KiB tiles).
+  }];
+  let options = [
+    Option<"staticLimit", "static-limit", "int64_t", /*default=*/"49152",
+           "Bytes of workgroup buffers a launch may keep static">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
+def RopeSetKernelMinBlocksPerSM
+    : Pass<"rope-set-kernel-min-blocks-per-sm", "::mlir::ModuleOp"> {
+  let summary = "State each GPU kernel's minimum resident blocks per SM "
+                "(nvvm.minctasm), so that ptxas does not spill for occupancy";
+  let description = [{
+    Sets `nvvm.minctasm` (PTX `.minnctapersm`) to `min-blocks` on every
+    `gpu.func` kernel that has none. A kernel with a known block size gets
+    `.maxntid`, and ptxas, told the block size but no minimum, picks an
+    occupancy target of its own and spills registers to meet it: with
+    CUDA 13.0 the attention kernels came out at exactly 128 registers with
+    4 to 28 bytes of spills, while with the minimum stated as 1 the same
+    kernels use 150 to 255 registers and spill nothing. Shared memory, not
+    registers, then bounds how many blocks share an SM.
+
+    `--rope-lower-to-nvvm` runs it after outlining, with 1.
+  }];
+  let options = [
+    Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"1",
+           "Blocks of a kernel that must fit on one SM at once">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
 def RopeEmulateGPUOnHost : Pass<"rope-emulate-gpu-on-host", "::mlir::ModuleOp"> {
