@@ -7,7 +7,9 @@
 // in f32 on the way when the op rotates it), read with ldmatrix (V
 // transposed); Q·Kᵀ and P·V as mma.sync m16n8k16 with f32 accumulators; the
 // online softmax in registers (quad shuffles, exp2 with the scale folded
-// in), P taken from the score accumulators as the A operand of P·V. Every
+// in), P taken from the score accumulators as the A operand of P·V. f32
+// runs the same kernel with both products as FMA in the fragment layout
+// (TensorCoreAttentionMath.cpp). Every
 // rule that decides a logit or a key's visibility is the op's own
 // (AttentionRules), so the kernel computes exactly the op.
 //
@@ -31,8 +33,8 @@ struct TensorCoreAttentionTiles {
   static constexpr int64_t kMaxHeadDim = 128;        // registers: Q, O, S
 };
 
-/// Why `op` cannot run as the tensor-core kernel ("" when it can): f16 or
-/// bf16 Q, K and V, a static head dim D = Dv that is a multiple of 16 up to
+/// Why `op` cannot run as the tensor-core kernel ("" when it can): f16,
+/// bf16 or f32 Q, K and V (one type), a static head dim D = Dv that is a multiple of 16 up to
 /// 128, the accumulator starting at zero, and rotated dims that fall on
 /// whole 8-element chunks.
 std::string whyNotTensorCoreAttention(AttentionOp op);
