@@ -22,7 +22,9 @@
 
 #include "rope/Dialect/Rope/IR/RopeOps.h"
 #include "rope/Raising/Passes.h"
+#include "rope/Raising/RaiseReport.h"
 #include "rope/Analysis/ConstantEvaluation.h"
+#include "rope/Analysis/SymbolicEvaluation.h"
 #include "rope/Analysis/OpClassification.h"
 #include "rope/Analysis/Terms.h"
 
@@ -48,8 +50,10 @@ namespace {
 /// them), i (query), j (key), e (value dim), d (head dim).
 enum AttentionDim : unsigned { kN, kI, kJ, kE, kD, kNumDims };
 
-/// Masks are recognised as causal (or a window) by evaluating every element;
-/// beyond this many the mask is kept as an operand instead.
+/// Masks whose elements the symbolic form does not describe (constant
+/// tensors: a `triu` folded to `dense`) are recognised as causal (or a
+/// window) by evaluating every element, up to this many; a larger one is
+/// kept as the mask operand (raised all the same, without the rule).
 constexpr int64_t kMaxEvaluatedMaskElements = 1 << 16;
 /// An additive mask value at or below this hides its key (frontends use
 /// −inf or the most negative finite float).
@@ -458,6 +462,28 @@ std::optional<SelectMask> matchSelectMask(Term t) {
   return std::nullopt;
 }
 
+/// The rule that hidden keys make: nothing when none is hidden; causal when
+/// every key after its query is hidden, with a window W when within the
+/// causal part exactly the keys at distance >= W are; none otherwise.
+/// `window` is the widest visible distance + 1, `narrowestHidden` the
+/// smallest hidden distance >= 0 (int64 max when none).
+std::optional<MaskRule> ruleOfDistances(bool anyHidden, bool causal,
+                                        int64_t window,
+                                        int64_t narrowestHidden) {
+  MaskRule rule;
+  if (!anyHidden)
+    return rule;
+  if (!causal)
+    return std::nullopt;
+  rule.causal = true;
+  if (narrowestHidden != std::numeric_limits<int64_t>::max()) {
+    if (narrowestHidden != window)
+      return std::nullopt;
+    rule.window = window;
+  }
+  return rule;
+}
+
 /// The rule of the mask read at every point (n, i, j): nothing (all zero),
 /// causal, or a causal window (keys at i + off − W < j ≤ i + off, off =
 /// Sk − Sq, the rows right-aligned to the keys as attention's default
@@ -500,20 +526,78 @@ evaluateMaskRule(Term mask, int64_t n, int64_t sq, int64_t sk,
       }
     }
   }
-  MaskRule rule;
-  if (!anyHidden)
-    return rule;
-  if (!causal)
+  return ruleOfDistances(anyHidden, causal, window, narrowestHidden);
+}
+
+/// The rule of the mask from its symbolic form (SymbolicEvaluation.h), at
+/// any size: when whether an element hides its key depends only on the
+/// key's distance δ = i + (Sk − Sq) − j behind the query (not on the batch,
+/// the head, or i and j otherwise), the hidden distances over their range
+/// 1 − Sq .. Sk − 1 say causal, a window or nothing, in Sq + Sk steps.
+std::optional<MaskRule>
+distanceMaskRule(Term mask, int64_t sq, int64_t sk,
+                 function_ref<std::optional<bool>(double)> hides) {
+  std::optional<SmallVector<Piece>> pieces = evaluateSymbolically(mask);
+  if (!pieces)
     return std::nullopt;
-  // Within the causal part, hidden keys must be exactly those at distance
-  // >= W.
-  rule.causal = true;
-  if (narrowestHidden != std::numeric_limits<int64_t>::max()) {
-    if (narrowestHidden != window)
-      return std::nullopt;
-    rule.window = window;
+  MLIRContext *ctx = mask.map.getContext();
+  std::optional<Formula> hidden;
+  for (const Piece &p : *pieces) {
+    std::optional<bool> hiddenOrNot =
+        p.affine ? std::nullopt : hides(p.constant);
+    if (!hiddenOrNot)
+      return std::nullopt; // a bias or an index, not a visibility rule
+    if (*hiddenOrNot)
+      hidden = hidden ? (*hidden || p.when) : p.when;
   }
-  return rule;
+  if (!hidden)
+    return MaskRule();
+  // j = i + offset − δ, δ the one symbol: every comparison must then be
+  // a·δ + b.
+  int64_t offset = sk - sq;
+  SmallVector<AffineExpr> dims;
+  for (unsigned k = 0; k < kNumDims; ++k)
+    dims.push_back(getAffineDimExpr(k, ctx));
+  dims[kJ] = dims[kI] + offset - getAffineSymbolExpr(0, ctx);
+  DenseMap<AffineExpr, std::pair<int64_t, int64_t>> linear;
+  auto inDistance = [&](AffineExpr e) -> std::optional<AffineExpr> {
+    AffineExpr d = simplifyAffineExpr(
+        e.replaceDimsAndSymbols(dims, {}), kNumDims, 1);
+    if (!d.isPureAffine())
+      return std::nullopt;
+    for (unsigned k = 0; k < kNumDims; ++k)
+      if (d.isFunctionOfDim(k))
+        return std::nullopt;
+    auto at = [&](int64_t delta) {
+      return cast<AffineConstantExpr>(
+                 simplifyAffineExpr(d.replaceSymbols(getAffineConstantExpr(
+                                        delta, ctx)),
+                                    0, 0))
+          .getValue();
+    };
+    linear[d] = {at(1) - at(0), at(0)};
+    return d;
+  };
+  std::optional<Formula> byDistance = hidden->mapExprs(inDistance);
+  if (!byDistance)
+    return std::nullopt;
+  bool anyHidden = false, causal = true;
+  int64_t window = 0; // the widest visible distance + 1
+  int64_t narrowestHidden = std::numeric_limits<int64_t>::max();
+  for (int64_t delta = 1 - sq; delta <= sk - 1; ++delta) {
+    bool isHidden = byDistance->holds([&](AffineExpr e) {
+      auto [a, b] = linear.lookup(e);
+      return a * delta + b;
+    });
+    anyHidden |= isHidden;
+    if (delta < 0 && !isHidden)
+      causal = false;
+    if (delta >= 0 && !isHidden)
+      window = std::max(window, delta + 1);
+    if (delta >= 0 && isHidden)
+      narrowestHidden = std::min(narrowestHidden, delta);
+  }
+  return ruleOfDistances(anyHidden, causal, window, narrowestHidden);
 }
 
 /// The deepest tensor along the views `t` reads through (not into a linalg
@@ -540,10 +624,31 @@ Value deepestTensorRead(Term t, function_ref<bool(Term)> accepts) {
   return found;
 }
 
+/// A scalar that a linalg body yields, read at its loops, as the read of
+/// the op's result it becomes (views of a computed mask lead into the body
+/// that computes it); `t` itself otherwise.
+Term asResultRead(Term t) {
+  auto *def = t.value.getDefiningOp();
+  auto op = def ? dyn_cast<linalg::LinalgOp>(def->getParentOp())
+                : linalg::LinalgOp();
+  if (!op || isa<RankedTensorType>(t.value.getType()) ||
+      op->getNumResults() == 0)
+    return t;
+  auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
+  for (auto [r, yielded] : llvm::enumerate(yield.getValues())) {
+    if (yielded != t.value)
+      continue;
+    OpOperand *init = op.getDpsInitOperand(r);
+    return makeTerm(op->getResult(r),
+                    op.getMatchingIndexingMap(init).compose(t.map));
+  }
+  return t;
+}
+
 /// The mask as an operand: a tensor the term reads at (b, h, i, j)
 /// trailing-aligned, rank 2 to 4 (a static 1 read at 0 broadcasts).
 Value maskOperand(Term mask, ArrayRef<AffineExpr> canonical) {
-  return deepestTensorRead(mask, [&](Term t) {
+  return deepestTensorRead(asResultRead(mask), [&](Term t) {
     auto type = cast<RankedTensorType>(t.value.getType());
     int64_t rank = type.getRank();
     if (rank < 2 || rank > 4 || !type.hasStaticShape())
@@ -794,29 +899,34 @@ std::pair<OperandRead, OperandRead> findKeyValue(Term keyTerm, Term valueTerm,
 /// keys as causal attention (or a window) does is that rule, so causal
 /// tiles can be skipped; any other is an operand. `negateMask` says whether
 /// that operand, a boolean mask, hides where true.
-LogicalResult matchMaskRule(PatternRewriter &rewriter, Operation *root,
-                            const AttentionChain &chain,
+LogicalResult matchMaskRule(const AttentionChain &chain,
                             ArrayRef<AffineExpr> canonical, int64_t n,
                             int64_t sq, int64_t sk, MaskRule &rule,
-                            bool &negateMask) {
+                            bool &negateMask,
+                            function_ref<LogicalResult(const Twine &)> miss) {
   negateMask = false;
   if (chain.additiveMask) {
-    if (std::optional<MaskRule> evaluated =
-            evaluateMaskRule(*chain.additiveMask, n, sq, sk, additiveHides)) {
+    std::optional<MaskRule> evaluated =
+        distanceMaskRule(*chain.additiveMask, sq, sk, additiveHides);
+    if (!evaluated)
+      evaluated = evaluateMaskRule(*chain.additiveMask, n, sq, sk, additiveHides);
+    if (evaluated) {
       rule = *evaluated;
     } else {
       rule.operand = maskOperand(*chain.additiveMask, canonical);
       if (!rule.operand)
-        return rewriter.notifyMatchFailure(
-            root, "the mask is not read as [B, H, Sq, Sk]");
+        return miss("the mask is not read as [B, H, Sq, Sk]");
     }
   } else if (chain.selectMask) {
     bool hidesWhenTrue = chain.selectMask->hidesWhenTrue;
-    if (std::optional<MaskRule> evaluated =
-            evaluateMaskRule(chain.selectMask->condition, n, sq, sk,
-                             [&](double c) -> std::optional<bool> {
-                               return (c != 0.0) == hidesWhenTrue;
-                             })) {
+    auto hides = [&](double c) -> std::optional<bool> {
+      return (c != 0.0) == hidesWhenTrue;
+    };
+    std::optional<MaskRule> evaluated =
+        distanceMaskRule(chain.selectMask->condition, sq, sk, hides);
+    if (!evaluated)
+      evaluated = evaluateMaskRule(chain.selectMask->condition, n, sq, sk, hides);
+    if (evaluated) {
       rule = *evaluated;
     } else {
       // Attention's i1 mask says where a key may be attended: the
@@ -825,8 +935,7 @@ LogicalResult matchMaskRule(PatternRewriter &rewriter, Operation *root,
       if (!rule.operand || !cast<RankedTensorType>(rule.operand.getType())
                                 .getElementType()
                                 .isInteger(1))
-        return rewriter.notifyMatchFailure(
-            root, "the boolean mask is not read as [B, H, Sq, Sk] i1");
+        return miss("the boolean mask is not read as [B, H, Sq, Sk] i1");
       negateMask = hidesWhenTrue;
     }
   }
@@ -866,7 +975,7 @@ AttentionOp buildAttention(PatternRewriter &rewriter, Location loc,
 /// by `replacement` of the attention's result.
 LogicalResult raiseAttention(PatternRewriter &rewriter, Operation *root,
                              Term product, int64_t batch, int64_t heads,
-                             RankedTensorType outType,
+                             RankedTensorType outType, RaiseReport *report,
                              function_ref<Value(Value)> replacement) {
   MLIRContext *ctx = root->getContext();
   int64_t sq = outType.getDimSize(2);
@@ -877,30 +986,36 @@ LogicalResult raiseAttention(PatternRewriter &rewriter, Operation *root,
   AttentionChain chain;
   if (failed(matchAttentionChain(rewriter, root, product, chain)))
     return failure();
+  // From here on the computation is attention: a refusal is a near miss.
+  auto miss = [&](const Twine &reason) -> LogicalResult {
+    if (report)
+      report->nearMiss(root, "attention", reason);
+    return rewriter.notifyMatchFailure(root, reason);
+  };
 
   // Q, K and V, with the kv heads that their reads reveal (GQA).
   OperandRead query = findOperand(chain.scores.query, {b, h, i, d});
   if (!query)
-    return rewriter.notifyMatchFailure(root, "Q is not read as [B, H, S, D]");
+    return miss("Q is not read as [B, H, S, D]");
   Type elementType = outType.getElementType();
   auto typeOf = [](const OperandRead &read) {
     return read.getSourceType().getElementType();
   };
   auto [key, value] = findKeyValue(chain.scores.key, chain.value, b, h, heads);
   if (!key)
-    return rewriter.notifyMatchFailure(
-        root, "K and V are not read as [B, Hkv, S, D] by query head");
+    return miss("K and V are not read as [B, Hkv, S, D] by query head");
   if (typeOf(query) != elementType || typeOf(key) != elementType ||
       typeOf(value) != elementType || query.getDimSize(0) != batch ||
       query.getDimSize(1) != heads || query.getDimSize(2) != sq ||
       value.getDimSize(3) != outType.getDimSize(3))
-    return rewriter.notifyMatchFailure(root, "types do not agree");
+    return miss("the element types or shapes of Q, K, V and the output do "
+                "not agree");
   int64_t sk = key.getDimSize(2);
 
   MaskRule rule;
   bool negateMask;
-  if (failed(matchMaskRule(rewriter, root, chain, {b, h, i, j}, batch * heads,
-                           sq, sk, rule, negateMask)))
+  if (failed(matchMaskRule(chain, {b, h, i, j}, batch * heads, sq, sk, rule,
+                           negateMask, miss)))
     return failure();
 
   AttentionOp attention =
@@ -925,7 +1040,9 @@ bool splitsBatchHead(RankedTensorType source, RankedTensorType result) {
 /// reshape with tensor.expand_shape, tosa ones with tosa.reshape.
 template <typename ReshapeOp>
 struct RaiseBatchedAttention : public OpRewritePattern<ReshapeOp> {
-  using OpRewritePattern<ReshapeOp>::OpRewritePattern;
+  RaiseBatchedAttention(MLIRContext *ctx, RaiseReport *report)
+      : OpRewritePattern<ReshapeOp>(ctx), report(report) {}
+  RaiseReport *report;
 
   LogicalResult matchAndRewrite(ReshapeOp reshape,
                                 PatternRewriter &rewriter) const override {
@@ -939,7 +1056,7 @@ struct RaiseBatchedAttention : public OpRewritePattern<ReshapeOp> {
     Term product = termAt(source, {dimExpr(ctx, kN), dimExpr(ctx, kI),
                                    dimExpr(ctx, kE)});
     return raiseAttention(rewriter, reshape, product, outType.getDimSize(0),
-                          outType.getDimSize(1), outType,
+                          outType.getDimSize(1), outType, report,
                           [](Value attention) { return attention; });
   }
 };
@@ -949,7 +1066,9 @@ struct RaiseBatchedAttention : public OpRewritePattern<ReshapeOp> {
 /// [1, 1, S, D] views of its operands.
 struct RaiseUnbatchedAttention
     : public OpInterfaceRewritePattern<linalg::LinalgOp> {
-  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+  RaiseUnbatchedAttention(MLIRContext *ctx, RaiseReport *report)
+      : OpInterfaceRewritePattern(ctx), report(report) {}
+  RaiseReport *report;
 
   LogicalResult matchAndRewrite(linalg::LinalgOp op,
                                 PatternRewriter &rewriter) const override {
@@ -966,7 +1085,7 @@ struct RaiseUnbatchedAttention
         resultType.getElementType());
     Location loc = op.getLoc();
     return raiseAttention(
-        rewriter, op, product, /*batch=*/1, /*heads=*/1, outType,
+        rewriter, op, product, /*batch=*/1, /*heads=*/1, outType, report,
         [&](Value attention) -> Value {
           return tensor::CollapseShapeOp::create(
               rewriter, loc, resultType, attention,
@@ -977,8 +1096,9 @@ struct RaiseUnbatchedAttention
 
 } // namespace
 
-void mlir::rope::populateRaiseAttentionPatterns(RewritePatternSet &patterns) {
+void mlir::rope::populateRaiseAttentionPatterns(RewritePatternSet &patterns,
+                                                RaiseReport *report) {
   patterns.add<RaiseBatchedAttention<tensor::ExpandShapeOp>,
                RaiseBatchedAttention<tosa::ReshapeOp>, RaiseUnbatchedAttention>(
-      patterns.getContext());
+      patterns.getContext(), report);
 }

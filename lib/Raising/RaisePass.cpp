@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rope/Raising/Passes.h"
+#include "rope/Raising/RaiseReport.h"
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -20,18 +21,25 @@ using namespace mlir::rope;
 namespace {
 
 struct RopeRaisePass : public rope::impl::RopeRaiseBase<RopeRaisePass> {
+  using RopeRaiseBase::RopeRaiseBase;
+
   void runOnOperation() override {
+    RaiseReport nearMisses;
+    RaiseReport *reportTo = report ? &nearMisses : nullptr;
     RewritePatternSet patterns(&getContext());
     populateRaiseRotaryPatterns(patterns);
-    populateRaiseAttentionPatterns(patterns);
+    populateRaiseAttentionPatterns(patterns, reportTo);
     // Only raise: leave unrelated IR as it is (no folding or constant CSE);
     // the ops a raised rotation replaced die with it.
     GreedyRewriteConfig config;
     config.enableFolding(false).enableConstantCSE(false);
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    config.setListener(reportTo);
     if (failed(
             applyPatternsGreedily(getOperation(), std::move(patterns), config)))
-      signalPassFailure();
+      return signalPassFailure();
+    if (reportTo)
+      reportTo->emitRemarks();
   }
 };
 

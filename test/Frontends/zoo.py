@@ -97,6 +97,11 @@ _LLAMA = dict(
 PHI3_ORIG = 32
 PHI3_SHORT = (0, 1, 3, 5, 8, 9, 13, 17, 20, 24, 27, 31)
 
+# Prompts of 512 tokens: 4 heads · 512² = 1M mask elements, far above what
+# raising could once afford to evaluate element by element (2^16).
+LONG = 512
+LONG_POSITIONS = {"prompt": tuple(range(LONG))}
+
 _MODELS = [
     Model("llama_attn_eager", "llama",
           "Llama 3.1 attention: llama3 frequency scaling (theta 5e5, factor 8, original 256), GQA 4/2, "
@@ -165,6 +170,22 @@ _MODELS = [
                attn_logit_softcapping=2.0,
                rope_parameters={"rope_type": "default", "rope_theta": 10000.0}),
           layer_idx=0, positions=POSITIONS),
+    Model("llama_attn_eager_s512", "llama",
+          "the eager Llama attention (GQA 4/2) at a 512-token prompt: HF's causal mask "
+          "over 512² elements",
+          _LLAMA, seq=LONG, positions=LONG_POSITIONS),
+    Model("gptj_attn_s512", "gptj",
+          "the GPT-J attention (interleaved pairs, rotary_dim 8 of 16) at a 512-token prompt",
+          dict(n_embd=64, n_head=4, rotary_dim=8, n_layer=1, n_positions=LONG, vocab_size=32,
+               bos_token_id=None, eos_token_id=None),
+          seq=LONG, positions=LONG_POSITIONS),
+    Model("gpt_neox_attn_s512", "gpt_neox",
+          "the GPT-NeoX attention (partial rotary, 8 of 16 dims) at a 512-token prompt",
+          dict(hidden_size=64, num_attention_heads=4, intermediate_size=128, num_hidden_layers=1,
+               vocab_size=32, max_position_embeddings=2048,
+               rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                "partial_rotary_factor": 0.5}),
+          seq=LONG, positions=LONG_POSITIONS),
     Model("gemma2_attn_global", "gemma2",
           "Gemma 2 attention, layer 1 (a global layer: causal, no window), "
           "logit soft-capping c = 2, scale 24^-1/2",

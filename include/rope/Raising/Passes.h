@@ -14,6 +14,7 @@
 namespace mlir {
 class RewritePatternSet;
 namespace rope {
+class RaiseReport;
 
 #define GEN_PASS_DECL
 #include "rope/Raising/Passes.h.inc"
@@ -22,8 +23,10 @@ namespace rope {
 /// cos/sin tables of the positions) -> rope.rotate (RaiseRotary.cpp).
 void populateRaiseRotaryPatterns(RewritePatternSet &patterns);
 /// Frontend spellings of attention (Q·Kᵀ, scale, mask, softmax, P·V) ->
-/// rope.attention (RaiseAttention.cpp).
-void populateRaiseAttentionPatterns(RewritePatternSet &patterns);
+/// rope.attention (RaiseAttention.cpp). Near misses (the chain recognised,
+/// the raise refused) go to `report` when there is one.
+void populateRaiseAttentionPatterns(RewritePatternSet &patterns,
+                                    RaiseReport *report = nullptr);
 
 #define GEN_PASS_REGISTRATION
 #include "rope/Raising/Passes.h.inc"

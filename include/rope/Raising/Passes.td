@@ -123,11 +123,16 @@ def RopeRaise : Pass<"rope-raise"> {
     * the scale as products or quotients by constants, on the scores or on Q
       and Kᵀ (SDPA's √scale each);
     * soft-capping `c·tanh(x/c)` (Gemma 2);
-    * one additive mask: when every element evaluates at compile time
-      (iota comparisons, selects, integer arithmetic and casts, `triu`
-      constants, in arith or tosa) and it only hides keys as causal
-      attention does, optionally with a sliding window, it becomes `causal`
-      (and `window`); otherwise the tensor itself is the mask operand;
+    * one additive mask: when it only hides keys as causal attention does,
+      optionally with a sliding window, it becomes `causal` (and `window`).
+      The mask is read symbolically, at any size (its element as pieces
+      over comparisons of affine functions of the query and key indices:
+      iota generics, `linalg.index`, integer arithmetic, casts, logic,
+      selects and fills, in arith or tosa), and the rule follows from the
+      Sq + Sk query–key distances when hiding depends on the distance
+      alone; a constant mask (`triu` folded to `dense`) is evaluated element
+      by element up to 2^16 elements. Otherwise the tensor itself (an
+      argument, or computed in the function) is the mask operand;
     * a boolean mask applied by a select of the logits (`arith.select` or
       `tosa.select`: `torch.where`, `masked_fill` with −inf or the most
       negative float): causal/window as above, else attention's i1 mask,
@@ -142,7 +147,10 @@ def RopeRaise : Pass<"rope-raise"> {
       `linalg.transpose`. K and V repeated some other way (tiled, say) are
       taken after the repeat, as heads of their own.
     Near misses (a softmax over the queries, an unnormalised exp, more than
-    one mask) are left unchanged.
+    one mask) are left unchanged. With `report`, each attention whose P·V
+    product, softmax and logits were recognised but that is not raised gets
+    a remark at its root op saying why ("rope-raise: attention not raised:
+    K and V are not read as [B, Hkv, S, D] by query head", ...).
 
     Left unchanged:
 
@@ -160,6 +168,11 @@ def RopeRaise : Pass<"rope-raise"> {
       negation on both members, a partner off by one, cos in both products,
       mismatched halves of the frequency table, a cache entry off its phase.
   }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Remark on each near miss (attention recognised but not raised) "
+           "with the reason">
+  ];
   let dependentDialects = [
     "::mlir::rope::RopeDialect",
     "::mlir::tensor::TensorDialect"
