@@ -744,7 +744,36 @@ struct OperandRead {
 /// rotates K as [B, S, H, D] and transposes it straight into Kᵀ). A tensor
 /// of lower rank stands for the trailing indices when the leading ones are
 /// unit (a 2-D [S, D] of one head).
-OperandRead findOperand(Term t, ArrayRef<AffineExpr> expected) {
+/// Whether index expressions `a` and `b` agree at every point: the same
+/// expression, or functions of the batch·head index n alone that agree at
+/// each of its `nExtent` values. A collapse of [B, H] followed by an expand
+/// (GQA's repeat, with batch > 1) spells (b, h) as `n floordiv H`,
+/// `(n mod H) floordiv G`, ... in forms the simplifier does not unify.
+bool sameIndex(AffineExpr a, AffineExpr b, int64_t nExtent) {
+  if (a == b)
+    return true;
+  for (unsigned k = 0; k < kNumDims; ++k)
+    if (k != kN && (a.isFunctionOfDim(k) || b.isFunctionOfDim(k)))
+      return false;
+  MLIRContext *ctx = a.getContext();
+  SmallVector<AffineExpr> dims;
+  for (unsigned k = 0; k < kNumDims; ++k)
+    dims.push_back(getAffineDimExpr(k, ctx));
+  auto at = [&](AffineExpr e, int64_t n) -> std::optional<int64_t> {
+    dims[kN] = getAffineConstantExpr(n, ctx);
+    auto c = dyn_cast<AffineConstantExpr>(
+        simplifyAffineExpr(e.replaceDimsAndSymbols(dims, {}), kNumDims, 0));
+    return c ? std::optional<int64_t>(c.getValue()) : std::nullopt;
+  };
+  for (int64_t n = 0; n < nExtent; ++n) {
+    std::optional<int64_t> x = at(a, n), y = at(b, n);
+    if (!x || !y || *x != *y)
+      return false;
+  }
+  return true;
+}
+
+OperandRead findOperand(Term t, ArrayRef<AffineExpr> expected, int64_t nExtent) {
   MLIRContext *ctx = t.value.getContext();
   // The indices a read of `read`'s rank stands for, if the others are unit.
   auto trailing = [&](Term read) -> std::optional<ArrayRef<AffineExpr>> {
@@ -758,9 +787,15 @@ OperandRead findOperand(Term t, ArrayRef<AffineExpr> expected) {
   };
   Value exact = deepestTensorRead(t, [&](Term read) {
     std::optional<ArrayRef<AffineExpr>> indices = trailing(read);
-    return indices &&
-           makeTerm(read.value, AffineMap::get(kNumDims, 0, *indices, ctx)) ==
-               read;
+    if (!indices)
+      return false;
+    Term want = makeTerm(read.value, AffineMap::get(kNumDims, 0, *indices, ctx));
+    return llvm::all_of(llvm::zip_equal(want.map.getResults(),
+                                        read.map.getResults()),
+                        [&](auto pair) {
+                          return sameIndex(std::get<0>(pair), std::get<1>(pair),
+                                           nExtent);
+                        });
   });
   if (exact) {
     int64_t rank = cast<RankedTensorType>(exact.getType()).getRank();
@@ -781,7 +816,8 @@ OperandRead findOperand(Term t, ArrayRef<AffineExpr> expected) {
       for (int64_t k = 0; k < rank && match < 0; ++k) {
         if (used[k])
           continue;
-        if (unit ? type.getDimSize(k) == 1 : read.map.getResult(k) == want)
+        if (unit ? type.getDimSize(k) == 1
+                 : sameIndex(read.map.getResult(k), want, nExtent))
           match = k;
       }
       if (match < 0)
@@ -876,6 +912,7 @@ LogicalResult matchAttentionChain(PatternRewriter &rewriter, Operation *root,
 /// kv heads they are read by: the GQA grouping itself, not a repeat of it.
 /// Null reads when there is no such grouping.
 std::pair<OperandRead, OperandRead> findKeyValue(Term keyTerm, Term valueTerm,
+                                                 int64_t batch,
                                                  AffineExpr b, AffineExpr h,
                                                  int64_t heads) {
   MLIRContext *ctx = h.getContext();
@@ -885,8 +922,8 @@ std::pair<OperandRead, OperandRead> findKeyValue(Term keyTerm, Term valueTerm,
     if (heads % hkv != 0)
       continue;
     AffineExpr kvHead = kvHeadOf(h, heads, hkv);
-    key = findOperand(keyTerm, {b, kvHead, j, d});
-    value = findOperand(valueTerm, {b, kvHead, j, e});
+    key = findOperand(keyTerm, {b, kvHead, j, d}, batch * heads);
+    value = findOperand(valueTerm, {b, kvHead, j, e}, batch * heads);
     if (!key || !value || key.getDimSize(1) != hkv ||
         value.getDimSize(1) != hkv)
       key = value = OperandRead();
@@ -994,14 +1031,15 @@ LogicalResult raiseAttention(PatternRewriter &rewriter, Operation *root,
   };
 
   // Q, K and V, with the kv heads that their reads reveal (GQA).
-  OperandRead query = findOperand(chain.scores.query, {b, h, i, d});
+  OperandRead query = findOperand(chain.scores.query, {b, h, i, d}, batch * heads);
   if (!query)
     return miss("Q is not read as [B, H, S, D]");
   Type elementType = outType.getElementType();
   auto typeOf = [](const OperandRead &read) {
     return read.getSourceType().getElementType();
   };
-  auto [key, value] = findKeyValue(chain.scores.key, chain.value, b, h, heads);
+  auto [key, value] =
+      findKeyValue(chain.scores.key, chain.value, batch, b, h, heads);
   if (!key)
     return miss("K and V are not read as [B, Hkv, S, D] by query head");
   if (typeOf(query) != elementType || typeOf(key) != elementType ||

@@ -53,6 +53,9 @@ class Model:
     layer_idx: int = 0
     seed: int = 0
     seq: int = 12
+    # Sequences per call (the hidden states' leading dim; the mask and the
+    # position ids broadcast over it).
+    batch: int = 1
     # torch-mlir's output type: "linalg-on-tensors" or "tosa".
     output: str = "linalg-on-tensors"
     # The position id sets the tests run, by label (each `seq` long, increasing);
@@ -174,6 +177,11 @@ _MODELS = [
           "the eager Llama attention (GQA 4/2) at a 512-token prompt: HF's causal mask "
           "over 512² elements",
           _LLAMA, seq=LONG, positions=LONG_POSITIONS),
+    Model("llama_attn_eager_b2", "llama",
+          "the eager Llama attention (GQA 4/2) on a batch of 2 sequences: the batched "
+          "products run over batch·heads, and repeat_kv's collapse and expand spell "
+          "the kv head of each in other terms",
+          _LLAMA, batch=2, positions=POSITIONS),
     Model("gptj_attn_s512", "gptj",
           "the GPT-J attention (interleaved pairs, rotary_dim 8 of 16) at a 512-token prompt",
           dict(n_embd=64, n_head=4, rotary_dim=8, n_layer=1, n_positions=LONG, vocab_size=32,
@@ -344,12 +352,12 @@ def build_model(model: Model):
 
 
 def hidden_states(name: str):
-    """The f32 N(0, 1) hidden states [1, S, hidden] the tests feed `name` (seeded)."""
+    """The f32 N(0, 1) hidden states [batch, S, hidden] the tests feed `name` (seeded)."""
     import torch
     model = get(name)
     g = torch.Generator().manual_seed(1000 + model.seed)
     hidden = model.config.get("hidden_size") or model.config["n_embd"]
-    return torch.randn(1, model.seq, hidden, generator=g, dtype=torch.float32)
+    return torch.randn(model.batch, model.seq, hidden, generator=g, dtype=torch.float32)
 
 
 def position_ids(positions):

@@ -1287,3 +1287,126 @@ func.func @boolean_mask_hiding_where_true(%q: tensor<1x2x8x16xf32>, %k: tensor<1
   %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [1, 2, 8, 16] : tensor<2x8x16xf32> into tensor<1x2x8x16xf32>
   return %o4 : tensor<1x2x8x16xf32>
 }
+
+// -----
+
+// The same HF eager attention on a batch of 2: the batched products run over
+// b·4 + h, and repeat_kv's collapse and expand read kv head
+// (n mod 4) floordiv 2 of sequence n floordiv 4, which the matcher compares
+// with the canonical (b, h floordiv 2) at each n: GQA is kept.
+// CHECK-LABEL: func.func @eager_gqa_causal_batch2
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x4x8x16xf32>, %[[K:[^:]+]]: tensor<2x2x8x16xf32>, %[[V:[^:]+]]: tensor<2x2x8x16xf32>)
+// CHECK: %[[O:.+]] = rope.attention %[[Q]], %[[K]], %[[V]] causal scale = 2.500000e-01 : tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>
+// CHECK-NEXT: return %[[O]]
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#row = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#rowk = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, 0)>
+#bcmask = affine_map<(d0, d1, d2, d3) -> (0, 0, d2, d3)>
+func.func @eager_gqa_causal_batch2(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32> {
+  %kr_e5 = tensor.empty() : tensor<2x2x2x8x16xf32>
+  %kr_b = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%k : tensor<2x2x8x16xf32>) outs(%kr_e5 : tensor<2x2x2x8x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<2x2x2x8x16xf32>
+  %kr = tensor.collapse_shape %kr_b [[0], [1, 2], [3], [4]] : tensor<2x2x2x8x16xf32> into tensor<2x4x8x16xf32>
+  %vr_e5 = tensor.empty() : tensor<2x2x2x8x16xf32>
+  %vr_b = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%v : tensor<2x2x8x16xf32>) outs(%vr_e5 : tensor<2x2x2x8x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<2x2x2x8x16xf32>
+  %vr = tensor.collapse_shape %vr_b [[0], [1, 2], [3], [4]] : tensor<2x2x2x8x16xf32> into tensor<2x4x8x16xf32>
+  %kt_e = tensor.empty() : tensor<2x4x16x8xf32>
+  %kt = linalg.transpose ins(%kr : tensor<2x4x8x16xf32>) outs(%kt_e : tensor<2x4x16x8xf32>) permutation = [0, 1, 3, 2]
+  %q3 = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<2x4x8x16xf32> into tensor<8x8x16xf32>
+  %k3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<2x4x16x8xf32> into tensor<8x16x8xf32>
+  %s_e = tensor.empty() : tensor<8x8x8xf32>
+  %s_z = arith.constant 0.0 : f32
+  %s_f = linalg.fill ins(%s_z : f32) outs(%s_e : tensor<8x8x8xf32>) -> tensor<8x8x8xf32>
+  %s = linalg.batch_matmul ins(%q3, %k3 : tensor<8x8x16xf32>, tensor<8x16x8xf32>) outs(%s_f : tensor<8x8x8xf32>) -> tensor<8x8x8xf32>
+  %s4 = tensor.expand_shape %s [[0, 1], [2], [3]] output_shape [2, 4, 8, 8] : tensor<8x8x8xf32> into tensor<2x4x8x8xf32>
+  %sc_c = arith.constant 0.25 : f32
+  %sc_e = tensor.empty() : tensor<2x4x8x8xf32>
+  %sc = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s4 : tensor<2x4x8x8xf32>) outs(%sc_e : tensor<2x4x8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %d = arith.mulf %in, %sc_c : f32
+    linalg.yield %d : f32
+  } -> tensor<2x4x8x8xf32>
+  %cm_ie = tensor.empty() : tensor<8xi64>
+  %cm_io = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%cm_ie : tensor<8xi64>) {
+  ^bb0(%out: i64):
+    %ix = linalg.index 0 : index
+    %ii = arith.index_cast %ix : index to i64
+    linalg.yield %ii : i64
+  } -> tensor<8xi64>
+  %cm_r = tensor.expand_shape %cm_io [[0, 1]] output_shape [8, 1] : tensor<8xi64> into tensor<8x1xi64>
+  %cm_c = tensor.expand_shape %cm_io [[0, 1]] output_shape [1, 8] : tensor<8xi64> into tensor<1x8xi64>
+  %cm_be = tensor.empty() : tensor<8x8xi1>
+  %cm_hide = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (0, d1)>, affine_map<(d0, d1) -> (d0, 0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%cm_c, %cm_r : tensor<1x8xi64>, tensor<8x1xi64>) outs(%cm_be : tensor<8x8xi1>) {
+  ^bb0(%j: i64, %i: i64, %out: i1):
+    %future = arith.cmpi sgt, %j, %i : i64
+    linalg.yield %future : i1
+  } -> tensor<8x8xi1>
+  %cm_min = arith.constant dense<-3.40282347E+38> : tensor<f32>
+  %cm_zero = arith.constant dense<0.0> : tensor<f32>
+  %cm_fe = tensor.empty() : tensor<8x8xf32>
+  %cm_m = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%cm_hide, %cm_min, %cm_zero : tensor<8x8xi1>, tensor<f32>, tensor<f32>) outs(%cm_fe : tensor<8x8xf32>) {
+  ^bb0(%h: i1, %lo: f32, %z: f32, %out: f32):
+    %sv = arith.select %h, %lo, %z : f32
+    linalg.yield %sv : f32
+  } -> tensor<8x8xf32>
+  %cm = tensor.expand_shape %cm_m [[0, 1, 2], [3]] output_shape [1, 1, 8, 8] : tensor<8x8xf32> into tensor<1x1x8x8xf32>
+  %x_e = tensor.empty() : tensor<2x4x8x8xf32>
+  %x = linalg.generic {indexing_maps = [#id4, #bcmask, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%sc, %cm : tensor<2x4x8x8xf32>, tensor<1x1x8x8xf32>) outs(%x_e : tensor<2x4x8x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %d = arith.addf %in, %in_1 : f32
+    linalg.yield %d : f32
+  } -> tensor<2x4x8x8xf32>
+  %p_mi = tensor.empty() : tensor<2x4x8xf32>
+  %p_ninf = arith.constant 0xFF800000 : f32
+  %p_m0 = linalg.fill ins(%p_ninf : f32) outs(%p_mi : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %p_ai = tensor.empty() : tensor<2x4x8xi64>
+  %p_c0 = arith.constant 0 : i64
+  %p_a0 = linalg.fill ins(%p_c0 : i64) outs(%p_ai : tensor<2x4x8xi64>) -> tensor<2x4x8xi64>
+  %p_mx:2 = linalg.generic {indexing_maps = [#id4, #row, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%x : tensor<2x4x8x8xf32>) outs(%p_m0, %p_a0 : tensor<2x4x8xf32>, tensor<2x4x8xi64>) {
+  ^bb0(%in: f32, %out: f32, %out_1: i64):
+    %ix = linalg.index 3 : index
+    %ii = arith.index_cast %ix : index to i64
+    %mm = arith.maximumf %in, %out : f32
+    %gt = arith.cmpf ogt, %in, %out : f32
+    %sel = arith.select %gt, %ii, %out_1 : i64
+    linalg.yield %mm, %sel : f32, i64
+  } -> (tensor<2x4x8xf32>, tensor<2x4x8xi64>)
+  %p_mk = tensor.expand_shape %p_mx#0 [[0], [1], [2, 3]] output_shape [2, 4, 8, 1] : tensor<2x4x8xf32> into tensor<2x4x8x1xf32>
+  %p_e4 = tensor.empty() : tensor<2x4x8x8xf32>
+  %p_sub = linalg.generic {indexing_maps = [#id4, #rowk, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x, %p_mk : tensor<2x4x8x8xf32>, tensor<2x4x8x1xf32>) outs(%p_e4 : tensor<2x4x8x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %d = arith.subf %in, %in_1 : f32
+    linalg.yield %d : f32
+  } -> tensor<2x4x8x8xf32>
+  %p_exp = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%p_sub : tensor<2x4x8x8xf32>) outs(%p_e4 : tensor<2x4x8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %d = math.exp %in : f32
+    linalg.yield %d : f32
+  } -> tensor<2x4x8x8xf32>
+  %p_si = tensor.empty() : tensor<2x4x8x1xf32>
+  %p_zero = arith.constant 0.0 : f32
+  %p_s0 = linalg.fill ins(%p_zero : f32) outs(%p_si : tensor<2x4x8x1xf32>) -> tensor<2x4x8x1xf32>
+  %p_sum = linalg.generic {indexing_maps = [#id4, #rowk], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%p_exp : tensor<2x4x8x8xf32>) outs(%p_s0 : tensor<2x4x8x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %d = arith.addf %in, %out : f32
+    linalg.yield %d : f32
+  } -> tensor<2x4x8x1xf32>
+  %p = linalg.generic {indexing_maps = [#id4, #rowk, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%p_exp, %p_sum : tensor<2x4x8x8xf32>, tensor<2x4x8x1xf32>) outs(%p_e4 : tensor<2x4x8x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %d = arith.divf %in, %in_1 : f32
+    linalg.yield %d : f32
+  } -> tensor<2x4x8x8xf32>
+  %p3 = tensor.collapse_shape %p [[0, 1], [2], [3]] : tensor<2x4x8x8xf32> into tensor<8x8x8xf32>
+  %v3 = tensor.collapse_shape %vr_b [[0, 1, 2], [3], [4]] : tensor<2x2x2x8x16xf32> into tensor<8x8x16xf32>
+  %o_e = tensor.empty() : tensor<8x8x16xf32>
+  %o_z = arith.constant 0.0 : f32
+  %o_f = linalg.fill ins(%o_z : f32) outs(%o_e : tensor<8x8x16xf32>) -> tensor<8x8x16xf32>
+  %o = linalg.batch_matmul ins(%p3, %v3 : tensor<8x8x8xf32>, tensor<8x8x16xf32>) outs(%o_f : tensor<8x8x16xf32>) -> tensor<8x8x16xf32>
+  %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [2, 4, 8, 16] : tensor<8x8x16xf32> into tensor<2x4x8x16xf32>
+  return %o4 : tensor<2x4x8x16xf32>
+}
