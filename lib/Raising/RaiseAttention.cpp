@@ -241,6 +241,20 @@ std::optional<Term> throughReduction(Term t, Reduction kind,
 /// float casts), the constants multiplied into `factor`. The term returned
 /// is the one after the last peeled computation, its views kept: a caller
 /// may want a view on the way (a transpose that is Q's own layout).
+/// `t` through views and float casts: a bf16 or f16 model computes the
+/// scores, the softmax and the products in f32 between roundings to its
+/// type, which attention does within its own f32 math.
+Term peelFloatCasts(Term t) {
+  for (unsigned step = 0; step < kMaxViewSteps; ++step) {
+    t = peelViews(t);
+    std::optional<Computation> c = classify(t);
+    if (!c || c->kind != Kind::FloatCast)
+      return t;
+    t = c->operands[0];
+  }
+  return t;
+}
+
 Term peelScale(Term t, double &factor) {
   for (unsigned step = 0; step < kMaxViewSteps; ++step) {
     std::optional<Computation> c = classify(peelViews(t));
@@ -870,11 +884,11 @@ LogicalResult matchAttentionChain(PatternRewriter &rewriter, Operation *root,
   MLIRContext *ctx = root->getContext();
   // out[n, i, e] = Σ_j p[n, i, j] · v[n, j, e].
   std::optional<std::pair<Term, Term>> pv =
-      throughContraction(product, dimExpr(ctx, kJ));
+      throughContraction(peelFloatCasts(product), dimExpr(ctx, kJ));
   if (!pv)
     return rewriter.notifyMatchFailure(root, "not a product with V");
   chain.value = pv->second;
-  Term probabilities = pv->first;
+  Term probabilities = peelFloatCasts(pv->first);
   std::optional<std::pair<Term, Term>> guard =
       throughHiddenRowGuard(probabilities, ctx);
   if (guard)
@@ -882,7 +896,8 @@ LogicalResult matchAttentionChain(PatternRewriter &rewriter, Operation *root,
   std::optional<Term> logits = matchSoftmax(probabilities, ctx);
   if (!logits)
     return rewriter.notifyMatchFailure(root, "no softmax over the keys");
-  if (guard && peelViews(guard->second) != peelViews(*logits))
+  logits = peelFloatCasts(*logits);
+  if (guard && peelFloatCasts(guard->second) != *logits)
     return rewriter.notifyMatchFailure(
         root, "the hidden-row guard tests other values than the logits");
 

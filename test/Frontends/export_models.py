@@ -86,8 +86,8 @@ def export(name: str, out_dir: Path) -> Path:
         "// (the venv: `bash utils/setup.sh --frontends`, ~/.cache/rope-mlir/venv-frontends).",
         f"// torch {torch.__version__}, torch-mlir {tm_version}, transformers {transformers.__version__};",
         f"// torch.export + torch_mlir.fx.export_and_import(output_type='{model.output}').",
-        f"// @main(hidden_states [1, {model.seq}, hidden] f32, position_ids [1, {model.seq}] i64)"
-        f" -> [1, {model.seq}, hidden] f32.",
+        f"// @main(hidden_states [{model.batch}, {model.seq}, hidden] {model.dtype}, "
+        f"position_ids [1, {model.seq}] i64) -> [{model.batch}, {model.seq}, hidden] {model.dtype}.",
         f"// weights-sha256: {digest}",
         "",
     ]

@@ -56,6 +56,8 @@ class Model:
     # Sequences per call (the hidden states' leading dim; the mask and the
     # position ids broadcast over it).
     batch: int = 1
+    # The weights' and activations' type: "f32" or "bf16".
+    dtype: str = "f32"
     # torch-mlir's output type: "linalg-on-tensors" or "tosa".
     output: str = "linalg-on-tensors"
     # The position id sets the tests run, by label (each `seq` long, increasing);
@@ -182,6 +184,10 @@ _MODELS = [
           "products run over batch·heads, and repeat_kv's collapse and expand spell "
           "the kv head of each in other terms",
           _LLAMA, batch=2, positions=POSITIONS),
+    Model("llama_attn_eager_bf16", "llama",
+          "the eager Llama attention (GQA 4/2) in bf16: products accumulated in f32 and "
+          "rounded to bf16, the softmax in f32 between casts",
+          _LLAMA, dtype="bf16", positions=POSITIONS),
     Model("gptj_attn_s512", "gptj",
           "the GPT-J attention (interleaved pairs, rotary_dim 8 of 16) at a 512-token prompt",
           dict(n_embd=64, n_head=4, rotary_dim=8, n_layer=1, n_positions=LONG, vocab_size=32,
@@ -346,8 +352,11 @@ def build_model(model: Model):
     # Tiny configs draw advice meant for real checkpoints (e.g. Phi-3's
     # longrope factor taken from the context lengths, as Phi-3's own configs do).
     transformers.logging.set_verbosity_error()
+    import torch
     module = _wrapper_class()(model).eval()
     _init_weights(module, model.seed, model.family)
+    if model.dtype == "bf16":
+        module = module.to(torch.bfloat16)
     return module
 
 
@@ -357,7 +366,8 @@ def hidden_states(name: str):
     model = get(name)
     g = torch.Generator().manual_seed(1000 + model.seed)
     hidden = model.config.get("hidden_size") or model.config["n_embd"]
-    return torch.randn(model.batch, model.seq, hidden, generator=g, dtype=torch.float32)
+    hs = torch.randn(model.batch, model.seq, hidden, generator=g, dtype=torch.float32)
+    return hs.to(torch.bfloat16) if model.dtype == "bf16" else hs
 
 
 def position_ids(positions):
@@ -372,11 +382,14 @@ def weights_digest(module) -> str:
     """sha256 of every parameter and buffer (name, shape, f32 bytes), in state-dict order:
     recorded in each exported file, so a test can tell whether it rebuilt the
     weights that the file holds."""
+    import torch
     h = hashlib.sha256()
     for key, t in module.state_dict().items():
         h.update(key.encode())
         h.update(str(tuple(t.shape)).encode())
-        h.update(t.detach().contiguous().cpu().numpy().tobytes())
+        t = t.detach().contiguous().cpu()
+        # numpy has no bf16: its bits as int16.
+        h.update((t.view(torch.int16) if t.dtype == torch.bfloat16 else t).numpy().tobytes())
     return h.hexdigest()
 
 

@@ -4,7 +4,7 @@
 // (the venv: `bash utils/setup.sh --frontends`, ~/.cache/rope-mlir/venv-frontends).
 // torch 2.15.0+cu132, torch-mlir 20261001, transformers 5.23.0;
 // torch.export + torch_mlir.fx.export_and_import(output_type='linalg-on-tensors').
-// @main(hidden_states [1, 12, hidden] f32, position_ids [1, 12] i64) -> [1, 12, hidden] f32.
+// @main(hidden_states [2, 12, hidden] f32, position_ids [1, 12] i64) -> [2, 12, hidden] f32.
 // weights-sha256: 3d0507de1e62b7eb7e1174e3cef3ba442c8968eaa50d7c6caf86c6548876c5ed
 #map = affine_map<(d0) -> (d0)>
 #map1 = affine_map<(d0, d1, d2, d3) -> (d0, d1, 0, d3)>
