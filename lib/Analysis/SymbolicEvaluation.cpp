@@ -21,6 +21,7 @@ struct Formula::Node {
   Op op;
   AffineExpr expr;
   std::shared_ptr<const Node> lhs, rhs;
+  unsigned id = 0;
 };
 
 Formula Formula::alwaysTrue() {
@@ -31,6 +32,9 @@ Formula Formula::atLeastZero(AffineExpr expr) {
 }
 Formula Formula::zero(AffineExpr expr) {
   return Formula(std::make_shared<Node>(Node{Op::Zero, expr, {}, {}}));
+}
+Formula Formula::opaque(unsigned id) {
+  return Formula(std::make_shared<Node>(Node{Op::Opaque, {}, {}, {}, id}));
 }
 Formula Formula::operator!() const {
   return Formula(std::make_shared<Node>(Node{Op::Not, {}, node, {}}));
@@ -50,6 +54,7 @@ std::optional<Formula> Formula::mapExprs(
     function_ref<std::optional<AffineExpr>(AffineExpr)> rewrite) const {
   switch (node->op) {
   case Op::True:
+  case Op::Opaque:
     return *this;
   case Op::AtLeastZero:
   case Op::Zero: {
@@ -74,20 +79,28 @@ std::optional<Formula> Formula::mapExprs(
   return std::nullopt;
 }
 
-bool Formula::holds(function_ref<int64_t(AffineExpr)> value) const {
-  switch (node->op) {
+bool Formula::holds(function_ref<int64_t(AffineExpr)> value,
+                    function_ref<bool(unsigned)> opaque) const {
+  return holdsAt(*node, value, opaque);
+}
+
+bool Formula::holdsAt(const Node &n, function_ref<int64_t(AffineExpr)> value,
+                      function_ref<bool(unsigned)> opaque) const {
+  switch (n.op) {
   case Op::True:
     return true;
   case Op::AtLeastZero:
-    return value(node->expr) >= 0;
+    return value(n.expr) >= 0;
   case Op::Zero:
-    return value(node->expr) == 0;
+    return value(n.expr) == 0;
+  case Op::Opaque:
+    return opaque && opaque(n.id);
   case Op::Not:
-    return !Formula(node->lhs).holds(value);
+    return !holdsAt(*n.lhs, value, opaque);
   case Op::And:
-    return Formula(node->lhs).holds(value) && Formula(node->rhs).holds(value);
+    return holdsAt(*n.lhs, value, opaque) && holdsAt(*n.rhs, value, opaque);
   case Op::Or:
-    return Formula(node->lhs).holds(value) || Formula(node->rhs).holds(value);
+    return holdsAt(*n.lhs, value, opaque) || holdsAt(*n.rhs, value, opaque);
   }
   return false;
 }
@@ -99,6 +112,15 @@ void Formula::forEachExpr(function_ref<void(AffineExpr)> fn) const {
     Formula(node->lhs).forEachExpr(fn);
   if (node->rhs)
     Formula(node->rhs).forEachExpr(fn);
+}
+
+void Formula::forEachOpaque(function_ref<void(unsigned)> fn) const {
+  if (node->op == Op::Opaque)
+    fn(node->id);
+  if (node->lhs)
+    Formula(node->lhs).forEachOpaque(fn);
+  if (node->rhs)
+    Formula(node->rhs).forEachOpaque(fn);
 }
 
 //===----------------------------------------------------------------------===//
@@ -114,7 +136,6 @@ using Pieces = SmallVector<Piece>;
 constexpr size_t kMaxPieces = 64;
 constexpr unsigned kMaxDepth = 48;
 
-std::optional<Pieces> evaluateAt(Term t, unsigned depth);
 
 Piece constantPiece(Formula when, double value) {
   return Piece{std::move(when), std::nullopt, value};
@@ -261,9 +282,22 @@ std::optional<Pieces> select(const Pieces &c, const Pieces &x,
   return out;
 }
 
+/// Evaluation of one term, with where opaque booleans go (null: none
+/// allowed).
+struct Evaluator {
+  SmallVectorImpl<Term> *opaque;
+
+  std::optional<Pieces> evaluateAt(Term t, unsigned depth);
+  std::optional<Pieces> evaluateKnown(Term t, unsigned depth);
+  std::optional<Pieces> evaluateOp(Operation *def, Term t, unsigned depth);
+  std::optional<Pieces> evaluateComputation(const Computation &c,
+                                            unsigned depth);
+  std::optional<Pieces> opaqueAtom(Term t);
+};
+
 /// Comparisons, logic, integer arithmetic, selects and value-preserving
 /// casts that define `t`; none for other ops.
-std::optional<Pieces> evaluateOp(Operation *def, Term t, unsigned depth) {
+std::optional<Pieces> Evaluator::evaluateOp(Operation *def, Term t, unsigned depth) {
   auto operand = [&](unsigned i) {
     return evaluateAt(makeTerm(def->getOperand(i), t.map), depth + 1);
   };
@@ -309,8 +343,8 @@ std::optional<Pieces> evaluateOp(Operation *def, Term t, unsigned depth) {
 
 /// Float arithmetic of the pieces (the sum of two additive masks, a mask
 /// scaled): constants only, rounded as the program rounds them.
-std::optional<Pieces> evaluateComputation(const Computation &c,
-                                          unsigned depth) {
+std::optional<Pieces> Evaluator::evaluateComputation(const Computation &c,
+                                                     unsigned depth) {
   SmallVector<Pieces, 2> args;
   for (Term operand : c.operands) {
     std::optional<Pieces> arg = evaluateAt(operand, depth + 1);
@@ -357,9 +391,42 @@ std::optional<Pieces> evaluateComputation(const Computation &c,
   });
 }
 
-std::optional<Pieces> evaluateAt(Term t, unsigned depth) {
+/// An i1 term that does not evaluate, as an opaque atom: the deepest
+/// tensor read along its views (so that a caller can take the tensor as an
+/// operand). None when it is not a boolean or reads no tensor.
+std::optional<Pieces> Evaluator::opaqueAtom(Term t) {
+  if (!opaque || !getElementTypeOrSelf(t.value.getType()).isInteger(1))
+    return std::nullopt;
+  std::optional<Term> tensorRead;
+  for (unsigned step = 0; step < 16; ++step) {
+    if (isa<RankedTensorType>(t.value.getType()))
+      tensorRead = t;
+    std::optional<Term> next = stepView(t);
+    if (!next)
+      break;
+    t = *next;
+  }
+  // The computed scalar is the yield of a linalg body: its result tensor.
+  if (!tensorRead)
+    return std::nullopt;
+  auto *found = llvm::find(*opaque, *tensorRead);
+  unsigned id = found - opaque->begin();
+  if (found == opaque->end())
+    opaque->push_back(*tensorRead);
+  Formula atom = Formula::opaque(id);
+  return Pieces{constantPiece(atom, 1.0), constantPiece(!atom, 0.0)};
+}
+
+std::optional<Pieces> Evaluator::evaluateAt(Term t, unsigned depth) {
   if (depth > kMaxDepth)
     return std::nullopt;
+  std::optional<Pieces> known = evaluateKnown(t, depth);
+  if (known)
+    return known;
+  return opaqueAtom(t);
+}
+
+std::optional<Pieces> Evaluator::evaluateKnown(Term t, unsigned depth) {
   t = peelViews(t);
   Formula always = Formula::alwaysTrue();
   if (auto index = t.value.getDefiningOp<linalg::IndexOp>())
@@ -381,8 +448,9 @@ std::optional<Pieces> evaluateAt(Term t, unsigned depth) {
 
 } // namespace
 
-std::optional<SmallVector<Piece>> evaluateSymbolically(Term t) {
-  return evaluateAt(t, 0);
+std::optional<SmallVector<Piece>>
+evaluateSymbolically(Term t, SmallVectorImpl<Term> *opaque) {
+  return Evaluator{opaque}.evaluateAt(t, 0);
 }
 
 } // namespace mlir::rope::analysis

@@ -439,6 +439,9 @@ struct MaskRule {
   /// A mask that is neither nothing nor causal: the operand to keep, as a
   /// tensor broadcasting to [B, Hq, Sq, Sk].
   Value operand;
+  /// The operand is a boolean that hides where true (to be negated into
+  /// attention's "may attend" mask).
+  bool operandHidesWhenTrue = false;
 };
 
 /// An additive mask element hides its key at −inf or the most negative
@@ -543,77 +546,6 @@ evaluateMaskRule(Term mask, int64_t n, int64_t sq, int64_t sk,
   return ruleOfDistances(anyHidden, causal, window, narrowestHidden);
 }
 
-/// The rule of the mask from its symbolic form (SymbolicEvaluation.h), at
-/// any size: when whether an element hides its key depends only on the
-/// key's distance δ = i + (Sk − Sq) − j behind the query (not on the batch,
-/// the head, or i and j otherwise), the hidden distances over their range
-/// 1 − Sq .. Sk − 1 say causal, a window or nothing, in Sq + Sk steps.
-std::optional<MaskRule>
-distanceMaskRule(Term mask, int64_t sq, int64_t sk,
-                 function_ref<std::optional<bool>(double)> hides) {
-  std::optional<SmallVector<Piece>> pieces = evaluateSymbolically(mask);
-  if (!pieces)
-    return std::nullopt;
-  MLIRContext *ctx = mask.map.getContext();
-  std::optional<Formula> hidden;
-  for (const Piece &p : *pieces) {
-    std::optional<bool> hiddenOrNot =
-        p.affine ? std::nullopt : hides(p.constant);
-    if (!hiddenOrNot)
-      return std::nullopt; // a bias or an index, not a visibility rule
-    if (*hiddenOrNot)
-      hidden = hidden ? (*hidden || p.when) : p.when;
-  }
-  if (!hidden)
-    return MaskRule();
-  // j = i + offset − δ, δ the one symbol: every comparison must then be
-  // a·δ + b.
-  int64_t offset = sk - sq;
-  SmallVector<AffineExpr> dims;
-  for (unsigned k = 0; k < kNumDims; ++k)
-    dims.push_back(getAffineDimExpr(k, ctx));
-  dims[kJ] = dims[kI] + offset - getAffineSymbolExpr(0, ctx);
-  DenseMap<AffineExpr, std::pair<int64_t, int64_t>> linear;
-  auto inDistance = [&](AffineExpr e) -> std::optional<AffineExpr> {
-    AffineExpr d = simplifyAffineExpr(
-        e.replaceDimsAndSymbols(dims, {}), kNumDims, 1);
-    if (!d.isPureAffine())
-      return std::nullopt;
-    for (unsigned k = 0; k < kNumDims; ++k)
-      if (d.isFunctionOfDim(k))
-        return std::nullopt;
-    auto at = [&](int64_t delta) {
-      return cast<AffineConstantExpr>(
-                 simplifyAffineExpr(d.replaceSymbols(getAffineConstantExpr(
-                                        delta, ctx)),
-                                    0, 0))
-          .getValue();
-    };
-    linear[d] = {at(1) - at(0), at(0)};
-    return d;
-  };
-  std::optional<Formula> byDistance = hidden->mapExprs(inDistance);
-  if (!byDistance)
-    return std::nullopt;
-  bool anyHidden = false, causal = true;
-  int64_t window = 0; // the widest visible distance + 1
-  int64_t narrowestHidden = std::numeric_limits<int64_t>::max();
-  for (int64_t delta = 1 - sq; delta <= sk - 1; ++delta) {
-    bool isHidden = byDistance->holds([&](AffineExpr e) {
-      auto [a, b] = linear.lookup(e);
-      return a * delta + b;
-    });
-    anyHidden |= isHidden;
-    if (delta < 0 && !isHidden)
-      causal = false;
-    if (delta >= 0 && !isHidden)
-      window = std::max(window, delta + 1);
-    if (delta >= 0 && isHidden)
-      narrowestHidden = std::min(narrowestHidden, delta);
-  }
-  return ruleOfDistances(anyHidden, causal, window, narrowestHidden);
-}
-
 /// The deepest tensor along the views `t` reads through (not into a linalg
 /// body's computation) that `accepts` the term it is read by: a frontend's
 /// Q, K, V or mask in the layout attention wants, however many transposes
@@ -677,6 +609,125 @@ Value maskOperand(Term mask, ArrayRef<AffineExpr> canonical) {
     return true;
   });
 }
+
+/// The hidden distances of `hidden` (a formula over comparisons of the
+/// attention space's indices, opaque atoms valued by `opaque`) as a rule:
+/// with j = i + (Sk − Sq) − δ every comparison must be a·δ + b, and the
+/// distances 1 − Sq .. Sk − 1 decide (ruleOfDistances). `allHidden` tells
+/// whether every distance is hidden.
+std::optional<MaskRule> ruleOfFormula(const Formula &hidden, int64_t sq,
+                                      int64_t sk, MLIRContext *ctx,
+                                      function_ref<bool(unsigned)> opaque,
+                                      bool &allHidden) {
+  int64_t offset = sk - sq;
+  SmallVector<AffineExpr> dims;
+  for (unsigned k = 0; k < kNumDims; ++k)
+    dims.push_back(getAffineDimExpr(k, ctx));
+  dims[kJ] = dims[kI] + offset - getAffineSymbolExpr(0, ctx);
+  DenseMap<AffineExpr, std::pair<int64_t, int64_t>> linear;
+  auto inDistance = [&](AffineExpr e) -> std::optional<AffineExpr> {
+    AffineExpr d = simplifyAffineExpr(
+        e.replaceDimsAndSymbols(dims, {}), kNumDims, 1);
+    if (!d.isPureAffine())
+      return std::nullopt;
+    for (unsigned k = 0; k < kNumDims; ++k)
+      if (d.isFunctionOfDim(k))
+        return std::nullopt;
+    auto at = [&](int64_t delta) {
+      return cast<AffineConstantExpr>(
+                 simplifyAffineExpr(d.replaceSymbols(getAffineConstantExpr(
+                                        delta, ctx)),
+                                    0, 0))
+          .getValue();
+    };
+    linear[d] = {at(1) - at(0), at(0)};
+    return d;
+  };
+  std::optional<Formula> byDistance = hidden.mapExprs(inDistance);
+  if (!byDistance)
+    return std::nullopt;
+  bool anyHidden = false, causal = true;
+  allHidden = true;
+  int64_t window = 0; // the widest visible distance + 1
+  int64_t narrowestHidden = std::numeric_limits<int64_t>::max();
+  for (int64_t delta = 1 - sq; delta <= sk - 1; ++delta) {
+    bool isHidden = byDistance->holds(
+        [&](AffineExpr e) {
+          auto [a, b] = linear.lookup(e);
+          return a * delta + b;
+        },
+        opaque);
+    anyHidden |= isHidden;
+    allHidden &= isHidden;
+    if (delta < 0 && !isHidden)
+      causal = false;
+    if (delta >= 0 && !isHidden)
+      window = std::max(window, delta + 1);
+    if (delta >= 0 && isHidden)
+      narrowestHidden = std::min(narrowestHidden, delta);
+  }
+  return ruleOfDistances(anyHidden, causal, window, narrowestHidden);
+}
+
+/// The rule of the mask from its symbolic form (SymbolicEvaluation.h), at
+/// any size: when whether an element hides its key depends only on the
+/// key's distance δ = i + (Sk − Sq) − j behind the query (not on the batch,
+/// the head, or i and j otherwise), the hidden distances over their range
+/// say causal, a window or nothing, in Sq + Sk steps. One boolean computed
+/// from the program's inputs may take part (HF's padding mask, and-ed with
+/// the causal one): when the keys it hides are hidden whatever the
+/// distance, it is the rule's mask operand (`canonical`: how attention
+/// reads it), negated where it says what to hide.
+std::optional<MaskRule>
+distanceMaskRule(Term mask, int64_t sq, int64_t sk,
+                 ArrayRef<AffineExpr> canonical,
+                 function_ref<std::optional<bool>(double)> hides) {
+  SmallVector<Term> opaqueReads;
+  std::optional<SmallVector<Piece>> pieces =
+      evaluateSymbolically(mask, &opaqueReads);
+  if (!pieces)
+    return std::nullopt;
+  MLIRContext *ctx = mask.map.getContext();
+  std::optional<Formula> hidden;
+  for (const Piece &p : *pieces) {
+    std::optional<bool> hiddenOrNot =
+        p.affine ? std::nullopt : hides(p.constant);
+    if (!hiddenOrNot)
+      return std::nullopt; // a bias or an index, not a visibility rule
+    if (*hiddenOrNot)
+      hidden = hidden ? (*hidden || p.when) : p.when;
+  }
+  if (!hidden)
+    return MaskRule();
+  llvm::SmallSetVector<unsigned, 2> used;
+  hidden->forEachOpaque([&](unsigned id) { used.insert(id); });
+  bool allHidden = false;
+  if (used.empty())
+    return ruleOfFormula(*hidden, sq, sk, ctx, nullptr, allHidden);
+  if (used.size() != 1)
+    return std::nullopt;
+  // The rule with the opaque boolean true, and with it false: one side must
+  // hide every key, the other is the rule.
+  unsigned id = used.front();
+  bool hiddenIfTrue = false, hiddenIfFalse = false;
+  std::optional<MaskRule> ifTrue = ruleOfFormula(
+      *hidden, sq, sk, ctx, [](unsigned) { return true; }, hiddenIfTrue);
+  std::optional<MaskRule> ifFalse = ruleOfFormula(
+      *hidden, sq, sk, ctx, [](unsigned) { return false; }, hiddenIfFalse);
+  std::optional<MaskRule> rule = hiddenIfFalse ? ifTrue
+                                 : hiddenIfTrue ? ifFalse
+                                                : std::nullopt;
+  if (!rule || (hiddenIfTrue && hiddenIfFalse))
+    return std::nullopt;
+  rule->operand = maskOperand(opaqueReads[id], canonical);
+  if (!rule->operand || !cast<RankedTensorType>(rule->operand.getType())
+                             .getElementType()
+                             .isInteger(1))
+    return std::nullopt;
+  rule->operandHidesWhenTrue = hiddenIfTrue;
+  return rule;
+}
+
 
 //===----------------------------------------------------------------------===//
 // The pattern
@@ -958,12 +1009,13 @@ LogicalResult matchMaskRule(const AttentionChain &chain,
                             function_ref<LogicalResult(const Twine &)> miss) {
   negateMask = false;
   if (chain.additiveMask) {
-    std::optional<MaskRule> evaluated =
-        distanceMaskRule(*chain.additiveMask, sq, sk, additiveHides);
+    std::optional<MaskRule> evaluated = distanceMaskRule(
+        *chain.additiveMask, sq, sk, canonical, additiveHides);
     if (!evaluated)
       evaluated = evaluateMaskRule(*chain.additiveMask, n, sq, sk, additiveHides);
     if (evaluated) {
       rule = *evaluated;
+      negateMask = rule.operandHidesWhenTrue;
     } else {
       rule.operand = maskOperand(*chain.additiveMask, canonical);
       if (!rule.operand)
@@ -974,12 +1026,13 @@ LogicalResult matchMaskRule(const AttentionChain &chain,
     auto hides = [&](double c) -> std::optional<bool> {
       return (c != 0.0) == hidesWhenTrue;
     };
-    std::optional<MaskRule> evaluated =
-        distanceMaskRule(chain.selectMask->condition, sq, sk, hides);
+    std::optional<MaskRule> evaluated = distanceMaskRule(
+        chain.selectMask->condition, sq, sk, canonical, hides);
     if (!evaluated)
       evaluated = evaluateMaskRule(chain.selectMask->condition, n, sq, sk, hides);
     if (evaluated) {
       rule = *evaluated;
+      negateMask = rule.operandHidesWhenTrue;
     } else {
       // Attention's i1 mask says where a key may be attended: the
       // condition itself, or its negation when it says what to hide.

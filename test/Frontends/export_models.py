@@ -63,10 +63,13 @@ def export(name: str, out_dir: Path) -> Path:
     digest = zoo.weights_digest(module)  # before any call (Phi-3's call updates a buffer)
     hs = zoo.hidden_states(name)
     ids = zoo.position_ids(next(iter(model.positions.values())))
+    inputs = (hs, ids)
+    if model.padding:
+        inputs += (zoo.attention_mask(name),)
     with torch.no_grad():
-        module(hs, ids)  # runs once eagerly: a model that cannot run fails here, not in the importer
+        module(*inputs)  # runs once eagerly: a model that cannot run fails here, not in the importer
     t0 = time.time()
-    ep = torch.export.export(module, (hs, ids), strict=False)
+    ep = torch.export.export(module, inputs, strict=False)
     ep = ep.run_decompositions(get_decomposition_table())  # what export_and_import would run
     drop_buffer_mutations(ep)
     imported = fx.export_and_import(ep, output_type=model.output, func_name="main",
@@ -87,7 +90,9 @@ def export(name: str, out_dir: Path) -> Path:
         f"// torch {torch.__version__}, torch-mlir {tm_version}, transformers {transformers.__version__};",
         f"// torch.export + torch_mlir.fx.export_and_import(output_type='{model.output}').",
         f"// @main(hidden_states [{model.batch}, {model.seq}, hidden] {model.dtype}, "
-        f"position_ids [1, {model.seq}] i64) -> [{model.batch}, {model.seq}, hidden] {model.dtype}.",
+        f"position_ids [1, {model.seq}] i64"
+        + (f", attention_mask [{model.batch}, {model.seq}] i1" if model.padding else "")
+        + f") -> [{model.batch}, {model.seq}, hidden] {model.dtype}.",
         f"// weights-sha256: {digest}",
         "",
     ]

@@ -58,6 +58,10 @@ class Model:
     batch: int = 1
     # The weights' and activations' type: "f32" or "bf16".
     dtype: str = "f32"
+    # Left padding of each sequence (one entry per batch row): the model then
+    # takes a [batch, S] boolean attention_mask (True: a real token) as a
+    # third input, as HF's tokenizers pad a batch. () for none.
+    padding: tuple = ()
     # torch-mlir's output type: "linalg-on-tensors" or "tosa".
     output: str = "linalg-on-tensors"
     # The position id sets the tests run, by label (each `seq` long, increasing);
@@ -184,6 +188,10 @@ _MODELS = [
           "products run over batch·heads, and repeat_kv's collapse and expand spell "
           "the kv head of each in other terms",
           _LLAMA, batch=2, positions=POSITIONS),
+    Model("llama_attn_eager_pad", "llama",
+          "the eager Llama attention (GQA 4/2) on a batch of 2 with the second sequence "
+          "left-padded by 3: HF's [B, S] attention_mask and-ed with the causal mask",
+          _LLAMA, batch=2, padding=(0, 3), positions=POSITIONS),
     Model("llama_attn_eager_bf16", "llama",
           "the eager Llama attention (GQA 4/2) in bf16: products accumulated in f32 and "
           "rounded to bf16, the softmax in f32 between casts",
@@ -316,18 +324,21 @@ def _wrapper_class():
             for sub in self.modules():
                 sub._non_persistent_buffers_set.clear()
 
-        def mask(self, hidden_states):
-            """HF's additive eager mask [1, 1, S, S]: 0 where visible, finfo.min elsewhere."""
+        def mask(self, hidden_states, attention_mask=None):
+            """HF's additive eager mask [B, 1, S, S]: 0 where visible, finfo.min
+            elsewhere (also at padded keys when there is an attention_mask)."""
             if self.model.attn == "sdpa":
                 return None  # HF's sdpa path then calls SDPA with is_causal=True
             S = hidden_states.shape[1]
             fn = (masking_utils.causal_mask_function if self.window is None
                   else masking_utils.sliding_window_causal_mask_function(self.window))
-            return masking_utils.eager_mask(batch_size=1, q_length=S, kv_length=S, mask_function=fn,
+            return masking_utils.eager_mask(batch_size=hidden_states.shape[0], q_length=S,
+                                            kv_length=S, mask_function=fn,
+                                            attention_mask=attention_mask,
                                             dtype=hidden_states.dtype, device=hidden_states.device)
 
-        def forward(self, hidden_states, position_ids):
-            mask = self.mask(hidden_states)
+        def forward(self, hidden_states, position_ids, attention_mask=None):
+            mask = self.mask(hidden_states, attention_mask)
             if self.model.family == "gptj":
                 out, _ = self.layer(hidden_states, attention_mask=mask, position_ids=position_ids)
                 return out
@@ -368,6 +379,19 @@ def hidden_states(name: str):
     hidden = model.config.get("hidden_size") or model.config["n_embd"]
     hs = torch.randn(model.batch, model.seq, hidden, generator=g, dtype=torch.float32)
     return hs.to(torch.bfloat16) if model.dtype == "bf16" else hs
+
+
+def attention_mask(name: str):
+    """The [batch, S] boolean attention_mask of `name` (True: a real token, the
+    first `padding[b]` of row b are padding), or None without padding."""
+    import torch
+    model = get(name)
+    if not model.padding:
+        return None
+    mask = torch.ones(model.batch, model.seq, dtype=torch.bool)
+    for b, pad in enumerate(model.padding):
+        mask[b, :pad] = False
+    return mask
 
 
 def position_ids(positions):

@@ -247,6 +247,105 @@ func.func @computed_bias_operand(%q: tensor<1x2x512x16xf32>, %k: tensor<1x2x512x
 
 // -----
 
+// HF's eager mask with a padding mask: visible where j <= i and the key is
+// a real token (an i1 [1, 1, 1, S] argument): `causal` plus that key mask,
+// not an S×S operand.
+// CHECK-LABEL: func.func @causal_and_padding
+// CHECK-SAME: %[[PAD:[^:]+]]: tensor<1x1x1x512xi1>
+// CHECK: rope.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} mask(%[[PAD]] : tensor<1x1x1x512xi1>) causal scale = 2.500000e-01 :
+func.func @causal_and_padding(%q: tensor<1x2x512x16xf32>, %k: tensor<1x2x512x16xf32>, %v: tensor<1x2x512x16xf32>, %pad: tensor<1x1x1x512xi1>) -> tensor<1x2x512x16xf32> {
+  %kt_e = tensor.empty() : tensor<1x2x16x512xf32>
+  %kt = linalg.transpose ins(%k : tensor<1x2x512x16xf32>) outs(%kt_e : tensor<1x2x16x512xf32>) permutation = [0, 1, 3, 2]
+  %q3 = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<1x2x512x16xf32> into tensor<2x512x16xf32>
+  %k3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<1x2x16x512xf32> into tensor<2x16x512xf32>
+  %zero = arith.constant 0.0 : f32
+  %s_e = tensor.empty() : tensor<2x512x512xf32>
+  %s_f = linalg.fill ins(%zero : f32) outs(%s_e : tensor<2x512x512xf32>) -> tensor<2x512x512xf32>
+  %s = linalg.batch_matmul ins(%q3, %k3 : tensor<2x512x16xf32>, tensor<2x16x512xf32>) outs(%s_f : tensor<2x512x512xf32>) -> tensor<2x512x512xf32>
+  %s4 = tensor.expand_shape %s [[0, 1], [2], [3]] output_shape [1, 2, 512, 512] : tensor<2x512x512xf32> into tensor<1x2x512x512xf32>
+  %m_e = tensor.empty() : tensor<512x512xf32>
+  %m = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (0, 0, 0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%pad : tensor<1x1x1x512xi1>) outs(%m_e : tensor<512x512xf32>) {
+  ^bb0(%real: i1, %out: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %past = arith.cmpi sle, %j, %i : index
+    %keep = arith.andi %past, %real : i1
+    %z = arith.constant 0.0 : f32
+    %lowest = arith.constant -3.40282347E+38 : f32
+    %r = arith.select %keep, %z, %lowest : f32
+    linalg.yield %r : f32
+  } -> tensor<512x512xf32>
+  %x_e = tensor.empty() : tensor<1x2x512x512xf32>
+  %scale = arith.constant 0.25 : f32
+  %x = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s4, %m : tensor<1x2x512x512xf32>, tensor<512x512xf32>) outs(%x_e : tensor<1x2x512x512xf32>) {
+  ^bb0(%in: f32, %mm: f32, %out: f32):
+    %a = arith.mulf %in, %scale : f32
+    %b = arith.addf %a, %mm : f32
+    linalg.yield %b : f32
+  } -> tensor<1x2x512x512xf32>
+  %p_e = tensor.empty() : tensor<1x2x512x512xf32>
+  %p = linalg.softmax dimension(3) ins(%x : tensor<1x2x512x512xf32>) outs(%p_e : tensor<1x2x512x512xf32>) -> tensor<1x2x512x512xf32>
+  %p3 = tensor.collapse_shape %p [[0, 1], [2], [3]] : tensor<1x2x512x512xf32> into tensor<2x512x512xf32>
+  %v3 = tensor.collapse_shape %v [[0, 1], [2], [3]] : tensor<1x2x512x16xf32> into tensor<2x512x16xf32>
+  %o_e = tensor.empty() : tensor<2x512x16xf32>
+  %o_f = linalg.fill ins(%zero : f32) outs(%o_e : tensor<2x512x16xf32>) -> tensor<2x512x16xf32>
+  %o = linalg.batch_matmul ins(%p3, %v3 : tensor<2x512x512xf32>, tensor<2x512x16xf32>) outs(%o_f : tensor<2x512x16xf32>) -> tensor<2x512x16xf32>
+  %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [1, 2, 512, 16] : tensor<2x512x16xf32> into tensor<1x2x512x16xf32>
+  return %o4 : tensor<1x2x512x16xf32>
+}
+
+// -----
+
+// The same with a flag that says where the padding is (true: hide the
+// key): the flag becomes attention's key mask negated.
+// CHECK-LABEL: func.func @causal_and_not_padding
+// CHECK-SAME: %[[FLAG:[^:]+]]: tensor<1x1x1x512xi1>
+// CHECK: %[[KEEP:.+]] = linalg.generic {{.*}} ins(%[[FLAG]] : tensor<1x1x1x512xi1>)
+// CHECK: arith.xori
+// CHECK: rope.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} mask(%[[KEEP]] : tensor<1x1x1x512xi1>) causal scale = 2.500000e-01 :
+func.func @causal_and_not_padding(%q: tensor<1x2x512x16xf32>, %k: tensor<1x2x512x16xf32>, %v: tensor<1x2x512x16xf32>, %flag: tensor<1x1x1x512xi1>) -> tensor<1x2x512x16xf32> {
+  %kt_e = tensor.empty() : tensor<1x2x16x512xf32>
+  %kt = linalg.transpose ins(%k : tensor<1x2x512x16xf32>) outs(%kt_e : tensor<1x2x16x512xf32>) permutation = [0, 1, 3, 2]
+  %q3 = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<1x2x512x16xf32> into tensor<2x512x16xf32>
+  %k3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<1x2x16x512xf32> into tensor<2x16x512xf32>
+  %zero = arith.constant 0.0 : f32
+  %s_e = tensor.empty() : tensor<2x512x512xf32>
+  %s_f = linalg.fill ins(%zero : f32) outs(%s_e : tensor<2x512x512xf32>) -> tensor<2x512x512xf32>
+  %s = linalg.batch_matmul ins(%q3, %k3 : tensor<2x512x16xf32>, tensor<2x16x512xf32>) outs(%s_f : tensor<2x512x512xf32>) -> tensor<2x512x512xf32>
+  %s4 = tensor.expand_shape %s [[0, 1], [2], [3]] output_shape [1, 2, 512, 512] : tensor<2x512x512xf32> into tensor<1x2x512x512xf32>
+  %m_e = tensor.empty() : tensor<512x512xf32>
+  %m = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (0, 0, 0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%flag : tensor<1x1x1x512xi1>) outs(%m_e : tensor<512x512xf32>) {
+  ^bb0(%padded: i1, %out: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %future = arith.cmpi sgt, %j, %i : index
+    %hide = arith.ori %future, %padded : i1
+    %z = arith.constant 0.0 : f32
+    %ninf = arith.constant 0xFF800000 : f32
+    %r = arith.select %hide, %ninf, %z : f32
+    linalg.yield %r : f32
+  } -> tensor<512x512xf32>
+  %x_e = tensor.empty() : tensor<1x2x512x512xf32>
+  %scale = arith.constant 0.25 : f32
+  %x = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s4, %m : tensor<1x2x512x512xf32>, tensor<512x512xf32>) outs(%x_e : tensor<1x2x512x512xf32>) {
+  ^bb0(%in: f32, %mm: f32, %out: f32):
+    %a = arith.mulf %in, %scale : f32
+    %b = arith.addf %a, %mm : f32
+    linalg.yield %b : f32
+  } -> tensor<1x2x512x512xf32>
+  %p_e = tensor.empty() : tensor<1x2x512x512xf32>
+  %p = linalg.softmax dimension(3) ins(%x : tensor<1x2x512x512xf32>) outs(%p_e : tensor<1x2x512x512xf32>) -> tensor<1x2x512x512xf32>
+  %p3 = tensor.collapse_shape %p [[0, 1], [2], [3]] : tensor<1x2x512x512xf32> into tensor<2x512x512xf32>
+  %v3 = tensor.collapse_shape %v [[0, 1], [2], [3]] : tensor<1x2x512x16xf32> into tensor<2x512x16xf32>
+  %o_e = tensor.empty() : tensor<2x512x16xf32>
+  %o_f = linalg.fill ins(%zero : f32) outs(%o_e : tensor<2x512x16xf32>) -> tensor<2x512x16xf32>
+  %o = linalg.batch_matmul ins(%p3, %v3 : tensor<2x512x512xf32>, tensor<2x512x16xf32>) outs(%o_f : tensor<2x512x16xf32>) -> tensor<2x512x16xf32>
+  %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [1, 2, 512, 16] : tensor<2x512x16xf32> into tensor<1x2x512x16xf32>
+  return %o4 : tensor<1x2x512x16xf32>
+}
+
+// -----
+
 // Near miss: the mask is read transposed ([j, i]), which is neither a rule
 // nor a mask attention can take; reported with report=true.
 // CHECK-LABEL: func.func @transposed_mask

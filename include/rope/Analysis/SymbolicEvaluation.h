@@ -24,15 +24,17 @@
 
 namespace mlir::rope::analysis {
 
-/// A truth value of the iteration point: `expr >= 0`, `expr == 0`, and
+/// A truth value of the iteration point: `expr >= 0`, `expr == 0`, an
+/// opaque truth value (a boolean tensor the program reads, numbered), and
 /// their negations, conjunctions and disjunctions.
 class Formula {
 public:
-  enum class Op { True, AtLeastZero, Zero, Not, And, Or };
+  enum class Op { True, AtLeastZero, Zero, Opaque, Not, And, Or };
 
   static Formula alwaysTrue();
   static Formula atLeastZero(AffineExpr expr);
   static Formula zero(AffineExpr expr);
+  static Formula opaque(unsigned id);
   Formula operator!() const;
   Formula operator&&(const Formula &other) const;
   Formula operator||(const Formula &other) const;
@@ -41,14 +43,20 @@ public:
   /// when `rewrite` refuses one.
   std::optional<Formula>
   mapExprs(function_ref<std::optional<AffineExpr>(AffineExpr)> rewrite) const;
-  /// Its truth, each comparison's expression valued by `value`.
-  bool holds(function_ref<int64_t(AffineExpr)> value) const;
+  /// Its truth, each comparison's expression valued by `value`, opaque
+  /// value `id` by `opaque(id)`.
+  bool holds(function_ref<int64_t(AffineExpr)> value,
+             function_ref<bool(unsigned)> opaque = nullptr) const;
   /// Calls `fn` on each compared expression.
   void forEachExpr(function_ref<void(AffineExpr)> fn) const;
+  /// Calls `fn` on the id of each opaque atom.
+  void forEachOpaque(function_ref<void(unsigned)> fn) const;
 
 private:
   struct Node;
   explicit Formula(std::shared_ptr<const Node> node) : node(std::move(node)) {}
+  bool holdsAt(const Node &n, function_ref<int64_t(AffineExpr)> value,
+               function_ref<bool(unsigned)> opaque) const;
   std::shared_ptr<const Node> node;
 };
 
@@ -63,8 +71,13 @@ struct Piece {
 
 /// The element `t` reads as pieces whose formulas partition the iteration
 /// space (overlaps agree), when it follows from loop indices and constants;
-/// none otherwise, or when it takes more than a few dozen pieces.
-std::optional<SmallVector<Piece>> evaluateSymbolically(Term t);
+/// none otherwise, or when it takes more than a few dozen pieces. With
+/// `opaque`, a boolean that does not follow from them (an i1 tensor
+/// computed from the program's inputs: a padding mask) becomes an opaque
+/// atom: the read of the tensor it comes from is appended to `opaque`, its
+/// position the atom's id.
+std::optional<SmallVector<Piece>>
+evaluateSymbolically(Term t, SmallVectorImpl<Term> *opaque = nullptr);
 
 } // namespace mlir::rope::analysis
 

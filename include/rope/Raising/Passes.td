@@ -130,7 +130,10 @@ def RopeRaise : Pass<"rope-raise"> {
       iota generics, `linalg.index`, integer arithmetic, casts, logic,
       selects and fills, in arith or tosa), and the rule follows from the
       Sq + Sk query–key distances when hiding depends on the distance
-      alone; a constant mask (`triu` folded to `dense`) is evaluated element
+      alone. One boolean tensor from the program's inputs may be and-ed or
+      or-ed in (a padding mask): when the keys it hides are hidden at every
+      distance, it is the mask operand beside the rule (negated when true
+      means hidden; rows that then see no key get zeros). A constant mask (`triu` folded to `dense`) is evaluated element
       by element up to 2^16 elements. Otherwise the tensor itself (an
       argument, or computed in the function) is the mask operand;
     * a boolean mask applied by a select of the logits (`arith.select` or
