@@ -282,6 +282,23 @@ std::optional<Pieces> select(const Pieces &c, const Pieces &x,
   return out;
 }
 
+/// A constant integer vector that steps evenly, `a·k + b` (an iota, as
+/// torch's tosa export spells `arange`), read at a function of the point.
+std::optional<Pieces> progression(Attribute attr, AffineMap map) {
+  auto dense = dyn_cast<DenseIntElementsAttr>(attr);
+  if (!dense || map.getNumResults() != 1)
+    return std::nullopt;
+  auto type = cast<ShapedType>(dense.getType());
+  if (type.getRank() != 1 || type.getDimSize(0) < 2)
+    return std::nullopt;
+  SmallVector<APInt> values(dense.getValues<APInt>());
+  int64_t b = values[0].getSExtValue(), a = values[1].getSExtValue() - b;
+  for (auto [k, v] : llvm::enumerate(values))
+    if (v.getSExtValue() != a * static_cast<int64_t>(k) + b)
+      return std::nullopt;
+  return Pieces{Piece{Formula::alwaysTrue(), map.getResult(0) * a + b, 0.0}};
+}
+
 /// Evaluation of one term, with where opaque booleans go (null: none
 /// allowed).
 struct Evaluator {
@@ -433,10 +450,9 @@ std::optional<Pieces> Evaluator::evaluateKnown(Term t, unsigned depth) {
     return Pieces{Piece{always, t.map.getResult(index.getDim()), 0.0}};
   Attribute attr;
   if (matchPattern(t.value, m_Constant(&attr))) {
-    std::optional<double> value = readConstant(attr, t.map);
-    if (!value)
-      return std::nullopt;
-    return Pieces{constantPiece(always, *value)};
+    if (std::optional<double> value = readConstant(attr, t.map))
+      return Pieces{constantPiece(always, *value)};
+    return progression(attr, t.map);
   }
   if (Operation *def = t.value.getDefiningOp())
     if (std::optional<Pieces> pieces = evaluateOp(def, t, depth))

@@ -677,14 +677,17 @@ std::optional<MaskRule> ruleOfFormula(const Formula &hidden, int64_t sq,
 /// from the program's inputs may take part (HF's padding mask, and-ed with
 /// the causal one): when the keys it hides are hidden whatever the
 /// distance, it is the rule's mask operand (`canonical`: how attention
-/// reads it), negated where it says what to hide.
+/// reads it), negated where it says what to hide. Only `withOperand`: a
+/// mask that is a rule on its own is tried first, then one evaluated
+/// element by element (constants that the symbolic form does not read).
 std::optional<MaskRule>
 distanceMaskRule(Term mask, int64_t sq, int64_t sk,
                  ArrayRef<AffineExpr> canonical,
-                 function_ref<std::optional<bool>(double)> hides) {
+                 function_ref<std::optional<bool>(double)> hides,
+                 bool withOperand) {
   SmallVector<Term> opaqueReads;
   std::optional<SmallVector<Piece>> pieces =
-      evaluateSymbolically(mask, &opaqueReads);
+      evaluateSymbolically(mask, withOperand ? &opaqueReads : nullptr);
   if (!pieces)
     return std::nullopt;
   MLIRContext *ctx = mask.map.getContext();
@@ -1010,9 +1013,12 @@ LogicalResult matchMaskRule(const AttentionChain &chain,
   negateMask = false;
   if (chain.additiveMask) {
     std::optional<MaskRule> evaluated = distanceMaskRule(
-        *chain.additiveMask, sq, sk, canonical, additiveHides);
+        *chain.additiveMask, sq, sk, canonical, additiveHides, false);
     if (!evaluated)
       evaluated = evaluateMaskRule(*chain.additiveMask, n, sq, sk, additiveHides);
+    if (!evaluated)
+      evaluated = distanceMaskRule(*chain.additiveMask, sq, sk, canonical,
+                                   additiveHides, true);
     if (evaluated) {
       rule = *evaluated;
       negateMask = rule.operandHidesWhenTrue;
@@ -1027,9 +1033,12 @@ LogicalResult matchMaskRule(const AttentionChain &chain,
       return (c != 0.0) == hidesWhenTrue;
     };
     std::optional<MaskRule> evaluated = distanceMaskRule(
-        chain.selectMask->condition, sq, sk, canonical, hides);
+        chain.selectMask->condition, sq, sk, canonical, hides, false);
     if (!evaluated)
       evaluated = evaluateMaskRule(chain.selectMask->condition, n, sq, sk, hides);
+    if (!evaluated)
+      evaluated = distanceMaskRule(chain.selectMask->condition, sq, sk,
+                                   canonical, hides, true);
     if (evaluated) {
       rule = *evaluated;
       negateMask = rule.operandHidesWhenTrue;

@@ -196,6 +196,10 @@ _MODELS = [
           "the eager Llama attention (GQA 4/2) in bf16: products accumulated in f32 and "
           "rounded to bf16, the softmax in f32 between casts",
           _LLAMA, dtype="bf16", positions=POSITIONS),
+    Model("llama_attn_tosa_s512", "llama",
+          "the eager Llama attention exported as tosa at a 512-token prompt: the causal "
+          "mask from tosa.greater_equal of arange constants over 512² elements",
+          _LLAMA, output="tosa", seq=LONG, positions=LONG_POSITIONS),
     Model("gptj_attn_s512", "gptj",
           "the GPT-J attention (interleaved pairs, rotary_dim 8 of 16) at a 512-token prompt",
           dict(n_embd=64, n_head=4, rotary_dim=8, n_layer=1, n_positions=LONG, vocab_size=32,

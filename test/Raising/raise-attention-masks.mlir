@@ -298,12 +298,12 @@ func.func @causal_and_padding(%q: tensor<1x2x512x16xf32>, %k: tensor<1x2x512x16x
 
 // The same with a flag that says where the padding is (true: hide the
 // key): the flag becomes attention's key mask negated.
-// CHECK-LABEL: func.func @causal_and_not_padding
+// CHECK-LABEL: func.func @causal_and_padding_hiding_where_true
 // CHECK-SAME: %[[FLAG:[^:]+]]: tensor<1x1x1x512xi1>
 // CHECK: %[[KEEP:.+]] = linalg.generic {{.*}} ins(%[[FLAG]] : tensor<1x1x1x512xi1>)
 // CHECK: arith.xori
 // CHECK: rope.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} mask(%[[KEEP]] : tensor<1x1x1x512xi1>) causal scale = 2.500000e-01 :
-func.func @causal_and_not_padding(%q: tensor<1x2x512x16xf32>, %k: tensor<1x2x512x16xf32>, %v: tensor<1x2x512x16xf32>, %flag: tensor<1x1x1x512xi1>) -> tensor<1x2x512x16xf32> {
+func.func @causal_and_padding_hiding_where_true(%q: tensor<1x2x512x16xf32>, %k: tensor<1x2x512x16xf32>, %v: tensor<1x2x512x16xf32>, %flag: tensor<1x1x1x512xi1>) -> tensor<1x2x512x16xf32> {
   %kt_e = tensor.empty() : tensor<1x2x16x512xf32>
   %kt = linalg.transpose ins(%k : tensor<1x2x512x16xf32>) outs(%kt_e : tensor<1x2x16x512xf32>) permutation = [0, 1, 3, 2]
   %q3 = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<1x2x512x16xf32> into tensor<2x512x16xf32>
@@ -348,10 +348,10 @@ func.func @causal_and_not_padding(%q: tensor<1x2x512x16xf32>, %k: tensor<1x2x512
 
 // Near miss: the mask is read transposed ([j, i]), which is neither a rule
 // nor a mask attention can take; reported with report=true.
-// CHECK-LABEL: func.func @transposed_mask
+// CHECK-LABEL: func.func @no_raise_transposed_mask
 // CHECK-NOT: rope.attention
 // REPORT: remark: rope-raise: attention not raised: the mask is not read as [B, H, Sq, Sk]
-func.func @transposed_mask(%q: tensor<1x2x512x16xf32>, %k: tensor<1x2x512x16xf32>, %v: tensor<1x2x512x16xf32>) -> tensor<1x2x512x16xf32> {
+func.func @no_raise_transposed_mask(%q: tensor<1x2x512x16xf32>, %k: tensor<1x2x512x16xf32>, %v: tensor<1x2x512x16xf32>) -> tensor<1x2x512x16xf32> {
   %kt_e = tensor.empty() : tensor<1x2x16x512xf32>
   %kt = linalg.transpose ins(%k : tensor<1x2x512x16xf32>) outs(%kt_e : tensor<1x2x16x512xf32>) permutation = [0, 1, 3, 2]
   %q3 = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<1x2x512x16xf32> into tensor<2x512x16xf32>

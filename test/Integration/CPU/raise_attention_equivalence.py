@@ -6,7 +6,11 @@ operands, a divided scale with a mask argument, Gemma 2's soft-cap with a
 sliding window, batch 2, linalg.softmax, boolean masks by select (hiding
 where false or where true), kv heads tiled rather than grouped, torch-mlir's
 tosa spelling, one unbatched head with 2-D matmuls and a `triu` constant,
-and three near misses) is compiled as written and after --rope-raise, run on the same
+GQA at batch 2, and three near misses) and of
+test/Raising/raise-attention-masks.mlir (masks at S = 512 read
+symbolically: compare, `triu`, sliding window, `where(tril)`, a computed
+bias, causal and-ed with a padding argument either way, a near miss) is
+compiled as written and after --rope-raise, run on the same
 random inputs, and compared with the f64 reference of what it spells
 (`reference.attention`). The raised ones must have become rope.attention,
 the near misses must not.
@@ -24,15 +28,26 @@ import numpy as np
 from rope_mlir import compiler, reference as ref
 import rope_testing as T
 
-SRC = Path(__file__).resolve().parents[2] / "Raising/raise-attention.mlir"
-chunks = [c for c in SRC.read_text().split("// -----") if "func.func" in c]
+RAISING = Path(__file__).resolve().parents[2] / "Raising"
+chunks = [c for f in ("raise-attention.mlir", "raise-attention-masks.mlir")
+          for c in (RAISING / f).read_text().split("// -----") if "func.func" in c]
 
 # What each function spells, for the reference (GQA is in the shapes).
 def expected(name, q, k, v, extra):
     kw = dict(scale=0.25)
     if name in ("eager_gqa_causal", "scale_on_operands", "linalg_softmax",
-                "boolean_causal_masked_fill", "unbatched_triu_constant"):
+                "boolean_causal_masked_fill", "unbatched_triu_constant",
+                "eager_gqa_causal_batch2", "causal_by_compare", "triu_of_filled",
+                "where_tril"):
         kw["causal"] = True
+    elif name == "sliding_window":
+        kw.update(causal=True, window=128)
+    elif name == "computed_bias_operand":
+        kw["mask"] = 2.0 * extra[0]
+    elif name == "causal_and_padding":
+        kw.update(causal=True, mask=extra[0])
+    elif name == "causal_and_padding_hiding_where_true":
+        kw.update(causal=True, mask=~extra[0])
     elif name == "tiled_kv_heads_not_grouped":
         # Query head h reads kv head h mod Hkv: K and V tiled over the heads.
         kw["causal"] = True
@@ -102,3 +117,12 @@ T.finish()
 # CHECK: PASS no_raise_tosa_sum_over_queries
 # CHECK: PASS unbatched_triu_constant
 # CHECK: PASS boolean_mask_hiding_where_true
+# CHECK: PASS eager_gqa_causal_batch2
+# CHECK: PASS causal_by_compare
+# CHECK: PASS triu_of_filled
+# CHECK: PASS sliding_window
+# CHECK: PASS where_tril
+# CHECK: PASS computed_bias_operand
+# CHECK: PASS causal_and_padding
+# CHECK: PASS causal_and_padding_hiding_where_true
+# CHECK: PASS no_raise_transposed_mask
