@@ -444,10 +444,25 @@ struct MaskRule {
   bool operandHidesWhenTrue = false;
 };
 
-/// An additive mask element hides its key at −inf or the most negative
-/// floats, adds nothing at 0, and is a bias otherwise.
-std::optional<bool> additiveHides(double value) {
+/// Whether a logit of `value` (of float type `type`) hides its key: −inf,
+/// the most negative f32 values, or the most negative finite value of a
+/// narrower type (f16's −65504, HF's finfo.min of an f16 model: any score
+/// added to it rounds back to it).
+bool hidesKey(double value, Type type) {
   if (value <= kHiddenLogit)
+    return true;
+  auto floatType = dyn_cast<FloatType>(getElementTypeOrSelf(type));
+  if (!floatType)
+    return false;
+  APFloat lowest = APFloat::getLargest(floatType.getFloatSemantics(),
+                                       /*Negative=*/true);
+  return value <= toDouble(lowest);
+}
+
+/// An additive mask element of type `type` hides its key (hidesKey), adds
+/// nothing at 0, and is a bias otherwise.
+std::optional<bool> additiveHides(double value, Type type) {
+  if (hidesKey(value, type))
     return true;
   if (value == 0.0)
     return false;
@@ -473,7 +488,7 @@ std::optional<SelectMask> matchSelectMask(Term t) {
     Value hidden = select->getOperand(hidesWhenTrue ? 1 : 2);
     Value kept = select->getOperand(hidesWhenTrue ? 2 : 1);
     std::optional<double> value = evaluate(makeTerm(hidden, t.map));
-    if (value && *value <= kHiddenLogit)
+    if (value && hidesKey(*value, hidden.getType()))
       return SelectMask{condition, hidesWhenTrue, makeTerm(kept, t.map)};
   }
   return std::nullopt;
@@ -1012,6 +1027,10 @@ LogicalResult matchMaskRule(const AttentionChain &chain,
                             function_ref<LogicalResult(const Twine &)> miss) {
   negateMask = false;
   if (chain.additiveMask) {
+    Type maskType = chain.additiveMask->value.getType();
+    auto additiveHides = [&](double value) {
+      return ::additiveHides(value, maskType);
+    };
     std::optional<MaskRule> evaluated = distanceMaskRule(
         *chain.additiveMask, sq, sk, canonical, additiveHides, false);
     if (!evaluated)

@@ -52,6 +52,9 @@ from rope_mlir import compiler  # noqa: E402
 import rope_testing as T  # noqa: E402
 
 RTOL = 1e-5
+# Half an ulp of the largest output, relative to it, at most: the slack
+# of a 16-bit model's tolerance for its final rounding.
+HALF_ULP = {"bf16": 2.0**-8, "f16": 2.0**-11}
 SENSITIVITY = 100.0
 LOWER = "--rope-lower-to-cpu"
 RAISE = ["--rope-raise", "--rope-fold-rotation-into-qk", "--canonicalize"]
@@ -86,11 +89,11 @@ def torch_outputs(module, name):
     PyTorch's inputs, the reference output (float64 numpy) and the tolerance
     (relative to max|reference|). An f32 model is compared with PyTorch's own
     output within RTOL. A bf16 model is compared with the same model run in
-    f64 (its bf16 weights and inputs widened exactly): rope-mlir must be no
-    further from it than PyTorch's bf16 output is, up to the final rounding
-    (the tolerance is PyTorch's own error plus half a bf16 ulp of max|out|,
-    2^-8 of it: an output that the two compute a little differently in f32
-    may round to the other neighbour)."""
+    f64 (its bf16 or f16 weights and inputs widened exactly): rope-mlir must
+    be no further from it than PyTorch's own output is, up to the final
+    rounding (the tolerance is PyTorch's own error plus half an ulp of
+    max|out|, HALF_ULP: an output that the two compute a little differently
+    in f32 may round to the other neighbour)."""
     import torch
     model = zoo.get(name)
     hs = zoo.hidden_states(name)
@@ -106,7 +109,8 @@ def torch_outputs(module, name):
                 outs[label] = (args, (hs, ids) + extra, out, RTOL)
                 continue
             exact = zoo.build(name).double()(hs.double(), ids, *extra).double().numpy()
-            own = float(np.max(np.abs(out - exact)) / np.max(np.abs(exact))) + 2.0**-8
+            own = (float(np.max(np.abs(out - exact)) / np.max(np.abs(exact)))
+                   + HALF_ULP[model.dtype])
             args = (T.to_storage(hs.double().numpy(), model.dtype), ids.numpy())
             outs[label] = (args, (hs, ids) + extra, exact, own)
     return outs

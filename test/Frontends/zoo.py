@@ -56,7 +56,7 @@ class Model:
     # Sequences per call (the hidden states' leading dim; the mask and the
     # position ids broadcast over it).
     batch: int = 1
-    # The weights' and activations' type: "f32" or "bf16".
+    # The weights' and activations' type: "f32", "bf16" or "f16".
     dtype: str = "f32"
     # Left padding of each sequence (one entry per batch row): the model then
     # takes a [batch, S] boolean attention_mask (True: a real token) as a
@@ -200,6 +200,9 @@ _MODELS = [
           "the eager Llama attention exported as tosa at a 512-token prompt: the causal "
           "mask from tosa.greater_equal of arange constants over 512² elements",
           _LLAMA, output="tosa", seq=LONG, positions=LONG_POSITIONS),
+    Model("llama_attn_eager_f16", "llama",
+          "the eager Llama attention (GQA 4/2) in f16, as the bf16 one",
+          _LLAMA, dtype="f16", positions=POSITIONS),
     Model("gptj_attn_s512", "gptj",
           "the GPT-J attention (interleaved pairs, rotary_dim 8 of 16) at a 512-token prompt",
           dict(n_embd=64, n_head=4, rotary_dim=8, n_layer=1, n_positions=LONG, vocab_size=32,
@@ -370,8 +373,8 @@ def build_model(model: Model):
     import torch
     module = _wrapper_class()(model).eval()
     _init_weights(module, model.seed, model.family)
-    if model.dtype == "bf16":
-        module = module.to(torch.bfloat16)
+    if model.dtype != "f32":
+        module = module.to(torch_dtype(model.dtype))
     return module
 
 
@@ -382,7 +385,13 @@ def hidden_states(name: str):
     g = torch.Generator().manual_seed(1000 + model.seed)
     hidden = model.config.get("hidden_size") or model.config["n_embd"]
     hs = torch.randn(model.batch, model.seq, hidden, generator=g, dtype=torch.float32)
-    return hs.to(torch.bfloat16) if model.dtype == "bf16" else hs
+    return hs.to(torch_dtype(model.dtype))
+
+
+def torch_dtype(dtype: str):
+    """The torch dtype of a model's `dtype`."""
+    import torch
+    return {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}[dtype]
 
 
 def attention_mask(name: str):
