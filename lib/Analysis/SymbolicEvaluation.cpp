@@ -423,7 +423,6 @@ std::optional<Pieces> Evaluator::opaqueAtom(Term t) {
       break;
     t = *next;
   }
-  // The computed scalar is the yield of a linalg body: its result tensor.
   if (!tensorRead)
     return std::nullopt;
   auto *found = llvm::find(*opaque, *tensorRead);
