@@ -494,27 +494,41 @@ std::optional<SelectMask> matchSelectMask(Term t) {
   return std::nullopt;
 }
 
-/// The rule that hidden keys make: nothing when none is hidden; causal when
-/// every key after its query is hidden, with a window W when within the
-/// causal part exactly the keys at distance >= W are; none otherwise.
-/// `window` is the widest visible distance + 1, `narrowestHidden` the
-/// smallest hidden distance >= 0 (int64 max when none).
-std::optional<MaskRule> ruleOfDistances(bool anyHidden, bool causal,
-                                        int64_t window,
-                                        int64_t narrowestHidden) {
-  MaskRule rule;
-  if (!anyHidden)
-    return rule;
-  if (!causal)
-    return std::nullopt;
-  rule.causal = true;
-  if (narrowestHidden != std::numeric_limits<int64_t>::max()) {
-    if (narrowestHidden != window)
-      return std::nullopt;
-    rule.window = window;
+/// The rule that hidden keys make, from whether each key at each distance
+/// δ = i + (Sk − Sq) − j behind its query is hidden: nothing when none is;
+/// causal when every key after its query is, with a window W when within
+/// the causal part exactly the keys at distance >= W are; none otherwise.
+struct DistanceRule {
+  bool anyHidden = false, allHidden = true, causal = true;
+  int64_t window = 0; // the widest visible distance + 1
+  int64_t narrowestHidden = std::numeric_limits<int64_t>::max();
+
+  void add(int64_t distance, bool hidden) {
+    anyHidden |= hidden;
+    allHidden &= hidden;
+    if (distance < 0 && !hidden)
+      causal = false;
+    if (distance >= 0 && !hidden)
+      window = std::max(window, distance + 1);
+    if (distance >= 0 && hidden)
+      narrowestHidden = std::min(narrowestHidden, distance);
   }
-  return rule;
-}
+
+  std::optional<MaskRule> rule() const {
+    MaskRule rule;
+    if (!anyHidden)
+      return rule;
+    if (!causal)
+      return std::nullopt;
+    rule.causal = true;
+    if (narrowestHidden != std::numeric_limits<int64_t>::max()) {
+      if (narrowestHidden != window)
+        return std::nullopt;
+      rule.window = window;
+    }
+    return rule;
+  }
+};
 
 /// The rule of the mask read at every point (n, i, j): nothing (all zero),
 /// causal, or a causal window (keys at i + off − W < j ≤ i + off, off =
@@ -529,9 +543,7 @@ evaluateMaskRule(Term mask, int64_t n, int64_t sq, int64_t sk,
     return std::nullopt;
   MLIRContext *ctx = mask.map.getContext();
   int64_t offset = sk - sq;
-  bool anyHidden = false, causal = true;
-  int64_t window = 0; // the widest visible distance + 1
-  int64_t narrowestHidden = std::numeric_limits<int64_t>::max();
+  DistanceRule distances;
   for (int64_t a = 0; a < n; ++a) {
     for (int64_t i = 0; i < sq; ++i) {
       for (int64_t j = 0; j < sk; ++j) {
@@ -546,19 +558,11 @@ evaluateMaskRule(Term mask, int64_t n, int64_t sq, int64_t sk,
         std::optional<bool> hiddenOrNot = hides(*value);
         if (!hiddenOrNot)
           return std::nullopt; // a bias, not a visibility rule
-        bool hidden = *hiddenOrNot;
-        anyHidden |= hidden;
-        int64_t distance = i + offset - j; // >= 0: at or before the query
-        if (distance < 0 && !hidden)
-          causal = false;
-        if (distance >= 0 && !hidden)
-          window = std::max(window, distance + 1);
-        if (distance >= 0 && hidden)
-          narrowestHidden = std::min(narrowestHidden, distance);
+        distances.add(i + offset - j, *hiddenOrNot);
       }
     }
   }
-  return ruleOfDistances(anyHidden, causal, window, narrowestHidden);
+  return distances.rule();
 }
 
 /// The deepest tensor along the views `t` reads through (not into a linalg
@@ -628,7 +632,7 @@ Value maskOperand(Term mask, ArrayRef<AffineExpr> canonical) {
 /// The hidden distances of `hidden` (a formula over comparisons of the
 /// attention space's indices, opaque atoms valued by `opaque`) as a rule:
 /// with j = i + (Sk − Sq) − δ every comparison must be a·δ + b, and the
-/// distances 1 − Sq .. Sk − 1 decide (ruleOfDistances). `allHidden` tells
+/// distances 1 − Sq .. Sk − 1 decide (DistanceRule). `allHidden` tells
 /// whether every distance is hidden.
 std::optional<MaskRule> ruleOfFormula(const Formula &hidden, int64_t sq,
                                       int64_t sk, MLIRContext *ctx,
@@ -661,27 +665,16 @@ std::optional<MaskRule> ruleOfFormula(const Formula &hidden, int64_t sq,
   std::optional<Formula> byDistance = hidden.mapExprs(inDistance);
   if (!byDistance)
     return std::nullopt;
-  bool anyHidden = false, causal = true;
-  allHidden = true;
-  int64_t window = 0; // the widest visible distance + 1
-  int64_t narrowestHidden = std::numeric_limits<int64_t>::max();
-  for (int64_t delta = 1 - sq; delta <= sk - 1; ++delta) {
-    bool isHidden = byDistance->holds(
-        [&](AffineExpr e) {
-          auto [a, b] = linear.lookup(e);
-          return a * delta + b;
-        },
-        opaque);
-    anyHidden |= isHidden;
-    allHidden &= isHidden;
-    if (delta < 0 && !isHidden)
-      causal = false;
-    if (delta >= 0 && !isHidden)
-      window = std::max(window, delta + 1);
-    if (delta >= 0 && isHidden)
-      narrowestHidden = std::min(narrowestHidden, delta);
-  }
-  return ruleOfDistances(anyHidden, causal, window, narrowestHidden);
+  DistanceRule distances;
+  for (int64_t delta = 1 - sq; delta <= sk - 1; ++delta)
+    distances.add(delta, byDistance->holds(
+                             [&](AffineExpr e) {
+                               auto [a, b] = linear.lookup(e);
+                               return a * delta + b;
+                             },
+                             opaque));
+  allHidden = distances.allHidden;
+  return distances.rule();
 }
 
 /// The rule of the mask from its symbolic form (SymbolicEvaluation.h), at
