@@ -61,35 +61,56 @@ std::optional<double> readConstant(Attribute attr, AffineMap map) {
   auto elements = dyn_cast<ElementsAttr>(attr);
   if (!elements)
     return std::nullopt;
-  uint64_t flat = 0;
-  if (!elements.isSplat()) {
-    SmallVector<uint64_t> index;
-    for (AffineExpr result : map.getResults()) {
-      auto constant = dyn_cast<AffineConstantExpr>(result);
-      if (!constant)
+  auto at = [&](uint64_t flat) -> std::optional<double> {
+    if (auto it = elements.try_value_begin<APFloat>())
+      return toDouble(*std::next(*it, flat));
+    if (auto it = elements.try_value_begin<APInt>())
+      return static_cast<double>((*std::next(*it, flat)).getSExtValue());
+    // Blobs, as torch-mlir exports a model's constants (`dense_resource`).
+    auto fromBlob = [&](auto resource) -> std::optional<double> {
+      auto values = resource.tryGetAsArrayRef();
+      if (!values || flat >= values->size())
         return std::nullopt;
-      index.push_back(constant.getValue());
-    }
-    if (!elements.isValidIndex(index))
-      return std::nullopt;
-    flat = elements.getFlattenedIndex(index);
-  }
-  if (auto it = elements.try_value_begin<APFloat>())
-    return toDouble(*std::next(*it, flat));
-  if (auto it = elements.try_value_begin<APInt>())
-    return static_cast<double>((*std::next(*it, flat)).getSExtValue());
-  // Blobs, as torch-mlir exports a model's constants (`dense_resource`).
-  auto fromBlob = [&](auto resource) -> std::optional<double> {
-    auto values = resource.tryGetAsArrayRef();
-    if (!values || flat >= values->size())
-      return std::nullopt;
-    return static_cast<double>((*values)[flat]);
+      return static_cast<double>((*values)[flat]);
+    };
+    if (auto f32 = dyn_cast<DenseF32ResourceElementsAttr>(attr))
+      return fromBlob(f32);
+    if (auto f64 = dyn_cast<DenseF64ResourceElementsAttr>(attr))
+      return fromBlob(f64);
+    return std::nullopt;
   };
-  if (auto f32 = dyn_cast<DenseF32ResourceElementsAttr>(attr))
-    return fromBlob(f32);
-  if (auto f64 = dyn_cast<DenseF64ResourceElementsAttr>(attr))
-    return fromBlob(f64);
-  return std::nullopt;
+  if (elements.isSplat())
+    return at(0);
+  // Indices that vary (not constant) must not change the value: a constant
+  // that repeats one row along a dim (torch-mlir's tosa export spells an
+  // `arange` column index as a [1, S, W, 1] constant) reads the same at
+  // every index of that dim. Checked over up to kMaxVariedElements reads.
+  constexpr int64_t kMaxVariedElements = 1 << 12;
+  ArrayRef<int64_t> shape = elements.getShapedType().getShape();
+  SmallVector<uint64_t> index;
+  SmallVector<unsigned> varied;
+  int64_t reads = 1;
+  for (auto [dim, result] : llvm::enumerate(map.getResults())) {
+    auto constant = dyn_cast<AffineConstantExpr>(result);
+    index.push_back(constant ? constant.getValue() : 0);
+    if (!constant) {
+      varied.push_back(dim);
+      reads *= shape[dim];
+    }
+  }
+  if (!elements.isValidIndex(index) || reads > kMaxVariedElements)
+    return std::nullopt;
+  std::optional<double> value = at(elements.getFlattenedIndex(index));
+  for (int64_t read = 1; value && read < reads; ++read) {
+    int64_t rest = read;
+    for (unsigned dim : llvm::reverse(varied)) {
+      index[dim] = rest % shape[dim];
+      rest /= shape[dim];
+    }
+    if (at(elements.getFlattenedIndex(index)) != value)
+      return std::nullopt;
+  }
+  return value;
 }
 
 //===----------------------------------------------------------------------===//
@@ -120,7 +141,7 @@ static std::optional<double> evaluateAtDepth(Term t, unsigned depth);
 static std::optional<double> evaluateLogic(Operation *def, Term t,
                                            unsigned depth) {
   auto operand = [&](unsigned i) {
-    return evaluateAtDepth(makeTerm(def->getOperand(i), t.map), depth + 1);
+    return evaluateAtDepth(makeTerm(def->getOperand(i), t.map, t), depth + 1);
   };
   if (isa<arith::SelectOp, tosa::SelectOp>(def)) {
     std::optional<double> condition = operand(0);

@@ -93,8 +93,9 @@ std::optional<Term> throughExpand(Term t, Value source,
       return std::nullopt;
     indices.push_back(*index);
   }
-  return makeTerm(source, AffineMap::get(t.map.getNumDims(), 0, indices,
-                                         t.map.getContext()));
+  return makeTerm(
+      source,
+      AffineMap::get(t.map.getNumDims(), 0, indices, t.map.getContext()), t);
 }
 
 /// Term of `source` for a term `t` of its collapse along `groups` (source
@@ -114,20 +115,67 @@ std::optional<Term> throughCollapse(Term t, Value source,
     for (auto [dim, index] : llvm::zip_equal(group, *groupIndices))
       indices[dim] = index;
   }
-  return makeTerm(source, AffineMap::get(t.map.getNumDims(), 0, indices,
-                                         t.map.getContext()));
+  return makeTerm(
+      source,
+      AffineMap::get(t.map.getNumDims(), 0, indices, t.map.getContext()), t);
 }
 
-/// Term of a reshape's source when the reshape only groups or splits dims.
+/// Term of the source of a static reshape that both splits and merges dims
+/// ([48, 4, 1] to [1, 12, 4, 4]): the shapes are cut where their running
+/// products agree (48 | 4), and within each segment the result's indices are
+/// linearised and split into the source's. Segments this small keep the
+/// indices plain wherever one side of a segment is a single dim.
+std::optional<Term> throughRegroupingReshape(Term t, Value source) {
+  ArrayRef<int64_t> sourceShape =
+      cast<RankedTensorType>(source.getType()).getShape();
+  ArrayRef<int64_t> resultShape =
+      cast<RankedTensorType>(t.value.getType()).getShape();
+  if (ShapedType::isDynamicShape(sourceShape) ||
+      ShapedType::isDynamicShape(resultShape))
+    return std::nullopt;
+  SmallVector<AffineExpr> indices;
+  size_t s = 0, r = 0;
+  while (s < sourceShape.size() || r < resultShape.size()) {
+    size_t s0 = s, r0 = r;
+    int64_t sourceSize = 1, resultSize = 1;
+    // Grow the segment until both sides cover the same number of elements
+    // and neither side can take another unit dim.
+    do {
+      if (s < sourceShape.size() &&
+          (sourceSize <= resultSize || r == resultShape.size()))
+        sourceSize *= sourceShape[s++];
+      else if (r < resultShape.size())
+        resultSize *= resultShape[r++];
+      else
+        return std::nullopt;
+    } while (sourceSize != resultSize ||
+             (s < sourceShape.size() && sourceShape[s] == 1) ||
+             (r < resultShape.size() && resultShape[r] == 1));
+    std::optional<AffineExpr> index = linearize(
+        t.map.getResults().slice(r0, r - r0), resultShape.slice(r0, r - r0));
+    std::optional<SmallVector<AffineExpr>> segment;
+    if (!index ||
+        !(segment = delinearize(*index, sourceShape.slice(s0, s - s0))))
+      return std::nullopt;
+    llvm::append_range(indices, *segment);
+  }
+  return makeTerm(
+      source,
+      AffineMap::get(t.map.getNumDims(), 0, indices, t.map.getContext()), t);
+}
+
+/// Term of a reshape's source: group by group when the reshape only groups
+/// or splits dims, else (static shapes that regroup, e.g. [48, 4, 1] to
+/// [1, 12, 4, 4]) through the linear index of the whole tensor.
 std::optional<Term> throughReshape(Term t, Value source) {
   auto sourceType = cast<RankedTensorType>(source.getType());
   auto resultType = cast<RankedTensorType>(t.value.getType());
   if (sourceType.getShape() == resultType.getShape())
-    return makeTerm(source, t.map);
+    return makeTerm(source, t.map, t);
   std::optional<SmallVector<ReassociationIndices>> groups =
       getReassociationIndicesForReshape(sourceType, resultType);
   if (!groups)
-    return std::nullopt;
+    return throughRegroupingReshape(t, source);
   if (sourceType.getRank() < resultType.getRank())
     return throughExpand(t, source, resultType.getShape(), *groups);
   return throughCollapse(t, source, sourceType.getShape(), *groups);
@@ -148,15 +196,15 @@ std::optional<Term> throughConcat(Term t, ValueRange inputs, int64_t axis) {
       if (ShapedType::isDynamic(size))
         return std::nullopt;
       if (constant.getValue() < start + size)
-        return makeTerm(input, withResult(t.map, axis, index - start));
+        return makeTerm(input, withResult(t.map, axis, index - start), t);
       start += size;
     }
     return std::nullopt;
   }
   if (!llvm::all_equal(inputs) || ShapedType::isDynamic(extent(inputs[0])))
     return std::nullopt;
-  return makeTerm(inputs[0],
-                  withResult(t.map, axis, index % extent(inputs[0])));
+  return makeTerm(inputs[0], withResult(t.map, axis, index % extent(inputs[0])),
+                  t);
 }
 
 /// Term of the source or the destination of an insert_slice, whichever
@@ -190,10 +238,11 @@ std::optional<Term> throughInsertSlice(Term t, tensor::InsertSliceOp op) {
         getAffineConstantExpr(c / stride, index.getContext()));
   }
   if (!inside)
-    return makeTerm(op.getDest(), t.map);
+    return makeTerm(op.getDest(), t.map, t);
   return makeTerm(
       op.getSource(),
-      AffineMap::get(t.map.getNumDims(), 0, sourceIndices, t.map.getContext()));
+      AffineMap::get(t.map.getNumDims(), 0, sourceIndices, t.map.getContext()),
+      t);
 }
 
 /// Term of an extract_slice's source (static offsets and strides only).
@@ -213,7 +262,7 @@ std::optional<Term> throughExtractSlice(Term t, tensor::ExtractSliceOp op) {
     indices.push_back(index);
   }
   return makeTerm(op.getSource(),
-                  AffineMap::get(t.map.getNumDims(), 0, indices, ctx));
+                  AffineMap::get(t.map.getNumDims(), 0, indices, ctx), t);
 }
 
 /// Term of a tosa.slice's input (constant start only).
@@ -224,8 +273,9 @@ std::optional<Term> throughTosaSlice(Term t, tosa::SliceOp op) {
   SmallVector<AffineExpr> indices;
   for (auto [index, offset] : llvm::zip_equal(t.map.getResults(), *start))
     indices.push_back(index + offset);
-  return makeTerm(op.getInput1(), AffineMap::get(t.map.getNumDims(), 0, indices,
-                                                 op.getContext()));
+  return makeTerm(
+      op.getInput1(),
+      AffineMap::get(t.map.getNumDims(), 0, indices, op.getContext()), t);
 }
 
 /// Term of a tosa.tile's input (constant multiples of a static input only).
@@ -239,8 +289,9 @@ std::optional<Term> throughTile(Term t, tosa::TileOp op) {
   for (auto [index, multiple, extent] :
        llvm::zip_equal(t.map.getResults(), multiples, sourceType.getShape()))
     indices.push_back(multiple == 1 ? index : index % extent);
-  return makeTerm(op.getInput1(), AffineMap::get(t.map.getNumDims(), 0, indices,
-                                                 op.getContext()));
+  return makeTerm(
+      op.getInput1(),
+      AffineMap::get(t.map.getNumDims(), 0, indices, op.getContext()), t);
 }
 
 /// Term of a tosa.transpose's input.
@@ -248,8 +299,27 @@ Term throughTranspose(Term t, tosa::TransposeOp op) {
   SmallVector<AffineExpr> indices(t.map.getNumResults());
   for (auto [resultDim, sourceDim] : llvm::enumerate(op.getPerms()))
     indices[sourceDim] = t.map.getResult(resultDim);
-  return makeTerm(op.getInput1(), AffineMap::get(t.map.getNumDims(), 0, indices,
-                                                 op.getContext()));
+  return makeTerm(
+      op.getInput1(),
+      AffineMap::get(t.map.getNumDims(), 0, indices, op.getContext()), t);
+}
+
+/// Term of a tosa.gather's values at a row given by constant indices
+/// (`x[..., ::2]` exported as a gather with indices 0, 2, 4, ...):
+/// output[n, w, c] = values[n, indices[n, w], c]. A row that depends on the
+/// data is a lookup, not a view (TableMatching reads caches gathered by
+/// position).
+std::optional<Term> throughConstantGather(Term t, tosa::GatherOp op) {
+  std::optional<double> row =
+      evaluate(makeTerm(op.getIndices(), t.map.getMajorSubMap(2), t));
+  if (!row)
+    return std::nullopt;
+  SmallVector<AffineExpr> indices(t.map.getResults());
+  indices[1] =
+      getAffineConstantExpr(static_cast<int64_t>(*row), op.getContext());
+  return makeTerm(
+      op.getValues(),
+      AffineMap::get(t.map.getNumDims(), 0, indices, op.getContext()), t);
 }
 
 /// The scalar that a linalg op yields for `result`, read through the op's
@@ -275,8 +345,9 @@ std::optional<Term> intoBody(Term t, linalg::LinalgOp op, OpResult result) {
   }
   Value yielded =
       op.getBlock()->getTerminator()->getOperand(result.getResultNumber());
-  return makeTerm(
-      yielded, AffineMap::get(t.map.getNumDims(), 0, loops, op.getContext()));
+  return makeTerm(yielded,
+                  AffineMap::get(t.map.getNumDims(), 0, loops, op.getContext()),
+                  t);
 }
 
 /// The term of the operand that the block argument `arg` of a linalg body
@@ -287,7 +358,7 @@ std::optional<Term> outOfBody(Term t, BlockArgument arg) {
     return std::nullopt;
   OpOperand *operand = op.getMatchingOpOperand(arg);
   return makeTerm(operand->get(),
-                  op.getMatchingIndexingMap(operand).compose(t.map));
+                  op.getMatchingIndexingMap(operand).compose(t.map), t);
 }
 
 } // namespace
@@ -306,7 +377,8 @@ std::optional<Term> stepView(Term t) {
       .Case([&](linalg::LinalgOp op) {
         return intoBody(t, op, cast<OpResult>(t.value));
       })
-      .Case([&](tensor::CastOp op) { return makeTerm(op.getSource(), t.map); })
+      .Case(
+          [&](tensor::CastOp op) { return makeTerm(op.getSource(), t.map, t); })
       .Case([&](tensor::ExpandShapeOp op) {
         return throughExpand(t, op.getSrc(), op.getResultType().getShape(),
                              op.getReassociationIndices());
@@ -329,8 +401,10 @@ std::optional<Term> stepView(Term t) {
       })
       .Case([&](tosa::TileOp op) { return throughTile(t, op); })
       .Case([&](tosa::TransposeOp op) { return throughTranspose(t, op); })
-      .Case(
-          [&](tosa::IdentityOp op) { return makeTerm(op.getInput1(), t.map); })
+      .Case([&](tosa::GatherOp op) { return throughConstantGather(t, op); })
+      .Case([&](tosa::IdentityOp op) {
+        return makeTerm(op.getInput1(), t.map, t);
+      })
       .Default([](Operation *) { return std::nullopt; });
 }
 
@@ -416,7 +490,7 @@ std::optional<Computation> classify(Term t) {
                 *kind == Kind::Mul || *kind == Kind::Div || *kind == Kind::Pow;
   Computation computation{*kind, {}};
   for (unsigned i = 0, e = binary ? 2 : 1; i < e; ++i)
-    computation.operands.push_back(makeTerm(def->getOperand(i), t.map));
+    computation.operands.push_back(makeTerm(def->getOperand(i), t.map, t));
   return computation;
 }
 

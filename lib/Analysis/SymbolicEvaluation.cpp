@@ -316,7 +316,7 @@ struct Evaluator {
 /// casts that define `t`; none for other ops.
 std::optional<Pieces> Evaluator::evaluateOp(Operation *def, Term t, unsigned depth) {
   auto operand = [&](unsigned i) {
-    return evaluateAt(makeTerm(def->getOperand(i), t.map), depth + 1);
+    return evaluateAt(makeTerm(def->getOperand(i), t.map, t), depth + 1);
   };
   if (isa<arith::SelectOp, tosa::SelectOp>(def)) {
     std::optional<Pieces> c = operand(0), x = operand(1), y = operand(2);

@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -211,18 +212,30 @@ struct FoldTableRotationsIntoAttention : public OpRewritePattern<AttentionOp> {
   }
 };
 
+/// The operand and the permutation of a transpose in either spelling.
+Value transposeSource(linalg::TransposeOp op) { return op.getInput(); }
+Value transposeSource(tosa::TransposeOp op) { return op.getInput1(); }
+SmallVector<int64_t> transposePermutation(linalg::TransposeOp op) {
+  return llvm::to_vector(op.getPermutation());
+}
+SmallVector<int64_t> transposePermutation(tosa::TransposeOp op) {
+  return llvm::to_vector_of<int64_t>(op.getPerms());
+}
+
 /// A frontend may rotate Q or K in another layout and transpose it into
 /// attention's (GPT-J rotates [B, S, H, D]). The rotation commutes with a
 /// transpose that keeps the head dim last: rotate the transposed input, with
 /// the tables transposed alike (or, in the [S, w] / [B, S, w] forms, read
 /// along the moved sequence dim), so the rotation then meets the attention.
+/// The transpose is linalg's or tosa's; the new ones are linalg's.
+template <typename TransposeOp>
 struct RotateBeforeTransposeIntoAttention
-    : public OpRewritePattern<linalg::TransposeOp> {
-  using OpRewritePattern::OpRewritePattern;
+    : public OpRewritePattern<TransposeOp> {
+  using OpRewritePattern<TransposeOp>::OpRewritePattern;
 
-  LogicalResult matchAndRewrite(linalg::TransposeOp transpose,
+  LogicalResult matchAndRewrite(TransposeOp transpose,
                                 PatternRewriter &rewriter) const override {
-    Value result = transpose.getResult()[0];
+    Value result = transpose->getResult(0);
     if (!llvm::any_of(result.getUsers(), [&](Operation *user) {
           auto attention = dyn_cast<AttentionOp>(user);
           return attention && !attention.rotatesInside() &&
@@ -230,10 +243,11 @@ struct RotateBeforeTransposeIntoAttention
                   attention.getKey() == result);
         }))
       return rewriter.notifyMatchFailure(transpose, "does not feed attention");
-    auto rotation = transpose.getInput().getDefiningOp<RotateWithTablesOp>();
+    auto rotation =
+        transposeSource(transpose).template getDefiningOp<RotateWithTablesOp>();
     if (!rotation || !rotation->hasOneUse())
       return rewriter.notifyMatchFailure(transpose, "not a lone table rotation");
-    ArrayRef<int64_t> permutation = transpose.getPermutation();
+    SmallVector<int64_t> permutation = transposePermutation(transpose);
     int64_t rank = permutation.size();
     if (permutation.back() != rank - 1)
       return rewriter.notifyMatchFailure(transpose, "moves the head dim");
@@ -531,7 +545,9 @@ struct RopeFoldRotationIntoQKPass
 
 void mlir::rope::populateFoldRotationIntoQKPatterns(RewritePatternSet &patterns) {
   patterns.add<FoldRotationsIntoAttention, FoldTableRotationsIntoAttention,
-               RotateBeforeTransposeIntoAttention>(patterns.getContext());
+               RotateBeforeTransposeIntoAttention<linalg::TransposeOp>,
+               RotateBeforeTransposeIntoAttention<tosa::TransposeOp>>(
+      patterns.getContext());
   // Products that attention did not take (lower benefit: attention first).
   patterns.add<FoldRotationsIntoProduct>(patterns.getContext(), /*benefit=*/0);
 }

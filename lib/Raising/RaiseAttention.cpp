@@ -934,7 +934,9 @@ Value buildNegatedMask(OpBuilder &b, Location loc, Value mask) {
 struct AttentionChain {
   Term value;
   Scores scores;
-  std::optional<Term> additiveMask;
+  /// Masks added to the scores (HF's causal mask plus a padding bias, an
+  /// ALiBi-style bias plus a causal mask); their hidden keys add up.
+  SmallVector<Term, 2> additiveMasks;
   std::optional<SelectMask> selectMask;
 };
 
@@ -963,8 +965,8 @@ LogicalResult matchAttentionChain(PatternRewriter &rewriter, Operation *root,
     return rewriter.notifyMatchFailure(
         root, "the hidden-row guard tests other values than the logits");
 
-  // Logits: the scores plus at most one additive mask, or the scores
-  // hidden where a boolean mask says (torch.where, masked_fill).
+  // Logits: the scores plus additive masks, or the scores hidden where a
+  // boolean mask says (torch.where, masked_fill).
   chain.selectMask = matchSelectMask(*logits);
   SmallVector<Term> addends;
   collectAddends(chain.selectMask ? chain.selectMask->logits : *logits,
@@ -977,11 +979,10 @@ LogicalResult matchAttentionChain(PatternRewriter &rewriter, Operation *root,
         continue;
     masks.push_back(addend);
   }
-  if (!scores || masks.size() + (chain.selectMask ? 1 : 0) > 1)
+  if (!scores || (chain.selectMask && !masks.empty()))
     return rewriter.notifyMatchFailure(root, "logits are not Q·Kᵀ + mask");
   chain.scores = *scores;
-  if (!masks.empty())
-    chain.additiveMask = masks.front();
+  chain.additiveMasks = std::move(masks);
   return success();
 }
 
@@ -1019,27 +1020,44 @@ LogicalResult matchMaskRule(const AttentionChain &chain,
                             bool &negateMask,
                             function_ref<LogicalResult(const Twine &)> miss) {
   negateMask = false;
-  if (chain.additiveMask) {
-    Type maskType = chain.additiveMask->value.getType();
+  // Each additive mask on its own: a rule, a rule with a boolean operand,
+  // or an operand added as it is. Their sum hides every key that one of
+  // them hides (−inf, or the lowest finite value plus anything no larger
+  // than the scores, stays hidden): the union of the rules, with at most
+  // one operand among them.
+  for (const Term &mask : chain.additiveMasks) {
+    Type maskType = mask.value.getType();
     auto additiveHides = [&](double value) {
       return ::additiveHides(value, maskType);
     };
-    std::optional<MaskRule> evaluated = distanceMaskRule(
-        *chain.additiveMask, sq, sk, canonical, additiveHides, false);
+    std::optional<MaskRule> evaluated =
+        distanceMaskRule(mask, sq, sk, canonical, additiveHides, false);
     if (!evaluated)
-      evaluated = evaluateMaskRule(*chain.additiveMask, n, sq, sk, additiveHides);
+      evaluated = evaluateMaskRule(mask, n, sq, sk, additiveHides);
     if (!evaluated)
-      evaluated = distanceMaskRule(*chain.additiveMask, sq, sk, canonical,
-                                   additiveHides, true);
+      evaluated =
+          distanceMaskRule(mask, sq, sk, canonical, additiveHides, true);
+    MaskRule part;
     if (evaluated) {
-      rule = *evaluated;
-      negateMask = rule.operandHidesWhenTrue;
+      part = *evaluated;
     } else {
-      rule.operand = maskOperand(*chain.additiveMask, canonical);
-      if (!rule.operand)
+      part.operand = maskOperand(mask, canonical);
+      if (!part.operand)
         return miss("the mask is not read as [B, H, Sq, Sk]");
     }
-  } else if (chain.selectMask) {
+    if (part.operand && rule.operand)
+      return miss("more than one of the added masks needs an operand");
+    rule.causal |= part.causal;
+    if (part.window)
+      rule.window =
+          rule.window ? std::min(*rule.window, *part.window) : *part.window;
+    if (part.operand) {
+      rule.operand = part.operand;
+      rule.operandHidesWhenTrue = part.operandHidesWhenTrue;
+      negateMask = part.operandHidesWhenTrue;
+    }
+  }
+  if (chain.selectMask) {
     bool hidesWhenTrue = chain.selectMask->hidesWhenTrue;
     auto hides = [&](double c) -> std::optional<bool> {
       return (c != 0.0) == hidesWhenTrue;

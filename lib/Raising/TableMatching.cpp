@@ -76,21 +76,102 @@ SmallVector<Term> matchPositions(Term t) {
   return matchIntegerPositions(c->operands[0]);
 }
 
+/// An integer index `coefficient · variable + offset`, the variable read
+/// from a tensor (no variable: a constant).
+struct LinearIndex {
+  std::optional<Term> variable;
+  int64_t coefficient = 0;
+  int64_t offset = 0;
+};
+
+/// `t` as a linear function of one integer tensor, through views, integer
+/// casts (a narrowing cast of an index is exact wherever the gather it feeds
+/// is in bounds), additions, products with constants and sums over a
+/// constant number of elements: how torch-mlir's tosa export linearises the
+/// index of a gather from a flattened [L·W] cache,
+/// `reduce_sum(concat(0, p, column) · strides)`.
+std::optional<LinearIndex> matchLinearIndex(Term t, unsigned depth = 0) {
+  if (depth > kMaxViewSteps)
+    return std::nullopt;
+  if (std::optional<double> value = evaluate(t))
+    return LinearIndex{std::nullopt, 0, static_cast<int64_t>(*value)};
+  t = peelViews(t);
+  auto add = [](LinearIndex a, LinearIndex b) -> std::optional<LinearIndex> {
+    if (a.variable && b.variable && *a.variable != *b.variable)
+      return std::nullopt;
+    return LinearIndex{a.variable ? a.variable : b.variable,
+                       a.coefficient + b.coefficient, a.offset + b.offset};
+  };
+  if (auto sum = t.value.getDefiningOp<tosa::ReduceSumOp>()) {
+    auto inputType = cast<RankedTensorType>(sum.getInput().getType());
+    int64_t extent = inputType.getDimSize(sum.getAxis());
+    if (ShapedType::isDynamic(extent) || extent > 16)
+      return std::nullopt;
+    LinearIndex total;
+    for (int64_t k = 0; k < extent; ++k) {
+      SmallVector<AffineExpr> indices(t.map.getResults());
+      indices[sum.getAxis()] = getAffineConstantExpr(k, t.map.getContext());
+      std::optional<LinearIndex> element =
+          matchLinearIndex(makeTerm(sum.getInput(),
+                                    AffineMap::get(t.map.getNumDims(), 0,
+                                                   indices, t.map.getContext()),
+                                    t),
+                           depth + 1);
+      if (!element || !(element = add(total, *element)))
+        return std::nullopt;
+      total = *element;
+    }
+    return total;
+  }
+  auto type = dyn_cast<RankedTensorType>(t.value.getType());
+  if (auto cast = t.value.getDefiningOp<tosa::CastOp>();
+      cast && type && type.getElementType().isSignlessInteger() &&
+      getElementTypeOrSelf(cast.getInput().getType()).isSignlessInteger())
+    return matchLinearIndex(makeTerm(cast.getInput(), t.map, t), depth + 1);
+  std::optional<Computation> c = classify(t);
+  if (c && c->kind == Kind::IntExtend)
+    return matchLinearIndex(c->operands[0], depth + 1);
+  if (c && c->kind == Kind::Add) {
+    std::optional<LinearIndex> a = matchLinearIndex(c->operands[0], depth + 1);
+    std::optional<LinearIndex> b = matchLinearIndex(c->operands[1], depth + 1);
+    if (!a || !b)
+      return std::nullopt;
+    return add(*a, *b);
+  }
+  if (c && c->kind == Kind::Mul) {
+    for (auto [operand, factor] : bothOrders(*c)) {
+      std::optional<double> constant = evaluate(factor);
+      std::optional<LinearIndex> rest;
+      if (!constant || !(rest = matchLinearIndex(operand, depth + 1)))
+        continue;
+      auto k = static_cast<int64_t>(*constant);
+      return LinearIndex{rest->variable, rest->coefficient * k,
+                         rest->offset * k};
+    }
+    return std::nullopt;
+  }
+  if (!type || !type.getElementType().isSignlessInteger())
+    return std::nullopt;
+  return LinearIndex{t, 1, 0};
+}
+
 /// `t` as an element of a constant cache [L, W] read at a row given by
 /// integer positions and a constant column: `tensor.extract` in a linalg
-/// body (torch-mlir's indexing) or `tosa.gather`.
+/// body (torch-mlir's indexing) or `tosa.gather`, of the cache's rows or
+/// of its flattened elements.
 std::optional<std::pair<SmallVector<Term>, GatheredColumn>>
 matchGather(Term t) {
   ElementsAttr cache;
   Term row;
   AffineExpr column;
+  int64_t rowLength = 0;
   if (auto extract = t.value.getDefiningOp<tensor::ExtractOp>()) {
     if (extract.getIndices().size() != 2 ||
         !matchPattern(extract.getTensor(), m_Constant(&cache)))
       return std::nullopt;
-    row = makeTerm(extract.getIndices()[0], t.map);
+    row = makeTerm(extract.getIndices()[0], t.map, t);
     std::optional<double> col =
-        evaluate(makeTerm(extract.getIndices()[1], t.map));
+        evaluate(makeTerm(extract.getIndices()[1], t.map, t));
     if (!col)
       return std::nullopt;
     column =
@@ -101,8 +182,19 @@ matchGather(Term t) {
     if (!matchPattern(gather.getValues(), m_Constant(&cache)) ||
         cache.getShapedType().getDimSize(0) != 1)
       return std::nullopt;
-    row = makeTerm(gather.getIndices(), t.map.getMajorSubMap(2));
+    row = makeTerm(gather.getIndices(), t.map.getMajorSubMap(2), t);
     column = t.map.getResult(2);
+    if (cache.getShapedType().getDimSize(2) == 1) {
+      // A flattened cache: the index is p · W + column.
+      std::optional<LinearIndex> index = matchLinearIndex(row);
+      if (!index || !index->variable || index->coefficient < 2 ||
+          index->offset < 0 || index->offset >= index->coefficient ||
+          cache.getShapedType().getDimSize(1) % index->coefficient != 0)
+        return std::nullopt;
+      row = *index->variable;
+      column = getAffineConstantExpr(index->offset, t.map.getContext());
+      rowLength = index->coefficient;
+    }
   } else {
     return std::nullopt;
   }
@@ -110,8 +202,9 @@ matchGather(Term t) {
   SmallVector<Term> positions = matchIntegerPositions(row);
   if (!constantColumn || positions.empty())
     return std::nullopt;
-  return std::make_pair(std::move(positions),
-                        GatheredColumn{cache, constantColumn.getValue()});
+  return std::make_pair(
+      std::move(positions),
+      GatheredColumn{cache, constantColumn.getValue(), rowLength});
 }
 
 /// One element of a cos or sin table: `scale · trig(p · frequency)`, or
@@ -176,13 +269,23 @@ std::optional<TableElement> matchTableElement(Term t, Kind trig) {
   return std::nullopt;
 }
 
-/// Element (row, column) of a constant cache, as f64.
-double cacheAt(ElementsAttr cache, int64_t row, int64_t column) {
-  SmallVector<uint64_t> index(cache.getShapedType().getRank(), 0);
+/// Element (row, column) of the cache that `c` reads, as f64.
+double cacheAt(const GatheredColumn &c, int64_t row) {
+  auto it = c.cache.value_begin<APFloat>();
+  if (c.rowLength)
+    return toDouble(*std::next(it, row * c.rowLength + c.column));
+  SmallVector<uint64_t> index(c.cache.getShapedType().getRank(), 0);
   index[index.size() - 2] = row;
-  index.back() = column;
-  auto it = cache.value_begin<APFloat>();
-  return toDouble(*std::next(it, cache.getFlattenedIndex(index)));
+  index.back() = c.column;
+  return toDouble(*std::next(it, c.cache.getFlattenedIndex(index)));
+}
+
+/// Rows and row length of the cache that `c` reads.
+std::pair<int64_t, int64_t> cacheShape(const GatheredColumn &c) {
+  ArrayRef<int64_t> shape = c.cache.getShapedType().getShape();
+  if (c.rowLength)
+    return {c.cache.getNumElements() / c.rowLength, c.rowLength};
+  return {shape.drop_back().back(), shape.back()};
 }
 
 } // namespace
@@ -227,26 +330,21 @@ LogicalResult resolveGathered(Table &cos, Table &sin) {
           !cache.try_value_begin<APFloat>())
         return failure();
     }
-    ArrayRef<int64_t> cosShape = c.cache.getShapedType().getShape();
-    ArrayRef<int64_t> sinShape = s.cache.getShapedType().getShape();
-    int64_t rows = cosShape.drop_back().back();
-    if (rows < 2 || sinShape.drop_back().back() != rows || c.column < 0 ||
-        c.column >= cosShape.back() || s.column < 0 ||
-        s.column >= sinShape.back())
+    auto [rows, cosWidth] = cacheShape(c);
+    auto [sinRows, sinWidth] = cacheShape(s);
+    if (rows < 2 || sinRows != rows || c.column < 0 || c.column >= cosWidth ||
+        s.column < 0 || s.column >= sinWidth)
       return failure();
-    double m = cacheAt(c.cache, 0, c.column);
-    double f = std::atan2(cacheAt(s.cache, 1, s.column) / m,
-                          cacheAt(c.cache, 1, c.column) / m);
+    double m = cacheAt(c, 0);
+    double f = std::atan2(cacheAt(s, 1) / m, cacheAt(c, 1) / m);
     if (!std::isfinite(m) || m <= 0.0 || !std::isfinite(f) || f <= 0.0 ||
         (factor && *factor != m))
       return failure();
     for (int64_t p = 0; p < rows; ++p) {
       double phase = static_cast<double>(p) * f;
       double tolerance = 0x1p-21 * m * (1.0 + phase);
-      if (std::abs(cacheAt(c.cache, p, c.column) - m * std::cos(phase)) >
-              tolerance ||
-          std::abs(cacheAt(s.cache, p, s.column) - m * std::sin(phase)) >
-              tolerance)
+      if (std::abs(cacheAt(c, p) - m * std::cos(phase)) > tolerance ||
+          std::abs(cacheAt(s, p) - m * std::sin(phase)) > tolerance)
         return failure();
     }
     factor = m;

@@ -232,6 +232,25 @@ func.func @fold_table_rotations_through_transpose(%q: tensor<1x8x2x16xf32>, %k: 
 
 // -----
 
+// The same with tosa.transpose (torch-mlir's tosa export of GPT-J): the
+// rotation moves after it alike.
+// CHECK-LABEL: func.func @fold_table_rotations_through_tosa_transpose
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<1x8x2x16xf32>, %[[K:[^:]+]]: tensor<1x8x2x16xf32>, %{{[^:]+}}: tensor<1x2x8x16xf32>, %[[C:[^:]+]]: tensor<1x8x1x8xf32>, %[[S:[^:]+]]: tensor<1x8x1x8xf32>)
+// CHECK-NOT: rope.rotate_with_tables
+// CHECK-DAG: %[[QT:.+]] = linalg.transpose ins(%[[Q]] : tensor<1x8x2x16xf32>) {{.*}} permutation = [0, 2, 1, 3]
+// CHECK-DAG: %[[CT:.+]] = linalg.transpose ins(%[[C]] : tensor<1x8x1x8xf32>) {{.*}} permutation = [0, 2, 1, 3]
+// CHECK: rope.attention %[[QT]], %{{.+}}, %{{.+}} rotary_tables(%[[CT]], %{{.+}}, %{{.+}}, %{{.+}} : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) rotary_layout<interleaved> rotary_dims = 8 causal :
+func.func @fold_table_rotations_through_tosa_transpose(%q: tensor<1x8x2x16xf32>, %k: tensor<1x8x2x16xf32>, %v: tensor<1x2x8x16xf32>, %c: tensor<1x8x1x8xf32>, %s: tensor<1x8x1x8xf32>) -> tensor<1x2x8x16xf32> {
+  %qr = rope.rotate_with_tables %q, %c, %s layout<interleaved> dims = 8 : tensor<1x8x2x16xf32>, tensor<1x8x1x8xf32>
+  %kr = rope.rotate_with_tables %k, %c, %s layout<interleaved> dims = 8 : tensor<1x8x2x16xf32>, tensor<1x8x1x8xf32>
+  %qt = tosa.transpose %qr {perms = array<i32: 0, 2, 1, 3>} : (tensor<1x8x2x16xf32>) -> tensor<1x2x8x16xf32>
+  %kt = tosa.transpose %kr {perms = array<i32: 0, 2, 1, 3>} : (tensor<1x8x2x16xf32>) -> tensor<1x2x8x16xf32>
+  %o = rope.attention %qt, %kt, %v causal : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
 // Rotated Q and K meeting in a plain batch matmul (no attention): the
 // product reads the un-rotated tensors as pairs ([.., 2, h]) and rotates
 // them in its body with each side's table; no rotated tensor is left.

@@ -392,4 +392,167 @@ func.func @no_raise_transposed_mask(%q: tensor<1x2x512x16xf32>, %k: tensor<1x2x5
 }
 
 
+// -----
+
+// Sums of additive masks: HF's older spelling adds a causal mask and a
+// padding bias (0 for a real key, the lowest f32 for a padding one). A key
+// is hidden when either hides it: `causal` plus the [1, 1, 1, S] key mask.
+// CHECK-LABEL: func.func @causal_plus_padding_bias
+// CHECK-SAME: %[[PAD:[^:]+]]: tensor<1x1x1x512xi1>
+// CHECK: rope.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} mask(%[[PAD]] : tensor<1x1x1x512xi1>) causal scale = 2.500000e-01 :
+func.func @causal_plus_padding_bias(%q: tensor<1x2x512x16xf32>, %k: tensor<1x2x512x16xf32>, %v: tensor<1x2x512x16xf32>, %pad: tensor<1x1x1x512xi1>) -> tensor<1x2x512x16xf32> {
+  %kt_e = tensor.empty() : tensor<1x2x16x512xf32>
+  %kt = linalg.transpose ins(%k : tensor<1x2x512x16xf32>) outs(%kt_e : tensor<1x2x16x512xf32>) permutation = [0, 1, 3, 2]
+  %q3 = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<1x2x512x16xf32> into tensor<2x512x16xf32>
+  %k3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<1x2x16x512xf32> into tensor<2x16x512xf32>
+  %zero = arith.constant 0.0 : f32
+  %s_e = tensor.empty() : tensor<2x512x512xf32>
+  %s_f = linalg.fill ins(%zero : f32) outs(%s_e : tensor<2x512x512xf32>) -> tensor<2x512x512xf32>
+  %s = linalg.batch_matmul ins(%q3, %k3 : tensor<2x512x16xf32>, tensor<2x16x512xf32>) outs(%s_f : tensor<2x512x512xf32>) -> tensor<2x512x512xf32>
+  %s4 = tensor.expand_shape %s [[0, 1], [2], [3]] output_shape [1, 2, 512, 512] : tensor<2x512x512xf32> into tensor<1x2x512x512xf32>
+  %m_e = tensor.empty() : tensor<512x512xf32>
+  %m = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%m_e : tensor<512x512xf32>) {
+  ^bb0(%out: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %future = arith.cmpi sgt, %j, %i : index
+    %ninf = arith.constant 0xFF800000 : f32
+    %z = arith.constant 0.0 : f32
+    %r = arith.select %future, %ninf, %z : f32
+    linalg.yield %r : f32
+  } -> tensor<512x512xf32>
+  %pb_e = tensor.empty() : tensor<1x1x1x512xf32>
+  %pb = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%pad : tensor<1x1x1x512xi1>) outs(%pb_e : tensor<1x1x1x512xf32>) {
+  ^bb0(%real: i1, %out: f32):
+    %z = arith.constant 0.0 : f32
+    %lowest = arith.constant -3.40282347E+38 : f32
+    %r = arith.select %real, %z, %lowest : f32
+    linalg.yield %r : f32
+  } -> tensor<1x1x1x512xf32>
+  %x_e = tensor.empty() : tensor<1x2x512x512xf32>
+  %scale = arith.constant 0.25 : f32
+  %x = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d2, d3)>, affine_map<(d0, d1, d2, d3) -> (0, 0, 0, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s4, %m, %pb : tensor<1x2x512x512xf32>, tensor<512x512xf32>, tensor<1x1x1x512xf32>) outs(%x_e : tensor<1x2x512x512xf32>) {
+  ^bb0(%in: f32, %mm: f32, %bb: f32, %out: f32):
+    %a = arith.mulf %in, %scale : f32
+    %b = arith.addf %a, %mm : f32
+    %c = arith.addf %b, %bb : f32
+    linalg.yield %c : f32
+  } -> tensor<1x2x512x512xf32>
+  %p_e = tensor.empty() : tensor<1x2x512x512xf32>
+  %p = linalg.softmax dimension(3) ins(%x : tensor<1x2x512x512xf32>) outs(%p_e : tensor<1x2x512x512xf32>) -> tensor<1x2x512x512xf32>
+  %p3 = tensor.collapse_shape %p [[0, 1], [2], [3]] : tensor<1x2x512x512xf32> into tensor<2x512x512xf32>
+  %v3 = tensor.collapse_shape %v [[0, 1], [2], [3]] : tensor<1x2x512x16xf32> into tensor<2x512x16xf32>
+  %o_e = tensor.empty() : tensor<2x512x16xf32>
+  %o_f = linalg.fill ins(%zero : f32) outs(%o_e : tensor<2x512x16xf32>) -> tensor<2x512x16xf32>
+  %o = linalg.batch_matmul ins(%p3, %v3 : tensor<2x512x512xf32>, tensor<2x512x16xf32>) outs(%o_f : tensor<2x512x16xf32>) -> tensor<2x512x16xf32>
+  %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [1, 2, 512, 16] : tensor<2x512x16xf32> into tensor<1x2x512x16xf32>
+  return %o4 : tensor<1x2x512x16xf32>
+}
+
+// -----
+
+// A causal mask plus a bias argument (ALiBi-like, any values): the rule,
+// and the bias as the additive mask operand.
+// CHECK-LABEL: func.func @causal_plus_bias_operand
+// CHECK-SAME: %[[BIAS:[^:]+]]: tensor<1x2x512x512xf32>
+// CHECK: rope.attention %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} mask(%[[BIAS]] : tensor<1x2x512x512xf32>) causal scale = 2.500000e-01 :
+func.func @causal_plus_bias_operand(%q: tensor<1x2x512x16xf32>, %k: tensor<1x2x512x16xf32>, %v: tensor<1x2x512x16xf32>, %bias: tensor<1x2x512x512xf32>) -> tensor<1x2x512x16xf32> {
+  %kt_e = tensor.empty() : tensor<1x2x16x512xf32>
+  %kt = linalg.transpose ins(%k : tensor<1x2x512x16xf32>) outs(%kt_e : tensor<1x2x16x512xf32>) permutation = [0, 1, 3, 2]
+  %q3 = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<1x2x512x16xf32> into tensor<2x512x16xf32>
+  %k3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<1x2x16x512xf32> into tensor<2x16x512xf32>
+  %zero = arith.constant 0.0 : f32
+  %s_e = tensor.empty() : tensor<2x512x512xf32>
+  %s_f = linalg.fill ins(%zero : f32) outs(%s_e : tensor<2x512x512xf32>) -> tensor<2x512x512xf32>
+  %s = linalg.batch_matmul ins(%q3, %k3 : tensor<2x512x16xf32>, tensor<2x16x512xf32>) outs(%s_f : tensor<2x512x512xf32>) -> tensor<2x512x512xf32>
+  %s4 = tensor.expand_shape %s [[0, 1], [2], [3]] output_shape [1, 2, 512, 512] : tensor<2x512x512xf32> into tensor<1x2x512x512xf32>
+  %m_e = tensor.empty() : tensor<512x512xf32>
+  %m = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%m_e : tensor<512x512xf32>) {
+  ^bb0(%out: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %future = arith.cmpi sgt, %j, %i : index
+    %ninf = arith.constant 0xFF800000 : f32
+    %z = arith.constant 0.0 : f32
+    %r = arith.select %future, %ninf, %z : f32
+    linalg.yield %r : f32
+  } -> tensor<512x512xf32>
+  %x_e = tensor.empty() : tensor<1x2x512x512xf32>
+  %scale = arith.constant 0.25 : f32
+  %x = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s4, %m, %bias : tensor<1x2x512x512xf32>, tensor<512x512xf32>, tensor<1x2x512x512xf32>) outs(%x_e : tensor<1x2x512x512xf32>) {
+  ^bb0(%in: f32, %mm: f32, %bb: f32, %out: f32):
+    %a = arith.mulf %in, %scale : f32
+    %b = arith.addf %a, %mm : f32
+    %c = arith.addf %b, %bb : f32
+    linalg.yield %c : f32
+  } -> tensor<1x2x512x512xf32>
+  %p_e = tensor.empty() : tensor<1x2x512x512xf32>
+  %p = linalg.softmax dimension(3) ins(%x : tensor<1x2x512x512xf32>) outs(%p_e : tensor<1x2x512x512xf32>) -> tensor<1x2x512x512xf32>
+  %p3 = tensor.collapse_shape %p [[0, 1], [2], [3]] : tensor<1x2x512x512xf32> into tensor<2x512x512xf32>
+  %v3 = tensor.collapse_shape %v [[0, 1], [2], [3]] : tensor<1x2x512x16xf32> into tensor<2x512x16xf32>
+  %o_e = tensor.empty() : tensor<2x512x16xf32>
+  %o_f = linalg.fill ins(%zero : f32) outs(%o_e : tensor<2x512x16xf32>) -> tensor<2x512x16xf32>
+  %o = linalg.batch_matmul ins(%p3, %v3 : tensor<2x512x512xf32>, tensor<2x512x16xf32>) outs(%o_f : tensor<2x512x16xf32>) -> tensor<2x512x16xf32>
+  %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [1, 2, 512, 16] : tensor<2x512x16xf32> into tensor<1x2x512x16xf32>
+  return %o4 : tensor<1x2x512x16xf32>
+}
+
+// -----
+
+// Near miss: a causal mask plus two masks that each need an operand (a
+// bias and a padding bias); attention takes one mask operand.
+// CHECK-LABEL: func.func @no_raise_two_mask_operands
+// CHECK-NOT: rope.attention
+// REPORT: remark: rope-raise: attention not raised: more than one of the added masks needs an operand
+func.func @no_raise_two_mask_operands(%q: tensor<1x2x512x16xf32>, %k: tensor<1x2x512x16xf32>, %v: tensor<1x2x512x16xf32>, %bias: tensor<1x2x512x512xf32>, %pad: tensor<1x1x1x512xi1>) -> tensor<1x2x512x16xf32> {
+  %kt_e = tensor.empty() : tensor<1x2x16x512xf32>
+  %kt = linalg.transpose ins(%k : tensor<1x2x512x16xf32>) outs(%kt_e : tensor<1x2x16x512xf32>) permutation = [0, 1, 3, 2]
+  %q3 = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<1x2x512x16xf32> into tensor<2x512x16xf32>
+  %k3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<1x2x16x512xf32> into tensor<2x16x512xf32>
+  %zero = arith.constant 0.0 : f32
+  %s_e = tensor.empty() : tensor<2x512x512xf32>
+  %s_f = linalg.fill ins(%zero : f32) outs(%s_e : tensor<2x512x512xf32>) -> tensor<2x512x512xf32>
+  %s = linalg.batch_matmul ins(%q3, %k3 : tensor<2x512x16xf32>, tensor<2x16x512xf32>) outs(%s_f : tensor<2x512x512xf32>) -> tensor<2x512x512xf32>
+  %s4 = tensor.expand_shape %s [[0, 1], [2], [3]] output_shape [1, 2, 512, 512] : tensor<2x512x512xf32> into tensor<1x2x512x512xf32>
+  %m_e = tensor.empty() : tensor<512x512xf32>
+  %m = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%m_e : tensor<512x512xf32>) {
+  ^bb0(%out: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %future = arith.cmpi sgt, %j, %i : index
+    %ninf = arith.constant 0xFF800000 : f32
+    %z = arith.constant 0.0 : f32
+    %r = arith.select %future, %ninf, %z : f32
+    linalg.yield %r : f32
+  } -> tensor<512x512xf32>
+  %pb_e = tensor.empty() : tensor<1x1x1x512xf32>
+  %pb = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%pad : tensor<1x1x1x512xi1>) outs(%pb_e : tensor<1x1x1x512xf32>) {
+  ^bb0(%real: i1, %out: f32):
+    %z = arith.constant 0.0 : f32
+    %lowest = arith.constant -3.40282347E+38 : f32
+    %r = arith.select %real, %z, %lowest : f32
+    linalg.yield %r : f32
+  } -> tensor<1x1x1x512xf32>
+  %x_e = tensor.empty() : tensor<1x2x512x512xf32>
+  %scale = arith.constant 0.25 : f32
+  %x = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d2, d3)>, affine_map<(d0, d1, d2, d3) -> (0, 0, 0, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s4, %m, %pb, %bias : tensor<1x2x512x512xf32>, tensor<512x512xf32>, tensor<1x1x1x512xf32>, tensor<1x2x512x512xf32>) outs(%x_e : tensor<1x2x512x512xf32>) {
+  ^bb0(%in: f32, %mm: f32, %pp: f32, %bb: f32, %out: f32):
+    %a = arith.mulf %in, %scale : f32
+    %b = arith.addf %a, %mm : f32
+    %c = arith.addf %b, %pp : f32
+    %d = arith.addf %c, %bb : f32
+    linalg.yield %d : f32
+  } -> tensor<1x2x512x512xf32>
+  %p_e = tensor.empty() : tensor<1x2x512x512xf32>
+  %p = linalg.softmax dimension(3) ins(%x : tensor<1x2x512x512xf32>) outs(%p_e : tensor<1x2x512x512xf32>) -> tensor<1x2x512x512xf32>
+  %p3 = tensor.collapse_shape %p [[0, 1], [2], [3]] : tensor<1x2x512x512xf32> into tensor<2x512x512xf32>
+  %v3 = tensor.collapse_shape %v [[0, 1], [2], [3]] : tensor<1x2x512x16xf32> into tensor<2x512x16xf32>
+  %o_e = tensor.empty() : tensor<2x512x16xf32>
+  %o_f = linalg.fill ins(%zero : f32) outs(%o_e : tensor<2x512x16xf32>) -> tensor<2x512x16xf32>
+  %o = linalg.batch_matmul ins(%p3, %v3 : tensor<2x512x512xf32>, tensor<2x512x16xf32>) outs(%o_f : tensor<2x512x16xf32>) -> tensor<2x512x16xf32>
+  %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [1, 2, 512, 16] : tensor<2x512x16xf32> into tensor<1x2x512x16xf32>
+  return %o4 : tensor<1x2x512x16xf32>
+}
+
+
 // REPORT-NOT: remark

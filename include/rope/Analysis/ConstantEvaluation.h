@@ -32,8 +32,9 @@ bool isZeroConstant(Value v);
 /// Constant integer contents of a shape or index operand.
 std::optional<SmallVector<int64_t>> constantIndices(Value v);
 
-/// The element of constant `attr` that `map` reads; the map must be constant
-/// unless every element is the same.
+/// The element of constant `attr` that `map` reads. Where an index of the
+/// map is not constant, the element must be the same at every index of that
+/// dim (a splat, or a constant repeated along it).
 std::optional<double> readConstant(Attribute attr, AffineMap map);
 
 /// The value `t` reads, when it follows from constants and loop indices

@@ -19,6 +19,7 @@
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
+#include "llvm/ADT/SmallVector.h"
 
 namespace mlir::rope::analysis {
 
@@ -29,9 +30,17 @@ inline constexpr unsigned kMaxViewSteps = 64;
 /// `value[map(i)]`. A tensor is indexed by its dims; a scalar computed in the
 /// body of a linalg op by that op's loops; any other scalar ignores the index
 /// (its map has no results).
+///
+/// Where the iteration space is the index space of a tensor (identityTerm),
+/// `extents` holds its dims' sizes (ShapedType::kDynamic where unknown) and
+/// every term read from it keeps them, so that the indices can be simplified
+/// with the dims' ranges: `(d1 * 4 + d2) floordiv 4` is `d1` when d2 < 4,
+/// which is how a reshape that merges dims undoes one that split them.
+/// Terms compare by value and map alone.
 struct Term {
   Value value;
   AffineMap map;
+  SmallVector<int64_t, 4> extents = {};
 
   bool operator==(const Term &other) const {
     return value == other.value && map == other.map;
@@ -44,6 +53,9 @@ struct Term {
 /// at 0 (the only index a valid program can use there, however a frontend
 /// wrote the broadcast).
 Term makeTerm(Value value, AffineMap map);
+
+/// `makeTerm` in the iteration space of `space` (same dims, same extents).
+Term makeTerm(Value value, AffineMap map, const Term &space);
 
 /// `value` read at the iteration point itself; `value` has the iteration
 /// space's shape.

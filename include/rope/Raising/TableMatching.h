@@ -31,13 +31,17 @@ using analysis::Term;
 //===----------------------------------------------------------------------===//
 
 /// A column of a constant cache of cos or sin values [L, W] that a table
-/// reads by position (`cos_cached[position_ids]`).
+/// reads by position (`cos_cached[position_ids]`). A cache that a frontend
+/// flattened (tosa gathers rows of [1, L·W, 1] at `p·W + column`) states its
+/// row length W; otherwise it is 0 and the rows are the cache's last dim.
 struct GatheredColumn {
   ElementsAttr cache;
   int64_t column;
+  int64_t rowLength = 0;
 
   bool operator==(const GatheredColumn &other) const {
-    return cache == other.cache && column == other.column;
+    return cache == other.cache && column == other.column &&
+           rowLength == other.rowLength;
   }
 };
 

@@ -9,7 +9,8 @@ tosa spelling, one unbatched head with 2-D matmuls and a `triu` constant,
 GQA at batch 2, and three near misses) and of
 test/Raising/raise-attention-masks.mlir (masks at S = 512 read
 symbolically: compare, `triu`, sliding window, `where(tril)`, a computed
-bias, causal and-ed with a padding argument either way, a near miss) is
+bias, causal and-ed with a padding argument either way, sums of a causal
+mask and a padding bias or a bias argument, two near misses) is
 compiled as written and after --rope-raise, run on the same
 random inputs, and compared with the f64 reference of what it spells
 (`reference.attention`). The raised ones must have become rope.attention,
@@ -48,6 +49,8 @@ def expected(name, q, k, v, extra):
         kw.update(causal=True, mask=extra[0])
     elif name == "causal_and_padding_hiding_where_true":
         kw.update(causal=True, mask=~extra[0])
+    elif name in ("causal_plus_padding_bias", "causal_plus_bias_operand"):
+        kw.update(causal=True, mask=extra[0])
     elif name == "tiled_kv_heads_not_grouped":
         # Query head h reads kv head h mod Hkv: K and V tiled over the heads.
         kw["causal"] = True
@@ -126,3 +129,6 @@ T.finish()
 # CHECK: PASS causal_and_padding
 # CHECK: PASS causal_and_padding_hiding_where_true
 # CHECK: PASS no_raise_transposed_mask
+# CHECK: PASS causal_plus_padding_bias
+# CHECK: PASS causal_plus_bias_operand
+# CHECK: PASS no_raise_two_mask_operands
