@@ -111,6 +111,13 @@ PHI3_SHORT = (0, 1, 3, 5, 8, 9, 13, 17, 20, 24, 27, 31)
 LONG = 512
 LONG_POSITIONS = {"prompt": tuple(range(LONG))}
 
+_GPTJ = dict(n_embd=64, n_head=4, rotary_dim=8, n_layer=1, n_positions=64, vocab_size=32,
+             bos_token_id=None, eos_token_id=None)
+_NEOX = dict(hidden_size=64, num_attention_heads=4, intermediate_size=128, num_hidden_layers=1,
+             vocab_size=32, max_position_embeddings=2048,
+             rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                              "partial_rotary_factor": 0.5})
+
 _MODELS = [
     Model("llama_attn_eager", "llama",
           "Llama 3.1 attention: llama3 frequency scaling (theta 5e5, factor 8, original 256), GQA 4/2, "
@@ -215,6 +222,28 @@ _MODELS = [
                rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
                                 "partial_rotary_factor": 0.5}),
           seq=LONG, positions=LONG_POSITIONS),
+    Model("gptj_attn_tosa", "gptj",
+          "the GPT-J attention exported as tosa: x[..., ::2] as tosa.gather at constant "
+          "indices, the sin/cos cache gathered flattened at p·8 + column, "
+          "repeat_interleave as reshape + tosa.tile",
+          _GPTJ, output="tosa", positions=POSITIONS),
+    Model("gpt_neox_attn_tosa", "gpt_neox",
+          "the GPT-NeoX attention (partial rotary) exported as tosa",
+          _NEOX, output="tosa", positions=POSITIONS),
+    Model("gptj_attn_pad", "gptj",
+          "the GPT-J attention on a batch of 2 with the second sequence left-padded by 3 "
+          "(an attention_mask input)",
+          _GPTJ, batch=2, padding=(0, 3), positions=POSITIONS),
+    Model("gpt_neox_attn_pad", "gpt_neox",
+          "the GPT-NeoX attention on a batch of 2 with the second sequence left-padded by 3 "
+          "(an attention_mask input)",
+          _NEOX, batch=2, padding=(0, 3), positions=POSITIONS),
+    Model("gptj_attn_bf16", "gptj",
+          "the GPT-J attention in bf16 (its sin/cos cache in bf16 too)",
+          _GPTJ, dtype="bf16", positions=POSITIONS),
+    Model("gpt_neox_attn_bf16", "gpt_neox",
+          "the GPT-NeoX attention in bf16",
+          _NEOX, dtype="bf16", positions=POSITIONS),
     Model("gemma2_attn_global", "gemma2",
           "Gemma 2 attention, layer 1 (a global layer: causal, no window), "
           "logit soft-capping c = 2, scale 24^-1/2",
