@@ -2,6 +2,7 @@
 
 #include "rope/Analysis/OpClassification.h"
 #include "rope/Analysis/ConstantEvaluation.h"
+#include "rope/Analysis/Sizes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -9,6 +10,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -361,6 +363,124 @@ std::optional<Term> outOfBody(Term t, BlockArgument arg) {
                   op.getMatchingIndexingMap(operand).compose(t.map), t);
 }
 
+/// The extent of loop `loop` of `op`, from an operand that it indexes.
+std::optional<Size> loopExtent(linalg::LinalgOp op, unsigned loop) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (!ShapedType::isDynamic(ranges[loop]))
+    return Size{ranges[loop], {}, 0, {}};
+  for (OpOperand &operand : op->getOpOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    for (auto [pos, result] : llvm::enumerate(map.getResults()))
+      if (auto d = dyn_cast<AffineDimExpr>(result);
+          d && d.getPosition() == loop)
+        return sizeOfDim(operand.get(), pos);
+  }
+  return std::nullopt;
+}
+
+/// The index `index` (an index value in the body of `op`, whose loops `t`
+/// reads) as an affine function of the iteration space of `t`: loop
+/// indices, constants, sums and constant multiples, and the broadcast guard
+/// torch-mlir writes at a dynamic size, `select(size == 1, 0, i)` for loop
+/// index i, which is i itself when `size` is that loop's extent (a size of
+/// 1 then leaves only i = 0).
+std::optional<AffineExpr> bodyIndex(Value index, linalg::LinalgOp op,
+                                    const Term &t, unsigned depth = 0) {
+  if (depth > kMaxViewSteps)
+    return std::nullopt;
+  APInt constant;
+  if (matchPattern(index, m_ConstantInt(&constant)))
+    return getAffineConstantExpr(constant.getSExtValue(), op.getContext());
+  Operation *def = index.getDefiningOp();
+  if (auto loop = dyn_cast_or_null<linalg::IndexOp>(def)) {
+    if (loop->getParentOp() != op.getOperation())
+      return std::nullopt;
+    return t.map.getResult(loop.getDim());
+  }
+  if (isa_and_nonnull<arith::IndexCastOp>(def))
+    return bodyIndex(def->getOperand(0), op, t, depth + 1);
+  if (isa_and_nonnull<arith::AddIOp, arith::MulIOp>(def)) {
+    std::optional<AffineExpr> a = bodyIndex(def->getOperand(0), op, t, depth + 1);
+    std::optional<AffineExpr> b = bodyIndex(def->getOperand(1), op, t, depth + 1);
+    if (!a || !b)
+      return std::nullopt;
+    if (isa<arith::AddIOp>(def))
+      return *a + *b;
+    if (!isa<AffineConstantExpr>(*a) && !isa<AffineConstantExpr>(*b))
+      return std::nullopt;
+    return *a * *b;
+  }
+  if (auto select = dyn_cast_or_null<arith::SelectOp>(def)) {
+    auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
+    auto loop = select.getFalseValue().getDefiningOp<linalg::IndexOp>();
+    if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::eq ||
+        !matchPattern(cmp.getRhs(), m_One()) ||
+        !matchPattern(select.getTrueValue(), m_Zero()) || !loop ||
+        loop->getParentOp() != op.getOperation())
+      return std::nullopt;
+    std::optional<Size> extent = loopExtent(op, loop.getDim());
+    if (!extent || *extent != sizeOfValue(cmp.getLhs()))
+      return std::nullopt;
+    return t.map.getResult(loop.getDim());
+  }
+  return std::nullopt;
+}
+
+/// Term of the tensor that a `tensor.extract` in a linalg body reads at
+/// indices computed from the loops (torch-mlir's broadcasts and
+/// `repeat_kv` at dynamic shapes).
+std::optional<Term> throughBodyExtract(Term t, tensor::ExtractOp extract) {
+  auto op = dyn_cast<linalg::LinalgOp>(extract->getParentOp());
+  if (!op || t.map.getNumResults() != op.getNumLoops())
+    return std::nullopt;
+  SmallVector<AffineExpr> indices;
+  for (Value index : extract.getIndices()) {
+    std::optional<AffineExpr> e = bodyIndex(index, op, t);
+    if (!e)
+      return std::nullopt;
+    indices.push_back(*e);
+  }
+  return makeTerm(extract.getTensor(),
+                  AffineMap::get(t.map.getNumDims(), 0, indices,
+                                 op.getContext()),
+                  t);
+}
+
+/// Term of the source of a `tensor.reshape` that only groups or splits
+/// dims: each group's dynamic dims, one on either side, must be the same
+/// size (the shape operand's entry against the source's dim; with one
+/// dynamic dim in all, the element count fixes it).
+std::optional<Term> throughShapeReshape(Term t, tensor::ReshapeOp op) {
+  auto sourceType = dyn_cast<RankedTensorType>(op.getSource().getType());
+  auto resultType = dyn_cast<RankedTensorType>(op.getType());
+  if (!sourceType || !resultType)
+    return std::nullopt;
+  if (sourceType.getNumDynamicDims() + resultType.getNumDynamicDims() > 2) {
+    std::optional<SmallVector<ReassociationIndices>> groups =
+        getReassociationIndicesForReshape(sourceType, resultType);
+    if (!groups)
+      return std::nullopt;
+    bool expands = sourceType.getRank() < resultType.getRank();
+    RankedTensorType few = expands ? sourceType : resultType;
+    RankedTensorType many = expands ? resultType : sourceType;
+    for (auto [dim, group] : llvm::enumerate(*groups)) {
+      if (!few.isDynamicDim(dim))
+        continue;
+      auto dynamic = llvm::make_filter_range(
+          group, [&](int64_t d) { return many.isDynamicDim(d); });
+      if (llvm::range_size(dynamic) != 1)
+        return std::nullopt;
+      int64_t fewDim = dim, manyDim = *dynamic.begin();
+      int64_t sourceDim = expands ? fewDim : manyDim;
+      int64_t resultDim = expands ? manyDim : fewDim;
+      if (sizeOfDim(op.getSource(), sourceDim) !=
+          sizeOfDim(op.getResult(), resultDim))
+        return std::nullopt;
+    }
+  }
+  return throughReshape(t, op.getSource());
+}
+
 } // namespace
 
 std::optional<Term> stepView(Term t) {
@@ -369,9 +489,13 @@ std::optional<Term> stepView(Term t) {
   Operation *def = t.value.getDefiningOp();
   if (!def)
     return std::nullopt;
-  // A scalar in a linalg body that is not a block argument is computed.
-  if (!isa<RankedTensorType>(t.value.getType()))
+  // A scalar in a linalg body that is not a block argument is computed,
+  // unless it is read from a tensor at indices of the loops.
+  if (!isa<RankedTensorType>(t.value.getType())) {
+    if (auto extract = dyn_cast<tensor::ExtractOp>(def))
+      return throughBodyExtract(t, extract);
     return std::nullopt;
+  }
 
   return llvm::TypeSwitch<Operation *, std::optional<Term>>(def)
       .Case([&](linalg::LinalgOp op) {
@@ -393,6 +517,7 @@ std::optional<Term> stepView(Term t) {
       .Case([&](tensor::ConcatOp op) {
         return throughConcat(t, op.getInputs(), op.getDim());
       })
+      .Case([&](tensor::ReshapeOp op) { return throughShapeReshape(t, op); })
       .Case(
           [&](tosa::ReshapeOp op) { return throughReshape(t, op.getInput1()); })
       .Case([&](tosa::SliceOp op) { return throughTosaSlice(t, op); })

@@ -26,6 +26,7 @@
 #include "rope/Analysis/ConstantEvaluation.h"
 #include "rope/Analysis/SymbolicEvaluation.h"
 #include "rope/Analysis/OpClassification.h"
+#include "rope/Analysis/Sizes.h"
 #include "rope/Analysis/Terms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -539,7 +540,8 @@ struct DistanceRule {
 std::optional<MaskRule>
 evaluateMaskRule(Term mask, int64_t n, int64_t sq, int64_t sk,
                  function_ref<std::optional<bool>(double)> hides) {
-  if (n * sq * sk > kMaxEvaluatedMaskElements)
+  if (ShapedType::isDynamic(sq) || ShapedType::isDynamic(sk) ||
+      n * sq * sk > kMaxEvaluatedMaskElements)
     return std::nullopt;
   MLIRContext *ctx = mask.map.getContext();
   int64_t offset = sk - sq;
@@ -580,8 +582,11 @@ Value deepestTensorRead(Term t, function_ref<bool(Term)> accepts) {
       break;
     if (!isa<RankedTensorType>(next->value.getType())) {
       // Into a body: on only when it yields an operand element (a copy,
-      // a broadcast, a transpose).
-      if (!isa<BlockArgument>(next->value) || !(next = stepView(*next)))
+      // a broadcast, a transpose), or reads one with tensor.extract at
+      // indices of its loops (torch-mlir's broadcasts at dynamic sizes).
+      if (!(isa<BlockArgument>(next->value) ||
+            next->value.getDefiningOp<tensor::ExtractOp>()) ||
+          !(next = stepView(*next)))
         break;
     }
     t = *next;
@@ -638,7 +643,8 @@ std::optional<MaskRule> ruleOfFormula(const Formula &hidden, int64_t sq,
                                       int64_t sk, MLIRContext *ctx,
                                       function_ref<bool(unsigned)> opaque,
                                       bool &allHidden) {
-  int64_t offset = sk - sq;
+  bool dynamic = ShapedType::isDynamic(sq) || ShapedType::isDynamic(sk);
+  int64_t offset = dynamic ? 0 : sk - sq;
   SmallVector<AffineExpr> dims;
   for (unsigned k = 0; k < kNumDims; ++k)
     dims.push_back(getAffineDimExpr(k, ctx));
@@ -665,8 +671,20 @@ std::optional<MaskRule> ruleOfFormula(const Formula &hidden, int64_t sq,
   std::optional<Formula> byDistance = hidden.mapExprs(inDistance);
   if (!byDistance)
     return std::nullopt;
+  // The distances a query and a key can be apart. At a dynamic length
+  // (Sq = Sk, the caller checked), every length at once: each comparison
+  // a·δ + b ≥ 0 keeps its truth beyond |δ| > |b|, so the distances up to
+  // the largest |b| + 1 either way show every rule the mask can make.
+  int64_t lowest = 1 - sq, highest = sk - 1;
+  if (ShapedType::isDynamic(sq) || ShapedType::isDynamic(sk)) {
+    int64_t bound = 1;
+    for (const auto &entry : linear)
+      bound = std::max(bound, std::abs(entry.second.second) + 1);
+    lowest = -bound;
+    highest = bound;
+  }
   DistanceRule distances;
-  for (int64_t delta = 1 - sq; delta <= sk - 1; ++delta)
+  for (int64_t delta = lowest; delta <= highest; ++delta)
     distances.add(delta, byDistance->holds(
                              [&](AffineExpr e) {
                                auto [a, b] = linear.lookup(e);
@@ -784,6 +802,20 @@ struct OperandRead {
     return p < missing ? 1
                        : getSourceType().getDimSize(permutation[p - missing]);
   }
+  /// The size of attention dim `p` (B, H, S or D) of the operand.
+  analysis::Size getSize(int64_t p) const {
+    int64_t missing = 4 - getSourceType().getRank();
+    if (p < missing)
+      return analysis::Size{1, {}, 0, {}};
+    return analysis::sizeOfDim(source, permutation[p - missing],
+                               [](Operation *op) -> Value {
+                                 if (auto r = dyn_cast<RotateOp>(op))
+                                   return r.getInput();
+                                 if (auto r = dyn_cast<RotateWithTablesOp>(op))
+                                   return r.getInput();
+                                 return {};
+                               });
+  }
   /// The operand itself as [B, H, S, D]: transposed into place and given
   /// its leading unit dims if need be.
   Value materialize(OpBuilder &b, Location loc) const {
@@ -791,9 +823,10 @@ struct OperandRead {
     int64_t rank = type.getRank();
     Value operand = source;
     if (!llvm::equal(permutation, llvm::seq<int64_t>(0, rank))) {
-      SmallVector<int64_t> shape;
+      SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, source);
+      SmallVector<OpFoldResult> shape;
       for (int64_t p : permutation)
-        shape.push_back(type.getDimSize(p));
+        shape.push_back(sizes[p]);
       Value init =
           tensor::EmptyOp::create(b, loc, shape, type.getElementType());
       operand = linalg::TransposeOp::create(b, loc, operand, init, permutation)
@@ -855,7 +888,7 @@ OperandRead findOperand(Term t, ArrayRef<AffineExpr> expected, int64_t nExtent) 
   auto trailing = [&](Term read) -> std::optional<ArrayRef<AffineExpr>> {
     auto type = cast<RankedTensorType>(read.value.getType());
     int64_t rank = type.getRank();
-    if (rank < 2 || rank > 4 || !type.hasStaticShape() ||
+    if (rank < 2 || rank > 4 ||
         !llvm::all_of(expected.drop_back(rank),
                       [](AffineExpr e) { return isa<AffineConstantExpr>(e); }))
       return std::nullopt;
@@ -911,7 +944,7 @@ OperandRead findOperand(Term t, ArrayRef<AffineExpr> expected, int64_t nExtent) 
 /// mask wants of a frontend's mask that hides where true.
 Value buildNegatedMask(OpBuilder &b, Location loc, Value mask) {
   auto type = cast<RankedTensorType>(mask.getType());
-  Value init = tensor::EmptyOp::create(b, loc, type.getShape(),
+  Value init = tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, mask),
                                        type.getElementType());
   AffineMap id = AffineMap::getMultiDimIdentityMap(type.getRank(),
                                                    b.getContext());
@@ -1156,6 +1189,12 @@ LogicalResult raiseAttention(PatternRewriter &rewriter, Operation *root,
     return miss("the element types or shapes of Q, K, V and the output do "
                 "not agree");
   int64_t sk = key.getDimSize(2);
+  // A dynamic length: the mask is read as one over Sq = Sk (self-attention
+  // of one sequence), which the sizes must show.
+  if ((ShapedType::isDynamic(sq) || ShapedType::isDynamic(sk)) &&
+      query.getSize(2) != key.getSize(2))
+    return miss("the query and key lengths are dynamic and not known to be "
+                "equal");
 
   MaskRule rule;
   bool negateMask;
@@ -1171,10 +1210,11 @@ LogicalResult raiseAttention(PatternRewriter &rewriter, Operation *root,
 }
 
 /// Whether `source` -> `result` splits the leading dim of a batched product
-/// [B·H, S, D] into [B, H, S, D].
+/// [B·H, S, D] into [B, H, S, D] (B, H and D static; S may be dynamic).
 bool splitsBatchHead(RankedTensorType source, RankedTensorType result) {
   return source.getRank() == 3 && result.getRank() == 4 &&
-         source.hasStaticShape() && result.hasStaticShape() &&
+         !source.isDynamicDim(0) && !source.isDynamicDim(2) &&
+         !result.isDynamicDim(0) && !result.isDynamicDim(1) &&
          source.getDimSize(0) == result.getDimSize(0) * result.getDimSize(1) &&
          source.getShape().drop_front() == result.getShape().drop_front(2);
 }

@@ -1,0 +1,129 @@
+//===- Sizes.cpp - which tensor sizes a program knows to be equal ---------===//
+
+#include "rope/Analysis/Sizes.h"
+#include "rope/Analysis/Terms.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+
+using namespace mlir;
+
+namespace mlir::rope::analysis {
+
+namespace {
+
+/// Whether `value` is a size (a dim or a non-negative constant), so that a
+/// test of it being negative is false.
+bool isNonNegativeSize(Value value, SameShapeOperand sameShape) {
+  Size size = sizeOfValue(value, sameShape);
+  return size.isConstant() ? size.constant >= 0 : bool(size.tensor);
+}
+
+/// The side a `select` guarding a size against a negative value takes:
+/// `select(x < 0, a, b)` is b when x is a size (torch-mlir's `view` with an
+/// inferred dim), `select(x >= 0, a, b)` is a.
+std::optional<Value> decidedSide(arith::SelectOp select,
+                                 SameShapeOperand sameShape) {
+  auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
+  if (!cmp || !matchPattern(cmp.getRhs(), m_Zero()) ||
+      !isNonNegativeSize(cmp.getLhs(), sameShape))
+    return std::nullopt;
+  switch (cmp.getPredicate()) {
+  case arith::CmpIPredicate::slt:
+    return select.getFalseValue();
+  case arith::CmpIPredicate::sge:
+    return select.getTrueValue();
+  default:
+    return std::nullopt;
+  }
+}
+
+} // namespace
+
+Size sizeOfValue(Value value, SameShapeOperand sameShape) {
+  for (unsigned step = 0; step < kMaxViewSteps; ++step) {
+    APInt constant;
+    if (matchPattern(value, m_ConstantInt(&constant)))
+      return Size{constant.getSExtValue(), {}, 0, {}};
+    Operation *def = value.getDefiningOp();
+    if (isa_and_nonnull<arith::IndexCastOp, arith::IndexCastUIOp,
+                        arith::ExtSIOp, arith::ExtUIOp, arith::TruncIOp>(def)) {
+      // Sizes fit every integer type a frontend casts them to.
+      value = def->getOperand(0);
+      continue;
+    }
+    if (auto dim = dyn_cast_or_null<tensor::DimOp>(def)) {
+      std::optional<int64_t> index = dim.getConstantIndex();
+      if (!index)
+        break;
+      return sizeOfDim(dim.getSource(), *index, sameShape);
+    }
+    if (auto select = dyn_cast_or_null<arith::SelectOp>(def)) {
+      if (std::optional<Value> side = decidedSide(select, sameShape)) {
+        value = *side;
+        continue;
+      }
+      Size a = sizeOfValue(select.getTrueValue(), sameShape);
+      if (a == sizeOfValue(select.getFalseValue(), sameShape))
+        return a;
+    }
+    break;
+  }
+  return Size{ShapedType::kDynamic, {}, 0, value};
+}
+
+Size sizeOfDim(Value tensor, int64_t dim, SameShapeOperand sameShape) {
+  for (unsigned step = 0; step < kMaxViewSteps; ++step) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    if (!type.isDynamicDim(dim))
+      return Size{type.getDimSize(dim), {}, 0, {}};
+    Operation *def = tensor.getDefiningOp();
+    if (!def)
+      break;
+    if (auto empty = dyn_cast<tensor::EmptyOp>(def))
+      return sizeOfValue(empty.getDynamicSize(dim), sameShape);
+    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def)) {
+      OpFoldResult size = expand.getMixedOutputShape()[dim];
+      if (auto v = dyn_cast<Value>(size))
+        return sizeOfValue(v, sameShape);
+      break;
+    }
+    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
+      // A group of one dynamic dim among unit dims.
+      ReassociationIndices group = collapse.getReassociationIndices()[dim];
+      ArrayRef<int64_t> source = collapse.getSrcType().getShape();
+      auto dynamic = llvm::make_filter_range(
+          group, [&](int64_t d) { return source[d] != 1; });
+      if (llvm::range_size(dynamic) != 1)
+        break;
+      tensor = collapse.getSrc();
+      dim = *dynamic.begin();
+      continue;
+    }
+    if (auto cast = dyn_cast<tensor::CastOp>(def)) {
+      tensor = cast.getSource();
+      continue;
+    }
+    if (auto reshape = dyn_cast<tensor::ReshapeOp>(def)) {
+      auto shape =
+          reshape.getShape().getDefiningOp<tensor::FromElementsOp>();
+      if (!shape)
+        break;
+      return sizeOfValue(shape.getElements()[dim], sameShape);
+    }
+    if (auto dps = dyn_cast<DestinationStyleOpInterface>(def)) {
+      tensor = dps.getTiedOpOperand(cast<OpResult>(tensor))->get();
+      continue;
+    }
+    if (Value operand = sameShape ? sameShape(def) : Value()) {
+      tensor = operand;
+      continue;
+    }
+    break;
+  }
+  return Size{ShapedType::kDynamic, tensor, dim, {}};
+}
+
+} // namespace mlir::rope::analysis
