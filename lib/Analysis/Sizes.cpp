@@ -102,6 +102,13 @@ Size sizeOfDim(Value tensor, int64_t dim, SameShapeOperand sameShape) {
       dim = *dynamic.begin();
       continue;
     }
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
+      if (slice.getSourceType().getRank() != slice.getType().getRank())
+        break;
+      if (auto v = dyn_cast<Value>(slice.getMixedSizes()[dim]))
+        return sizeOfValue(v, sameShape);
+      break;
+    }
     if (auto cast = dyn_cast<tensor::CastOp>(def)) {
       tensor = cast.getSource();
       continue;

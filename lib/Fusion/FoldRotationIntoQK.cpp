@@ -257,11 +257,11 @@ struct RotateBeforeTransposeIntoAttention
     Location loc = transpose.getLoc();
     auto transposed = [&](Value v) -> Value {
       auto type = cast<RankedTensorType>(v.getType());
-      SmallVector<int64_t> shape;
+      SmallVector<OpFoldResult> sizes =
+          tensor::getMixedSizes(rewriter, loc, v);
+      SmallVector<OpFoldResult> shape;
       for (int64_t dim : permutation)
-        shape.push_back(type.getDimSize(dim));
-      if (!type.hasStaticShape())
-        return {};
+        shape.push_back(sizes[dim]);
       Value init =
           tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
       return linalg::TransposeOp::create(rewriter, loc, v, init, permutation)
@@ -269,15 +269,9 @@ struct RotateBeforeTransposeIntoAttention
     };
     Value cos = rotation.getCos(), sin = rotation.getSin();
     int64_t tableRank = cast<RankedTensorType>(cos.getType()).getRank();
-    if (tableRank == rank) {
-      if (!cast<RankedTensorType>(cos.getType()).hasStaticShape())
-        return rewriter.notifyMatchFailure(transpose, "dynamic table shape");
-    } else if (tableRank == 3 && permutation.front() != 0) {
+    if (tableRank == 3 && permutation.front() != 0)
       return rewriter.notifyMatchFailure(transpose, "moves the batch dim");
-    }
     Value input = transposed(rotation.getInput());
-    if (!input)
-      return rewriter.notifyMatchFailure(transpose, "dynamic input shape");
     if (tableRank == rank) {
       cos = transposed(cos);
       sin = transposed(sin);

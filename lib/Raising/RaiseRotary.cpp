@@ -485,6 +485,33 @@ public:
 
 } // namespace
 
+namespace {
+
+/// A size taken of a raised rotation is the size of its input (a rotation
+/// keeps the shape). At a dynamic length, torch-mlir takes the sizes of the
+/// tensors it computes; a rotation raised in a partial one's place would
+/// otherwise be kept alive by them after it was folded away.
+struct DimOfRotation : public OpRewritePattern<tensor::DimOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(tensor::DimOp dim,
+                                PatternRewriter &rewriter) const override {
+    Value input;
+    if (auto rotation = dim.getSource().getDefiningOp<RotateOp>())
+      input = rotation.getInput();
+    else if (auto withTables =
+                 dim.getSource().getDefiningOp<RotateWithTablesOp>())
+      input = withTables.getInput();
+    else
+      return rewriter.notifyMatchFailure(dim, "not a size of a rotation");
+    rewriter.modifyOpInPlace(dim,
+                             [&] { dim.getSourceMutable().assign(input); });
+    return success();
+  }
+};
+
+} // namespace
+
 void mlir::rope::populateRaiseRotaryPatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
   // The ops frontends end a rotation with: the final addition (or
@@ -508,4 +535,5 @@ void mlir::rope::populateRaiseRotaryPatterns(RewritePatternSet &patterns) {
                          tensor::InsertSliceOp::getOperationName(),
                          tosa::ConcatOp::getOperationName()})
     patterns.add<RaisePartialRotation>(root, ctx);
+  patterns.add<DimOfRotation>(ctx);
 }
