@@ -64,6 +64,10 @@ class Model:
     padding: tuple = ()
     # torch-mlir's output type: "linalg-on-tensors" or "tosa".
     output: str = "linalg-on-tensors"
+    # Exported with a dynamic sequence length (torch.export Dim on the
+    # hidden states, the position ids and the attention mask): one module
+    # for every length; the position sets then come in several lengths.
+    dynamic: bool = False
     # The position id sets the tests run, by label (each `seq` long, increasing);
     # the first is the one the export traces with.
     positions: dict = field(default_factory=dict)
@@ -105,6 +109,11 @@ _LLAMA = dict(
 # long ones.
 PHI3_ORIG = 32
 PHI3_SHORT = (0, 1, 3, 5, 8, 9, 13, 17, 20, 24, 27, 31)
+
+# A dynamically shaped export runs at three lengths: the two sets of 12 and
+# prompts of 29 and 48 tokens (positions stay below 64, as above).
+DYNAMIC_POSITIONS = {"prompt": PROMPT, "spread": SPREAD, "prompt29": tuple(range(29)),
+                     "prompt48": tuple(range(48))}
 
 # Prompts of 512 tokens: 4 heads · 512² = 1M mask elements, far above what
 # raising could once afford to evaluate element by element (2^16).
@@ -244,6 +253,17 @@ _MODELS = [
     Model("gpt_neox_attn_bf16", "gpt_neox",
           "the GPT-NeoX attention in bf16",
           _NEOX, dtype="bf16", positions=POSITIONS),
+    Model("llama_attn_eager_dyn", "llama",
+          "the eager Llama attention (GQA 4/2) exported with a dynamic sequence length: "
+          "repeat_kv and the mask's broadcasts as tensor.extract gathers guarded by "
+          "size-1 tests, the views as tensor.reshape of computed shapes",
+          _LLAMA, dynamic=True, positions=DYNAMIC_POSITIONS),
+    Model("gptj_attn_dyn", "gptj",
+          "the GPT-J attention (interleaved, partial) exported with a dynamic sequence length",
+          _GPTJ, dynamic=True, positions=DYNAMIC_POSITIONS),
+    Model("gpt_neox_attn_dyn", "gpt_neox",
+          "the GPT-NeoX attention (partial rotary) exported with a dynamic sequence length",
+          _NEOX, dynamic=True, positions=DYNAMIC_POSITIONS),
     Model("gemma2_attn_global", "gemma2",
           "Gemma 2 attention, layer 1 (a global layer: causal, no window), "
           "logit soft-capping c = 2, scale 24^-1/2",
@@ -407,13 +427,14 @@ def build_model(model: Model):
     return module
 
 
-def hidden_states(name: str):
-    """The f32 N(0, 1) hidden states [batch, S, hidden] the tests feed `name` (seeded)."""
+def hidden_states(name: str, seq: int | None = None):
+    """The f32 N(0, 1) hidden states [batch, S, hidden] the tests feed `name`
+    (seeded; S = `seq`, by default the model's)."""
     import torch
     model = get(name)
     g = torch.Generator().manual_seed(1000 + model.seed)
     hidden = model.config.get("hidden_size") or model.config["n_embd"]
-    hs = torch.randn(model.batch, model.seq, hidden, generator=g, dtype=torch.float32)
+    hs = torch.randn(model.batch, seq or model.seq, hidden, generator=g, dtype=torch.float32)
     return hs.to(torch_dtype(model.dtype))
 
 
