@@ -153,8 +153,11 @@ std::optional<Term> throughRegroupingReshape(Term t, Value source) {
     } while (sourceSize != resultSize ||
              (s < sourceShape.size() && sourceShape[s] == 1) ||
              (r < resultShape.size() && resultShape[r] == 1));
-    std::optional<AffineExpr> index = linearize(
-        t.map.getResults().slice(r0, r - r0), resultShape.slice(r0, r - r0));
+    // A segment of the source's unit dims alone reads index 0.
+    std::optional<AffineExpr> index =
+        r == r0 ? getAffineConstantExpr(0, t.map.getContext())
+                : linearize(t.map.getResults().slice(r0, r - r0),
+                            resultShape.slice(r0, r - r0));
     std::optional<SmallVector<AffineExpr>> segment;
     if (!index ||
         !(segment = delinearize(*index, sourceShape.slice(s0, s - s0))))

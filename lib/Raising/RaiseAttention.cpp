@@ -621,7 +621,7 @@ Value maskOperand(Term mask, ArrayRef<AffineExpr> canonical) {
   return deepestTensorRead(asResultRead(mask), [&](Term t) {
     auto type = cast<RankedTensorType>(t.value.getType());
     int64_t rank = type.getRank();
-    if (rank < 2 || rank > 4 || !type.hasStaticShape())
+    if (rank < 2 || rank > 4)
       return false;
     for (int64_t k = 0; k < rank; ++k) {
       AffineExpr read = t.map.getResult(k);

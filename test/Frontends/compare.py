@@ -96,13 +96,13 @@ def torch_outputs(module, name):
     in f32 may round to the other neighbour)."""
     import torch
     model = zoo.get(name)
-    mask = zoo.attention_mask(name)
-    extra = () if mask is None else (mask,)
     outs = {}
     with torch.no_grad():
         for label, pos in model.positions.items():
             # A dynamically shaped export runs at the length of each set.
             hs = zoo.hidden_states(name, len(pos))
+            mask = zoo.attention_mask(name, len(pos))
+            extra = () if mask is None else (mask,)
             ids = zoo.position_ids(pos)
             out = module(hs, ids, *extra).double().numpy()
             if model.dtype == "f32":
@@ -117,13 +117,13 @@ def torch_outputs(module, name):
     return outs
 
 
-def real_tokens(name):
+def real_tokens(name, seq=None):
     """[batch, S, 1] True at the outputs of real (not padding) tokens. A
     padding query sees no key at all; PyTorch's eager attention then
     averages every value (its mask is finfo.min, not −inf), where
     rope.attention gives zero: those outputs are padding, which no model
     reads, and are not compared."""
-    mask = zoo.attention_mask(name)
+    mask = zoo.attention_mask(name, seq)
     return None if mask is None else mask.numpy()[:, :, None]
 
 
@@ -238,7 +238,7 @@ def numerics(name: str) -> None:
         lib = T.compile(text, pipeline=LOWER)
         for label, (args, _, ref, tol) in expected.items():
             rel = compare(run(lib, model, args), ref, f"(a) positions={label}", tol,
-                          real_tokens(name))
+                          real_tokens(name, ref.shape[1]))
             print(f"PASS {name} (a) positions={label}: max|err|/max|torch| = {rel:.2e} (tol {tol:.1e})")
 
     raised = None
@@ -250,7 +250,7 @@ def numerics(name: str) -> None:
             lib = T.compile(raised, pipeline=LOWER)
             for label, (args, _, ref, tol) in expected.items():
                 rel = compare(run(lib, model, args), ref, f"(b) positions={label}", tol,
-                              real_tokens(name))
+                              real_tokens(name, ref.shape[1]))
                 print(f"PASS {name} (b) positions={label}: max|err|/max|torch| = {rel:.2e} "
                       f"(tol {tol:.1e})")
     T.finish()

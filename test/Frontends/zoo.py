@@ -264,6 +264,10 @@ _MODELS = [
     Model("gpt_neox_attn_dyn", "gpt_neox",
           "the GPT-NeoX attention (partial rotary) exported with a dynamic sequence length",
           _NEOX, dynamic=True, positions=DYNAMIC_POSITIONS),
+    Model("llama_attn_eager_pad_dyn", "llama",
+          "the padded batch of two (GQA, attention_mask input) exported with a dynamic "
+          "sequence length",
+          _LLAMA, batch=2, padding=(0, 3), dynamic=True, positions=DYNAMIC_POSITIONS),
     Model("gemma2_attn_global", "gemma2",
           "Gemma 2 attention, layer 1 (a global layer: causal, no window), "
           "logit soft-capping c = 2, scale 24^-1/2",
@@ -444,14 +448,15 @@ def torch_dtype(dtype: str):
     return {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}[dtype]
 
 
-def attention_mask(name: str):
+def attention_mask(name: str, seq: int | None = None):
     """The [batch, S] boolean attention_mask of `name` (True: a real token, the
-    first `padding[b]` of row b are padding), or None without padding."""
+    first `padding[b]` of row b are padding; S = `seq`, by default the
+    model's), or None without padding."""
     import torch
     model = get(name)
     if not model.padding:
         return None
-    mask = torch.ones(model.batch, model.seq, dtype=torch.bool)
+    mask = torch.ones(model.batch, seq or model.seq, dtype=torch.bool)
     for b, pad in enumerate(model.padding):
         mask[b, :pad] = False
     return mask
