@@ -1,6 +1,7 @@
 //===- Sizes.cpp - which tensor sizes a program knows to be equal ---------===//
 
 #include "rope/Analysis/Sizes.h"
+#include "rope/Analysis/OpClassification.h"
 #include "rope/Analysis/Terms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -14,11 +15,25 @@ namespace mlir::rope::analysis {
 
 namespace {
 
-/// Whether `value` is a size (a dim or a non-negative constant), so that a
-/// test of it being negative is false.
-bool isNonNegativeSize(Value value, SameShapeOperand sameShape) {
-  Size size = sizeOfValue(value, sameShape);
-  return size.isConstant() ? size.constant >= 0 : bool(size.tensor);
+/// Whether `value` is a size (a `tensor.dim`, however it is defined, or a
+/// non-negative constant, through widening casts), so that a test of it
+/// being negative is false.
+bool isNonNegativeSize(Value value) {
+  for (unsigned step = 0; step < kMaxViewSteps; ++step) {
+    APInt constant;
+    if (matchPattern(value, m_ConstantInt(&constant)))
+      return !constant.isNegative();
+    Operation *def = value.getDefiningOp();
+    if (isa_and_nonnull<tensor::DimOp>(def))
+      return true;
+    if (!isa_and_nonnull<arith::IndexCastOp, arith::ExtSIOp>(def) ||
+        (bitWidth(def->getResult(0).getType()) <
+             bitWidth(def->getOperand(0).getType()) &&
+         !def->getResult(0).getType().isIndex()))
+      return false;
+    value = def->getOperand(0);
+  }
+  return false;
 }
 
 /// The side a `select` guarding a size against a negative value takes:
@@ -28,7 +43,7 @@ std::optional<Value> decidedSide(arith::SelectOp select,
                                  SameShapeOperand sameShape) {
   auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
   if (!cmp || !matchPattern(cmp.getRhs(), m_Zero()) ||
-      !isNonNegativeSize(cmp.getLhs(), sameShape))
+      !isNonNegativeSize(cmp.getLhs()))
     return std::nullopt;
   switch (cmp.getPredicate()) {
   case arith::CmpIPredicate::slt:
@@ -48,9 +63,13 @@ Size sizeOfValue(Value value, SameShapeOperand sameShape) {
     if (matchPattern(value, m_ConstantInt(&constant)))
       return Size{constant.getSExtValue(), {}, 0, {}};
     Operation *def = value.getDefiningOp();
-    if (isa_and_nonnull<arith::IndexCastOp, arith::IndexCastUIOp,
-                        arith::ExtSIOp, arith::ExtUIOp, arith::TruncIOp>(def)) {
-      // Sizes fit every integer type a frontend casts them to.
+    if (isa_and_nonnull<arith::IndexCastOp, arith::ExtSIOp>(def)) {
+      // Between index and i64 (torch-mlir's sizes), or wider: the value
+      // is kept. A narrowing cast is not seen through (257 as i8 is 1).
+      if (bitWidth(def->getResult(0).getType()) <
+              bitWidth(def->getOperand(0).getType()) &&
+          !def->getResult(0).getType().isIndex())
+        break;
       value = def->getOperand(0);
       continue;
     }
@@ -76,7 +95,11 @@ Size sizeOfValue(Value value, SameShapeOperand sameShape) {
 
 Size sizeOfDim(Value tensor, int64_t dim, SameShapeOperand sameShape) {
   for (unsigned step = 0; step < kMaxViewSteps; ++step) {
-    auto type = cast<RankedTensorType>(tensor.getType());
+    // An unranked tensor or a dim out of range (valid IR; undefined only
+    // when run) has no size to follow.
+    auto type = dyn_cast<RankedTensorType>(tensor.getType());
+    if (!type || dim < 0 || dim >= type.getRank())
+      return Size{ShapedType::kDynamic, tensor, dim, {}};
     if (!type.isDynamicDim(dim))
       return Size{type.getDimSize(dim), {}, 0, {}};
     Operation *def = tensor.getDefiningOp();

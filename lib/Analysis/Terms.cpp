@@ -4,6 +4,7 @@
 
 #include "mlir/IR/AffineExpr.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include <algorithm>
 #include <optional>
 
@@ -34,12 +35,24 @@ std::optional<std::pair<int64_t, int64_t>> rangeOf(AffineExpr e,
   if (!lhs || !rhs)
     return std::nullopt;
   switch (e.getKind()) {
-  case AffineExprKind::Add:
-    return std::make_pair(lhs->first + rhs->first, lhs->second + rhs->second);
+  case AffineExprKind::Add: {
+    std::optional<int64_t> lo = llvm::checkedAdd(lhs->first, rhs->first);
+    std::optional<int64_t> hi = llvm::checkedAdd(lhs->second, rhs->second);
+    if (!lo || !hi)
+      return std::nullopt;
+    return std::make_pair(*lo, *hi);
+  }
   case AffineExprKind::Mul: {
-    int64_t a = lhs->first * rhs->first, b = lhs->first * rhs->second,
-            c = lhs->second * rhs->first, d = lhs->second * rhs->second;
-    return std::make_pair(std::min({a, b, c, d}), std::max({a, b, c, d}));
+    SmallVector<int64_t, 4> corners;
+    for (int64_t x : {lhs->first, lhs->second})
+      for (int64_t y : {rhs->first, rhs->second}) {
+        std::optional<int64_t> product = llvm::checkedMul(x, y);
+        if (!product)
+          return std::nullopt;
+        corners.push_back(*product);
+      }
+    return std::make_pair(*llvm::min_element(corners),
+                          *llvm::max_element(corners));
   }
   case AffineExprKind::FloorDiv:
     if (rhs->first != rhs->second || rhs->first <= 0 || lhs->first < 0)

@@ -280,10 +280,14 @@ struct RotateBeforeTransposeIntoAttention
     // the sequence dim then keeps its default.
     if (tableRank == rank)
       seqDim = -2;
-    rewriter.replaceOpWithNewOp<RotateWithTablesOp>(
-        transpose, input, cos, sin, rotation.getLayoutAttr(),
+    Value rotated = RotateWithTablesOp::create(
+        rewriter, loc, input, cos, sin, rotation.getLayoutAttr(),
         rotation.getDimsAttr(), rotation.getOffsetAttr(),
         rewriter.getI64IntegerAttr(seqDim));
+    // The transpose may have stated more static sizes than its operand had.
+    if (rotated.getType() != result.getType())
+      rotated = tensor::CastOp::create(rewriter, loc, result.getType(), rotated);
+    rewriter.replaceOp(transpose, rotated);
     return success();
   }
 };

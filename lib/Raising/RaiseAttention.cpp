@@ -577,6 +577,18 @@ Value deepestTensorRead(Term t, function_ref<bool(Term)> accepts) {
   for (unsigned step = 0; step < kMaxViewSteps; ++step) {
     if (isa<RankedTensorType>(t.value.getType()) && accepts(t))
       found = t.value;
+    // Not past a slice that keeps part of a dim: the tensor before it is
+    // larger (more keys, more rows, other heads) than the one the program
+    // attends over, and would be taken whole.
+    Operation *def = t.value.getDefiningOp();
+    if (isa_and_nonnull<tensor::ExtractSliceOp, tosa::SliceOp>(def)) {
+      auto source = cast<RankedTensorType>(def->getOperand(0).getType());
+      auto result = cast<RankedTensorType>(t.value.getType());
+      if (source.getRank() != result.getRank() ||
+          source.getShape() != result.getShape() ||
+          !source.hasStaticShape())
+        break;
+    }
     std::optional<Term> next = stepView(t);
     if (!next)
       break;
@@ -1195,6 +1207,15 @@ LogicalResult raiseAttention(PatternRewriter &rewriter, Operation *root,
       query.getSize(2) != key.getSize(2))
     return miss("the query and key lengths are dynamic and not known to be "
                 "equal");
+  // And Q's length is the output's rows (the root's dim before the head
+  // dim), which the types alone cannot say at a dynamic length.
+  if (ShapedType::isDynamic(sq)) {
+    Value out = root->getResult(0);
+    int64_t rows = cast<RankedTensorType>(out.getType()).getRank() - 2;
+    if (query.getSize(2) != analysis::sizeOfDim(out, rows))
+      return miss("the query length is dynamic and not known to be the "
+                  "output's");
+  }
 
   MaskRule rule;
   bool negateMask;

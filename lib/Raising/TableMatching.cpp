@@ -184,11 +184,12 @@ matchGather(Term t) {
       return std::nullopt;
     row = makeTerm(gather.getIndices(), t.map.getMajorSubMap(2), t);
     column = t.map.getResult(2);
-    if (cache.getShapedType().getDimSize(2) == 1) {
-      // A flattened cache: the index is p · W + column.
-      std::optional<LinearIndex> index = matchLinearIndex(row);
-      if (!index || !index->variable || index->coefficient < 2 ||
-          index->offset < 0 || index->offset >= index->coefficient ||
+    std::optional<LinearIndex> index;
+    if (cache.getShapedType().getDimSize(2) == 1 &&
+        (index = matchLinearIndex(row)) && index->variable &&
+        index->coefficient >= 2) {
+      // A flattened cache [1, L·W, 1]: the index is p · W + column.
+      if (index->offset < 0 || index->offset >= index->coefficient ||
           cache.getShapedType().getDimSize(1) % index->coefficient != 0)
         return std::nullopt;
       row = *index->variable;

@@ -305,4 +305,189 @@ func.func @no_raise_unrelated_lengths(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?
   return %o4 : tensor<1x4x?x16xf32>
 }
 
+// -----
+
+// Q, K and V are head slices of one fused tensor: each is its slice (the
+// fused tensor is larger than any of them), and their lengths are one size.
+// CHECK-LABEL: func.func @fused_qkv_heads
+// CHECK: %[[Q:.+]] = tensor.extract_slice
+// CHECK: %[[K:.+]] = tensor.extract_slice
+// CHECK: %[[V:.+]] = tensor.extract_slice
+// CHECK: rope.attention %[[Q]], %[[K]], %[[V]] causal scale = 2.500000e-01 : tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>
+func.func @fused_qkv_heads(%qkv: tensor<1x8x?x16xf32>) -> tensor<1x4x?x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %qkv, %c2 : tensor<1x8x?x16xf32>
+  %q = tensor.extract_slice %qkv[0, 0, 0, 0] [1, 4, %n, 16] [1, 1, 1, 1] : tensor<1x8x?x16xf32> to tensor<1x4x?x16xf32>
+  %k = tensor.extract_slice %qkv[0, 4, 0, 0] [1, 2, %n, 16] [1, 1, 1, 1] : tensor<1x8x?x16xf32> to tensor<1x2x?x16xf32>
+  %v = tensor.extract_slice %qkv[0, 6, 0, 0] [1, 2, %n, 16] [1, 1, 1, 1] : tensor<1x8x?x16xf32> to tensor<1x2x?x16xf32>
+  %zero = arith.constant 0.0 : f32
+  %s = tensor.dim %q, %c2 : tensor<1x4x?x16xf32>
+  %s64 = arith.index_cast %s : index to i64
+  %c0_i64 = arith.constant 0 : i64
+  %neg = arith.cmpi slt, %s64, %c0_i64 : i64
+  %one = arith.constant 1 : i64
+  // torch-mlir's `view(..., -1, ...)`: the inferred size is S (S >= 0).
+  %view64 = arith.select %neg, %one, %s64 : i64
+  %view = arith.index_cast %view64 : i64 to index
+  %ks = tensor.dim %k, %c2 : tensor<1x2x?x16xf32>
+  %kx = tensor.expand_shape %k [[0], [1], [2, 3], [4]] output_shape [1, 2, 1, %ks, 16] : tensor<1x2x?x16xf32> into tensor<1x2x1x?x16xf32>
+  %vx = tensor.expand_shape %v [[0], [1], [2, 3], [4]] output_shape [1, 2, 1, %ks, 16] : tensor<1x2x?x16xf32> into tensor<1x2x1x?x16xf32>
+  %rep_e = tensor.empty(%s) : tensor<1x2x2x?x16xf32>
+  %krep = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} outs(%rep_e : tensor<1x2x2x?x16xf32>) {
+  ^bb0(%out: f32):
+    %h = linalg.index 1 : index
+    %i = linalg.index 3 : index
+    %d = linalg.index 4 : index
+    %unit = arith.cmpi eq, %view, %c1 : index
+    %ii = arith.select %unit, %c0, %i : index
+    %x = tensor.extract %kx[%c0, %h, %c0, %ii, %d] : tensor<1x2x1x?x16xf32>
+    linalg.yield %x : f32
+  } -> tensor<1x2x2x?x16xf32>
+  %vrep = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} outs(%rep_e : tensor<1x2x2x?x16xf32>) {
+  ^bb0(%out: f32):
+    %h = linalg.index 1 : index
+    %i = linalg.index 3 : index
+    %d = linalg.index 4 : index
+    %unit = arith.cmpi eq, %view, %c1 : index
+    %ii = arith.select %unit, %c0, %i : index
+    %x = tensor.extract %vx[%c0, %h, %c0, %ii, %d] : tensor<1x2x1x?x16xf32>
+    linalg.yield %x : f32
+  } -> tensor<1x2x2x?x16xf32>
+  %k4 = tensor.collapse_shape %krep [[0], [1, 2], [3], [4]] : tensor<1x2x2x?x16xf32> into tensor<1x4x?x16xf32>
+  %v4 = tensor.collapse_shape %vrep [[0], [1, 2], [3], [4]] : tensor<1x2x2x?x16xf32> into tensor<1x4x?x16xf32>
+  %kt_e = tensor.empty(%s) : tensor<1x4x16x?xf32>
+  %kt = linalg.transpose ins(%k4 : tensor<1x4x?x16xf32>) outs(%kt_e : tensor<1x4x16x?xf32>) permutation = [0, 1, 3, 2]
+  %q3 = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<1x4x?x16xf32> into tensor<4x?x16xf32>
+  %k3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<1x4x16x?xf32> into tensor<4x16x?xf32>
+  %s_e = tensor.empty(%s, %s) : tensor<4x?x?xf32>
+  %s_f = linalg.fill ins(%zero : f32) outs(%s_e : tensor<4x?x?xf32>) -> tensor<4x?x?xf32>
+  %sc = linalg.batch_matmul ins(%q3, %k3 : tensor<4x?x16xf32>, tensor<4x16x?xf32>) outs(%s_f : tensor<4x?x?xf32>) -> tensor<4x?x?xf32>
+  // The scores viewed as [1, 4, S, S] by tensor.reshape of a computed shape.
+  %c1_i64 = arith.constant 1 : i64
+  %c4_i64 = arith.constant 4 : i64
+  %shape4 = tensor.from_elements %c1_i64, %c4_i64, %view64, %view64 : tensor<4xi64>
+  %sc4 = tensor.reshape %sc(%shape4) : (tensor<4x?x?xf32>, tensor<4xi64>) -> tensor<1x4x?x?xf32>
+  // The causal mask from two aranges at the dynamic length.
+  %m_e = tensor.empty(%view, %view) : tensor<?x?xf32>
+  %m = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%m_e : tensor<?x?xf32>) {
+  ^bb0(%out: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %future = arith.cmpi sgt, %j, %i : index
+    %ninf = arith.constant 0xFF800000 : f32
+    %r = arith.select %future, %ninf, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<?x?xf32>
+  %x_e = tensor.empty(%view, %view) : tensor<1x4x?x?xf32>
+  %scale = arith.constant 0.25 : f32
+  %x = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%sc4, %m : tensor<1x4x?x?xf32>, tensor<?x?xf32>) outs(%x_e : tensor<1x4x?x?xf32>) {
+  ^bb0(%in: f32, %mm: f32, %out: f32):
+    %a = arith.mulf %in, %scale : f32
+    %b = arith.addf %a, %mm : f32
+    linalg.yield %b : f32
+  } -> tensor<1x4x?x?xf32>
+  %p = linalg.softmax dimension(3) ins(%x : tensor<1x4x?x?xf32>) outs(%x_e : tensor<1x4x?x?xf32>) -> tensor<1x4x?x?xf32>
+  %p3 = tensor.collapse_shape %p [[0, 1], [2], [3]] : tensor<1x4x?x?xf32> into tensor<4x?x?xf32>
+  %v3 = tensor.collapse_shape %v4 [[0, 1], [2], [3]] : tensor<1x4x?x16xf32> into tensor<4x?x16xf32>
+  %o_e = tensor.empty(%s) : tensor<4x?x16xf32>
+  %o_f = linalg.fill ins(%zero : f32) outs(%o_e : tensor<4x?x16xf32>) -> tensor<4x?x16xf32>
+  %o = linalg.batch_matmul ins(%p3, %v3 : tensor<4x?x?xf32>, tensor<4x?x16xf32>) outs(%o_f : tensor<4x?x16xf32>) -> tensor<4x?x16xf32>
+  %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [1, 4, %s, 16] : tensor<4x?x16xf32> into tensor<1x4x?x16xf32>
+  return %o4 : tensor<1x4x?x16xf32>
+}
+
+// -----
+
+// Near miss: the queries are the first %rows rows of the tensor whose slices
+// are K and V. Q is its slice, not the whole tensor (which would attend
+// with every row), and its length is not known to be K's.
+// CHECK-LABEL: func.func @no_raise_sliced_queries
+// CHECK-NOT: rope.attention
+// REPORT: remark: rope-raise: attention not raised: the query and key lengths are dynamic and not known to be equal
+func.func @no_raise_sliced_queries(%src: tensor<1x4x?x16xf32>, %rows: index) -> tensor<1x4x?x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %src, %c2 : tensor<1x4x?x16xf32>
+  %q = tensor.extract_slice %src[0, 0, 0, 0] [1, 4, %rows, 16] [1, 1, 1, 1] : tensor<1x4x?x16xf32> to tensor<1x4x?x16xf32>
+  %k = tensor.extract_slice %src[0, 0, 0, 0] [1, 2, %n, 16] [1, 1, 1, 1] : tensor<1x4x?x16xf32> to tensor<1x2x?x16xf32>
+  %v = tensor.extract_slice %src[0, 2, 0, 0] [1, 2, %n, 16] [1, 1, 1, 1] : tensor<1x4x?x16xf32> to tensor<1x2x?x16xf32>
+  %zero = arith.constant 0.0 : f32
+  %s = tensor.dim %q, %c2 : tensor<1x4x?x16xf32>
+  %s64 = arith.index_cast %s : index to i64
+  %c0_i64 = arith.constant 0 : i64
+  %neg = arith.cmpi slt, %s64, %c0_i64 : i64
+  %one = arith.constant 1 : i64
+  // torch-mlir's `view(..., -1, ...)`: the inferred size is S (S >= 0).
+  %view64 = arith.select %neg, %one, %s64 : i64
+  %view = arith.index_cast %view64 : i64 to index
+  %ks = tensor.dim %k, %c2 : tensor<1x2x?x16xf32>
+  %kx = tensor.expand_shape %k [[0], [1], [2, 3], [4]] output_shape [1, 2, 1, %ks, 16] : tensor<1x2x?x16xf32> into tensor<1x2x1x?x16xf32>
+  %vx = tensor.expand_shape %v [[0], [1], [2, 3], [4]] output_shape [1, 2, 1, %ks, 16] : tensor<1x2x?x16xf32> into tensor<1x2x1x?x16xf32>
+  %rep_e = tensor.empty(%s) : tensor<1x2x2x?x16xf32>
+  %krep = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} outs(%rep_e : tensor<1x2x2x?x16xf32>) {
+  ^bb0(%out: f32):
+    %h = linalg.index 1 : index
+    %i = linalg.index 3 : index
+    %d = linalg.index 4 : index
+    %unit = arith.cmpi eq, %view, %c1 : index
+    %ii = arith.select %unit, %c0, %i : index
+    %x = tensor.extract %kx[%c0, %h, %c0, %ii, %d] : tensor<1x2x1x?x16xf32>
+    linalg.yield %x : f32
+  } -> tensor<1x2x2x?x16xf32>
+  %vrep = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} outs(%rep_e : tensor<1x2x2x?x16xf32>) {
+  ^bb0(%out: f32):
+    %h = linalg.index 1 : index
+    %i = linalg.index 3 : index
+    %d = linalg.index 4 : index
+    %unit = arith.cmpi eq, %view, %c1 : index
+    %ii = arith.select %unit, %c0, %i : index
+    %x = tensor.extract %vx[%c0, %h, %c0, %ii, %d] : tensor<1x2x1x?x16xf32>
+    linalg.yield %x : f32
+  } -> tensor<1x2x2x?x16xf32>
+  %k4 = tensor.collapse_shape %krep [[0], [1, 2], [3], [4]] : tensor<1x2x2x?x16xf32> into tensor<1x4x?x16xf32>
+  %v4 = tensor.collapse_shape %vrep [[0], [1, 2], [3], [4]] : tensor<1x2x2x?x16xf32> into tensor<1x4x?x16xf32>
+  %kt_e = tensor.empty(%s) : tensor<1x4x16x?xf32>
+  %kt = linalg.transpose ins(%k4 : tensor<1x4x?x16xf32>) outs(%kt_e : tensor<1x4x16x?xf32>) permutation = [0, 1, 3, 2]
+  %q3 = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<1x4x?x16xf32> into tensor<4x?x16xf32>
+  %k3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<1x4x16x?xf32> into tensor<4x16x?xf32>
+  %s_e = tensor.empty(%s, %s) : tensor<4x?x?xf32>
+  %s_f = linalg.fill ins(%zero : f32) outs(%s_e : tensor<4x?x?xf32>) -> tensor<4x?x?xf32>
+  %sc = linalg.batch_matmul ins(%q3, %k3 : tensor<4x?x16xf32>, tensor<4x16x?xf32>) outs(%s_f : tensor<4x?x?xf32>) -> tensor<4x?x?xf32>
+  // The scores viewed as [1, 4, S, S] by tensor.reshape of a computed shape.
+  %c1_i64 = arith.constant 1 : i64
+  %c4_i64 = arith.constant 4 : i64
+  %shape4 = tensor.from_elements %c1_i64, %c4_i64, %view64, %view64 : tensor<4xi64>
+  %sc4 = tensor.reshape %sc(%shape4) : (tensor<4x?x?xf32>, tensor<4xi64>) -> tensor<1x4x?x?xf32>
+  // The causal mask from two aranges at the dynamic length.
+  %m_e = tensor.empty(%view, %view) : tensor<?x?xf32>
+  %m = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%m_e : tensor<?x?xf32>) {
+  ^bb0(%out: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %future = arith.cmpi sgt, %j, %i : index
+    %ninf = arith.constant 0xFF800000 : f32
+    %r = arith.select %future, %ninf, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<?x?xf32>
+  %x_e = tensor.empty(%view, %view) : tensor<1x4x?x?xf32>
+  %scale = arith.constant 0.25 : f32
+  %x = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%sc4, %m : tensor<1x4x?x?xf32>, tensor<?x?xf32>) outs(%x_e : tensor<1x4x?x?xf32>) {
+  ^bb0(%in: f32, %mm: f32, %out: f32):
+    %a = arith.mulf %in, %scale : f32
+    %b = arith.addf %a, %mm : f32
+    linalg.yield %b : f32
+  } -> tensor<1x4x?x?xf32>
+  %p = linalg.softmax dimension(3) ins(%x : tensor<1x4x?x?xf32>) outs(%x_e : tensor<1x4x?x?xf32>) -> tensor<1x4x?x?xf32>
+  %p3 = tensor.collapse_shape %p [[0, 1], [2], [3]] : tensor<1x4x?x?xf32> into tensor<4x?x?xf32>
+  %v3 = tensor.collapse_shape %v4 [[0, 1], [2], [3]] : tensor<1x4x?x16xf32> into tensor<4x?x16xf32>
+  %o_e = tensor.empty(%s) : tensor<4x?x16xf32>
+  %o_f = linalg.fill ins(%zero : f32) outs(%o_e : tensor<4x?x16xf32>) -> tensor<4x?x16xf32>
+  %o = linalg.batch_matmul ins(%p3, %v3 : tensor<4x?x?xf32>, tensor<4x?x16xf32>) outs(%o_f : tensor<4x?x16xf32>) -> tensor<4x?x16xf32>
+  %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [1, 4, %s, 16] : tensor<4x?x16xf32> into tensor<1x4x?x16xf32>
+  return %o4 : tensor<1x4x?x16xf32>
+}
+
 // REPORT-NOT: remark
