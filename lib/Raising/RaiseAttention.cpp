@@ -687,13 +687,22 @@ std::optional<MaskRule> ruleOfFormula(const Formula &hidden, int64_t sq,
   // (Sq = Sk, the caller checked), every length at once: each comparison
   // a·δ + b ≥ 0 keeps its truth beyond |δ| > |b|, so the distances up to
   // the largest |b| + 1 either way show every rule the mask can make.
-  int64_t lowest = 1 - sq, highest = sk - 1;
-  if (ShapedType::isDynamic(sq) || ShapedType::isDynamic(sk)) {
+  int64_t lowest, highest;
+  if (dynamic) {
+    // A window beyond 2^20 tokens is read as the operand it is instead.
+    constexpr int64_t kMaxDistance = int64_t(1) << 20;
     int64_t bound = 1;
-    for (const auto &entry : linear)
-      bound = std::max(bound, std::abs(entry.second.second) + 1);
+    for (const auto &entry : linear) {
+      int64_t b = entry.second.second;
+      if (b <= -kMaxDistance || b >= kMaxDistance)
+        return std::nullopt;
+      bound = std::max(bound, std::abs(b) + 1);
+    }
     lowest = -bound;
     highest = bound;
+  } else {
+    lowest = 1 - sq;
+    highest = sk - 1;
   }
   DistanceRule distances;
   for (int64_t delta = lowest; delta <= highest; ++delta)
