@@ -15,6 +15,19 @@ namespace mlir::rope::analysis {
 
 namespace {
 
+/// The operand of an integer cast that keeps every size's value (index to
+/// and from i64, or a widening): torch-mlir moves sizes between index and
+/// i64. Null for other ops; a narrowing cast is not seen through (257 as
+/// i8 is 1).
+Value throughSizeCast(Operation *def) {
+  if (!isa_and_nonnull<arith::IndexCastOp, arith::ExtSIOp>(def) ||
+      (bitWidth(def->getResult(0).getType()) <
+           bitWidth(def->getOperand(0).getType()) &&
+       !def->getResult(0).getType().isIndex()))
+    return {};
+  return def->getOperand(0);
+}
+
 /// Whether `value` is a size (a `tensor.dim`, however it is defined, or a
 /// non-negative constant, through widening casts), so that a test of it
 /// being negative is false.
@@ -26,12 +39,8 @@ bool isNonNegativeSize(Value value) {
     Operation *def = value.getDefiningOp();
     if (isa_and_nonnull<tensor::DimOp>(def))
       return true;
-    if (!isa_and_nonnull<arith::IndexCastOp, arith::ExtSIOp>(def) ||
-        (bitWidth(def->getResult(0).getType()) <
-             bitWidth(def->getOperand(0).getType()) &&
-         !def->getResult(0).getType().isIndex()))
+    if (!(value = throughSizeCast(def)))
       return false;
-    value = def->getOperand(0);
   }
   return false;
 }
@@ -39,8 +48,7 @@ bool isNonNegativeSize(Value value) {
 /// The side a `select` guarding a size against a negative value takes:
 /// `select(x < 0, a, b)` is b when x is a size (torch-mlir's `view` with an
 /// inferred dim), `select(x >= 0, a, b)` is a.
-std::optional<Value> decidedSide(arith::SelectOp select,
-                                 SameShapeOperand sameShape) {
+std::optional<Value> decidedSide(arith::SelectOp select) {
   auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
   if (!cmp || !matchPattern(cmp.getRhs(), m_Zero()) ||
       !isNonNegativeSize(cmp.getLhs()))
@@ -63,14 +71,8 @@ Size sizeOfValue(Value value, SameShapeOperand sameShape) {
     if (matchPattern(value, m_ConstantInt(&constant)))
       return Size{constant.getSExtValue(), {}, 0, {}};
     Operation *def = value.getDefiningOp();
-    if (isa_and_nonnull<arith::IndexCastOp, arith::ExtSIOp>(def)) {
-      // Between index and i64 (torch-mlir's sizes), or wider: the value
-      // is kept. A narrowing cast is not seen through (257 as i8 is 1).
-      if (bitWidth(def->getResult(0).getType()) <
-              bitWidth(def->getOperand(0).getType()) &&
-          !def->getResult(0).getType().isIndex())
-        break;
-      value = def->getOperand(0);
+    if (Value operand = throughSizeCast(def)) {
+      value = operand;
       continue;
     }
     if (auto dim = dyn_cast_or_null<tensor::DimOp>(def)) {
@@ -80,7 +82,7 @@ Size sizeOfValue(Value value, SameShapeOperand sameShape) {
       return sizeOfDim(dim.getSource(), *index, sameShape);
     }
     if (auto select = dyn_cast_or_null<arith::SelectOp>(def)) {
-      if (std::optional<Value> side = decidedSide(select, sameShape)) {
+      if (std::optional<Value> side = decidedSide(select)) {
         value = *side;
         continue;
       }

@@ -829,13 +829,7 @@ struct OperandRead {
     if (p < missing)
       return analysis::Size{1, {}, 0, {}};
     return analysis::sizeOfDim(source, permutation[p - missing],
-                               [](Operation *op) -> Value {
-                                 if (auto r = dyn_cast<RotateOp>(op))
-                                   return r.getInput();
-                                 if (auto r = dyn_cast<RotateWithTablesOp>(op))
-                                   return r.getInput();
-                                 return {};
-                               });
+                               getRotationInput);
   }
   /// The operand itself as [B, H, S, D]: transposed into place and given
   /// its leading unit dims if need be.
@@ -1063,17 +1057,30 @@ std::pair<OperandRead, OperandRead> findKeyValue(Term keyTerm, Term valueTerm,
   return {key, value};
 }
 
+/// The rule that `mask` makes (`hides` says of an element's value whether
+/// it hides its key): read symbolically, else element by element (a
+/// constant), else symbolically with one boolean input as its operand.
+std::optional<MaskRule>
+findMaskRule(Term mask, int64_t n, int64_t sq, int64_t sk,
+             ArrayRef<AffineExpr> canonical,
+             function_ref<std::optional<bool>(double)> hides) {
+  if (std::optional<MaskRule> rule =
+          distanceMaskRule(mask, sq, sk, canonical, hides, false))
+    return rule;
+  if (std::optional<MaskRule> rule = evaluateMaskRule(mask, n, sq, sk, hides))
+    return rule;
+  return distanceMaskRule(mask, sq, sk, canonical, hides, true);
+}
+
 /// The rule of the chain's mask over `n` batch·heads of [Sq, Sk] logits,
 /// read at `canonical` ([B, H, Sq, Sk] indices): a mask that only hides
 /// keys as causal attention (or a window) does is that rule, so causal
-/// tiles can be skipped; any other is an operand. `negateMask` says whether
-/// that operand, a boolean mask, hides where true.
+/// tiles can be skipped; any other is an operand (negated before use when
+/// the rule says it is a boolean that hides where true).
 LogicalResult matchMaskRule(const AttentionChain &chain,
                             ArrayRef<AffineExpr> canonical, int64_t n,
                             int64_t sq, int64_t sk, MaskRule &rule,
-                            bool &negateMask,
                             function_ref<LogicalResult(const Twine &)> miss) {
-  negateMask = false;
   // Each additive mask on its own: a rule, a rule with a boolean operand,
   // or an operand added as it is. Their sum hides every key that one of
   // them hides (−inf, or the lowest finite value plus anything no larger
@@ -1084,16 +1091,10 @@ LogicalResult matchMaskRule(const AttentionChain &chain,
     auto additiveHides = [&](double value) {
       return ::additiveHides(value, maskType);
     };
-    std::optional<MaskRule> evaluated =
-        distanceMaskRule(mask, sq, sk, canonical, additiveHides, false);
-    if (!evaluated)
-      evaluated = evaluateMaskRule(mask, n, sq, sk, additiveHides);
-    if (!evaluated)
-      evaluated =
-          distanceMaskRule(mask, sq, sk, canonical, additiveHides, true);
     MaskRule part;
-    if (evaluated) {
-      part = *evaluated;
+    if (std::optional<MaskRule> found =
+            findMaskRule(mask, n, sq, sk, canonical, additiveHides)) {
+      part = *found;
     } else {
       part.operand = maskOperand(mask, canonical);
       if (!part.operand)
@@ -1108,7 +1109,6 @@ LogicalResult matchMaskRule(const AttentionChain &chain,
     if (part.operand) {
       rule.operand = part.operand;
       rule.operandHidesWhenTrue = part.operandHidesWhenTrue;
-      negateMask = part.operandHidesWhenTrue;
     }
   }
   if (chain.selectMask) {
@@ -1116,39 +1116,32 @@ LogicalResult matchMaskRule(const AttentionChain &chain,
     auto hides = [&](double c) -> std::optional<bool> {
       return (c != 0.0) == hidesWhenTrue;
     };
-    std::optional<MaskRule> evaluated = distanceMaskRule(
-        chain.selectMask->condition, sq, sk, canonical, hides, false);
-    if (!evaluated)
-      evaluated = evaluateMaskRule(chain.selectMask->condition, n, sq, sk, hides);
-    if (!evaluated)
-      evaluated = distanceMaskRule(chain.selectMask->condition, sq, sk,
-                                   canonical, hides, true);
-    if (evaluated) {
-      rule = *evaluated;
-      negateMask = rule.operandHidesWhenTrue;
+    Term condition = chain.selectMask->condition;
+    if (std::optional<MaskRule> found =
+            findMaskRule(condition, n, sq, sk, canonical, hides)) {
+      rule = *found;
     } else {
       // Attention's i1 mask says where a key may be attended: the
       // condition itself, or its negation when it says what to hide.
-      rule.operand = maskOperand(chain.selectMask->condition, canonical);
+      rule.operand = maskOperand(condition, canonical);
       if (!rule.operand || !cast<RankedTensorType>(rule.operand.getType())
                                 .getElementType()
                                 .isInteger(1))
         return miss("the boolean mask is not read as [B, H, Sq, Sk] i1");
-      negateMask = hidesWhenTrue;
+      rule.operandHidesWhenTrue = hidesWhenTrue;
     }
   }
   return success();
 }
 
 /// Creates the rope.attention of `outType` over Q, K and V laid out as
-/// [B, H, S, D], with the mask `rule` (its operand negated first when
-/// `negateMask`) and the scale and soft-cap of `scores`.
+/// [B, H, S, D], with the mask `rule` (its operand negated first when it
+/// hides where true) and the scale and soft-cap of `scores`.
 AttentionOp buildAttention(PatternRewriter &rewriter, Location loc,
                            RankedTensorType outType, const OperandRead &query,
                            const OperandRead &key, const OperandRead &value,
-                           MaskRule rule, bool negateMask,
-                           const Scores &scores) {
-  if (negateMask)
+                           MaskRule rule, const Scores &scores) {
+  if (rule.operandHidesWhenTrue)
     rule.operand = buildNegatedMask(rewriter, loc, rule.operand);
   return AttentionOp::create(
       rewriter, loc, outType, query.materialize(rewriter, loc),
@@ -1227,14 +1220,12 @@ LogicalResult raiseAttention(PatternRewriter &rewriter, Operation *root,
   }
 
   MaskRule rule;
-  bool negateMask;
   if (failed(matchMaskRule(chain, {b, h, i, j}, batch * heads, sq, sk, rule,
-                           negateMask, miss)))
+                           miss)))
     return failure();
 
-  AttentionOp attention =
-      buildAttention(rewriter, root->getLoc(), outType, query, key, value, rule,
-                     negateMask, chain.scores);
+  AttentionOp attention = buildAttention(rewriter, root->getLoc(), outType,
+                                         query, key, value, rule, chain.scores);
   rewriter.replaceOp(root, replacement(attention.getResult()));
   return success();
 }

@@ -496,13 +496,9 @@ struct DimOfRotation : public OpRewritePattern<tensor::DimOp> {
 
   LogicalResult matchAndRewrite(tensor::DimOp dim,
                                 PatternRewriter &rewriter) const override {
-    Value input;
-    if (auto rotation = dim.getSource().getDefiningOp<RotateOp>())
-      input = rotation.getInput();
-    else if (auto withTables =
-                 dim.getSource().getDefiningOp<RotateWithTablesOp>())
-      input = withTables.getInput();
-    else
+    Operation *def = dim.getSource().getDefiningOp();
+    Value input = def ? getRotationInput(def) : Value();
+    if (!input)
       return rewriter.notifyMatchFailure(dim, "not a size of a rotation");
     rewriter.modifyOpInPlace(dim,
                              [&] { dim.getSourceMutable().assign(input); });

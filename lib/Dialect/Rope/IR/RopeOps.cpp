@@ -262,6 +262,14 @@ void RotateOp::getCanonicalizationPatterns(RewritePatternSet &results,
 // RotateWithTablesOp
 //===----------------------------------------------------------------------===//
 
+Value mlir::rope::getRotationInput(Operation *op) {
+  if (auto rotation = dyn_cast<RotateOp>(op))
+    return rotation.getInput();
+  if (auto rotation = dyn_cast<RotateWithTablesOp>(op))
+    return rotation.getInput();
+  return {};
+}
+
 SmallVector<int64_t> mlir::rope::getTableRowDims(int64_t inputRank,
                                                  int64_t tableRank,
                                                  int64_t seqDim) {

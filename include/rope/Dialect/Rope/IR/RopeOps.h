@@ -28,4 +28,10 @@ SmallVector<int64_t> getTableRowDims(int64_t inputRank, int64_t tableRank,
 #define GET_OP_CLASSES
 #include "rope/Dialect/Rope/IR/RopeOps.h.inc"
 
+namespace mlir::rope {
+/// The input of a rotation (rope.rotate or rope.rotate_with_tables), whose
+/// shape its result has; null for any other op.
+Value getRotationInput(Operation *op);
+} // namespace mlir::rope
+
 #endif // ROPE_DIALECT_ROPE_IR_ROPEOPS_H
