@@ -65,6 +65,14 @@ ropeJitCompile(const char *source, size_t length,
 ROPE_CAPI_EXPORTED void *ropeJitLookup(const RopeJitModule *module,
                                        const char *name);
 
+/// The address of `name`'s packed entry point, `_rope_packed_<name>(void
+/// **args)`, or NULL: it calls the C interface with args[0], args[1], ...
+/// (the result's descriptor first, then one per argument), for callers that
+/// pass more arguments than ropeRuntimeCall does. Compiled objects
+/// (ropeCompileToObject) export the same symbol.
+ROPE_CAPI_EXPORTED void *ropeJitLookupPacked(const RopeJitModule *module,
+                                             const char *name);
+
 /// The signatures (JSON) of the module's public functions; owned by the
 /// module.
 ROPE_CAPI_EXPORTED const char *

@@ -29,6 +29,7 @@
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/JSON.h"
@@ -253,6 +254,41 @@ std::string errorText(llvm::Error error) {
   return llvm::StringRef(text).rtrim().str();
 }
 
+/// Adds `_rope_packed_<name>(void **args)` beside each C interface wrapper
+/// `_mlir_ciface_<name>` that takes pointers only (memref descriptors): it
+/// calls the wrapper with args[0], args[1], .... A caller that cannot pass
+/// many arguments (ropeRuntimeCall passes at most kRopeRuntimeMaxCallArgs; a
+/// model's graph takes every weight) calls this one-pointer form instead.
+void addPackedEntryPoints(llvm::Module &module) {
+  llvm::LLVMContext &context = module.getContext();
+  auto *pointer = llvm::PointerType::getUnqual(context);
+  llvm::StringRef prefix = "_mlir_ciface_";
+  SmallVector<llvm::Function *> wrappers;
+  for (llvm::Function &function : module)
+    if (!function.isDeclaration() && function.getName().starts_with(prefix) &&
+        function.getReturnType()->isVoidTy() &&
+        llvm::all_of(function.args(), [](const llvm::Argument &arg) {
+          return arg.getType()->isPointerTy();
+        }))
+      wrappers.push_back(&function);
+  auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(context),
+                                       {pointer}, /*isVarArg=*/false);
+  for (llvm::Function *wrapper : wrappers) {
+    std::string name =
+        ("_rope_packed_" + wrapper->getName().drop_front(prefix.size())).str();
+    auto *packed = llvm::Function::Create(
+        type, llvm::GlobalValue::ExternalLinkage, name, module);
+    llvm::IRBuilder<> builder(
+        llvm::BasicBlock::Create(context, "entry", packed));
+    SmallVector<llvm::Value *> args;
+    for (unsigned i = 0, e = wrapper->arg_size(); i < e; ++i)
+      args.push_back(builder.CreateLoad(
+          pointer, builder.CreateConstGEP1_64(pointer, packed->getArg(0), i)));
+    builder.CreateCall(wrapper, args);
+    builder.CreateRetVoid();
+  }
+}
+
 } // namespace
 
 /// What a JIT-compiled module keeps: its code (the engine owns its own LLVM
@@ -287,7 +323,10 @@ extern "C" RopeJitModule *ropeJitCompile(const char *source, size_t length,
       makeOptimizingTransformer(compilation.optLevel, /*sizeLevel=*/0,
                                 targetMachine->get());
   ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = optimize;
+  engineOptions.transformer = [optimize](llvm::Module *module) {
+    addPackedEntryPoints(*module);
+    return optimize(module);
+  };
   engineOptions.jitCodeGenOptLevel = compilation.codeGenOptLevel();
   // Listeners keep a record of every object they are told of: a process
   // that compiles many modules would grow without bound.
@@ -315,6 +354,18 @@ extern "C" RopeJitModule *ropeJitCompile(const char *source, size_t length,
   module->signatures = std::move(compilation.signatures);
   module->engine = std::move(*engine);
   return module;
+}
+
+extern "C" void *ropeJitLookupPacked(const RopeJitModule *module,
+                                     const char *name) {
+  if (!module || !name)
+    return nullptr;
+  auto address = module->engine->lookup(std::string("_rope_packed_") + name);
+  if (!address) {
+    llvm::consumeError(address.takeError());
+    return nullptr;
+  }
+  return *address;
 }
 
 extern "C" void *ropeJitLookup(const RopeJitModule *module, const char *name) {
@@ -366,6 +417,7 @@ extern "C" int ropeCompileToObject(const char *source, size_t length,
   }
   ExecutionEngine::setupTargetTripleAndDataLayout(llvmModule.get(),
                                                   targetMachine->get());
+  addPackedEntryPoints(*llvmModule);
   if (llvm::Error error = makeOptimizingTransformer(
           compilation.optLevel, /*sizeLevel=*/0,
           targetMachine->get())(llvmModule.get())) {

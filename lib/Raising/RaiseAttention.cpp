@@ -1203,12 +1203,13 @@ LogicalResult raiseAttention(PatternRewriter &rewriter, Operation *root,
     return miss("the element types or shapes of Q, K, V and the output do "
                 "not agree");
   int64_t sk = key.getDimSize(2);
-  // A dynamic length: the mask is read as one over Sq = Sk (self-attention
-  // of one sequence), which the sizes must show.
-  if ((ShapedType::isDynamic(sq) || ShapedType::isDynamic(sk)) &&
-      query.getSize(2) != key.getSize(2))
-    return miss("the query and key lengths are dynamic and not known to be "
-                "equal");
+  // At a dynamic length a mask is evaluated as a rule over Sq = Sk
+  // (self-attention of one sequence): a rule found must have its lengths
+  // shown equal by the sizes. A mask kept as an operand, or none (a decode
+  // step over a cache), holds at any lengths.
+  bool lengthsUnknown =
+      (ShapedType::isDynamic(sq) || ShapedType::isDynamic(sk)) &&
+      query.getSize(2) != key.getSize(2);
   // And Q's length is the output's rows (the root's dim before the head
   // dim), which the types alone cannot say at a dynamic length.
   if (ShapedType::isDynamic(sq)) {
@@ -1223,6 +1224,9 @@ LogicalResult raiseAttention(PatternRewriter &rewriter, Operation *root,
   if (failed(matchMaskRule(chain, {b, h, i, j}, batch * heads, sq, sk, rule,
                            miss)))
     return failure();
+  if (lengthsUnknown && (rule.causal || rule.window))
+    return miss("the query and key lengths are dynamic and not known to be "
+                "equal, under a causal or window mask");
 
   AttentionOp attention = buildAttention(rewriter, root->getLoc(), outType,
                                          query, key, value, rule, chain.scores);

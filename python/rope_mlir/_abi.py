@@ -63,6 +63,17 @@ class FunctionSig:
                 f"({', '.join(map(str, self.inputs))}) -> ({', '.join(map(str, self.results))})")
         return list(self.inputs), self.results[0]
 
+    def callable_signature(self) -> tuple[list[TensorSig], list[TensorSig]]:
+        """The arguments and the results, when Python can call the function on
+        the CPU: ranked tensors of known element types in, one or more out."""
+        bad = [t for t in (*self.inputs, *self.results) if not isinstance(t, TensorSig)]
+        if bad or not self.results:
+            raise ArgumentError(
+                f"@{self.name} cannot be called from Python: it must take ranked tensors and "
+                f"return ranked tensors (of {', '.join(STORAGE_DTYPES)}), got "
+                f"({', '.join(map(str, self.inputs))}) -> ({', '.join(map(str, self.results))})")
+        return list(self.inputs), list(self.results)
+
 
 def parse_signatures(text: str) -> dict[str, FunctionSig]:
     """The functions of the C API's JSON signatures, by name."""
@@ -123,6 +134,14 @@ def descriptor_type(rank: int):
     return type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
 
 
+def results_type(results) -> type:
+    """The ctypes struct a `_mlir_ciface_` wrapper fills in with its results:
+    their memref descriptors in order (for one result, the same layout as
+    its descriptor alone)."""
+    fields = [(f"r{i}", descriptor_type(len(r.shape))) for i, r in enumerate(results)]
+    return type(f"Results{len(results)}", (ctypes.Structure,), {"_fields_": fields})
+
+
 def descriptor(pointer: int, shape, strides=None):
     """A descriptor of memory at `pointer` (row-major unless `strides`, in
     elements, are given)."""
@@ -168,6 +187,18 @@ def rope_runtime(path: Path | None = None) -> ctypes.CDLL:
     return _rope_runtime
 
 
+# ropeRuntimeCall's kRopeRuntimeMaxCallArgs (RuntimeErrors.h).
+MAX_CALL_ARGS = 32
+
+
+def call_packed(packed, name: str, structs) -> None:
+    """Calls a `_rope_packed_` entry point (any number of descriptors, the
+    result's first) through ropeRuntimeCall, with the one pointer it takes:
+    an array of pointers to `structs`."""
+    pointers = (ctypes.c_void_p * len(structs))(*[ctypes.addressof(s) for s in structs])
+    call_checked(packed, name, [pointers])
+
+
 def call_checked(function, name: str, structs) -> None:
     """Calls a `_mlir_ciface_` function (an address or a ctypes function)
     with pointers to `structs` (memref descriptors, the result's first)
@@ -185,10 +216,21 @@ def call_checked(function, name: str, structs) -> None:
                         "ropeRuntimeCall passes")
 
 
-def take_result(result, result_sig: TensorSig, arguments) -> np.ndarray:
+class _Allocation:
+    """Memory the callee allocated for its results; freed when the last
+    array viewing it is gone (two results may share one allocation)."""
+
+    def __init__(self, pointer: int):
+        weakref.finalize(self, _libc.free, pointer)
+
+
+def take_result(result, result_sig: TensorSig, arguments, allocations=None) -> np.ndarray:
     """The numpy array of a result descriptor the callee filled in, which then
     owns the callee's allocation (or a copy where the callee does not own the
-    memory)."""
+    memory). `allocations` (by pointer) is shared by the results of one call,
+    so that results in one allocation free it once."""
+    if allocations is None:
+        allocations = {}
     rank = len(result_sig.shape)
     dtype = np.dtype(STORAGE_DTYPES[result_sig.dtype])
     shape = tuple(result.sizes) if rank else ()
@@ -202,18 +244,21 @@ def take_result(result, result_sig: TensorSig, arguments) -> np.ndarray:
     # "allocated" at 0xdeadbeef).
     owned = result.allocated not in (None, 0, 0xDEADBEEF) and not any(
         a.ctypes.data <= result.allocated < a.ctypes.data + max(a.nbytes, 1) for a in arguments)
+    owner = None
+    if owned:
+        owner = allocations.get(result.allocated)
+        if owner is None:
+            owner = allocations[result.allocated] = _Allocation(result.allocated)
     if not count:
-        if owned:
-            _libc.free(result.allocated)
         return np.empty(shape, dtype)
     raw = (ctypes.c_char * span).from_address(base)
     view = np.ndarray(shape, dtype, buffer=raw, strides=strides)
     if not owned:
         # An argument's memory, or a global of the module: a copy.
         return view.copy()
-    # The callee's allocation becomes the array's memory, freed with the array
-    # (and every view of it): no copy of the result.
-    weakref.finalize(view, _libc.free, result.allocated)
+    # The callee's allocation becomes the array's memory, freed with the last
+    # array (and view) of it: no copy of the result.
+    raw._owner = owner
     return view
 
 

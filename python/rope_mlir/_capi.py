@@ -60,6 +60,8 @@ def capi() -> ctypes.CDLL:
     lib.ropeJitCompile.argtypes = [ctypes.c_char_p, ctypes.c_size_t, options, _OUT]
     lib.ropeJitLookup.restype = ctypes.c_void_p
     lib.ropeJitLookup.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    lib.ropeJitLookupPacked.restype = ctypes.c_void_p
+    lib.ropeJitLookupPacked.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
     lib.ropeJitGetSignatures.restype = ctypes.c_char_p
     lib.ropeJitGetSignatures.argtypes = [ctypes.c_void_p]
     lib.ropeJitDestroy.restype = None
@@ -134,6 +136,11 @@ def jit_signatures(handle: int) -> str:
 def jit_lookup(handle: int, name: str) -> int | None:
     """ropeJitLookup: the address of `_mlir_ciface_<name>`, or None."""
     return capi().ropeJitLookup(handle, name.encode())
+
+
+def jit_lookup_packed(handle: int, name: str) -> int | None:
+    """ropeJitLookupPacked: the address of `_rope_packed_<name>`, or None."""
+    return capi().ropeJitLookupPacked(handle, name.encode())
 
 
 def jit_destroy(handle: int) -> None:

@@ -37,22 +37,39 @@ class Module:
         """The address of `name`'s `_mlir_ciface_` wrapper."""
         raise NotImplementedError
 
+    def packed_address(self, name: str) -> int:
+        """The address of `name`'s `_rope_packed_` entry point (one pointer
+        to the descriptors' pointers), for calls with more than
+        _abi.MAX_CALL_ARGS descriptors."""
+        raise NotImplementedError
+
     def call(self, name: str, *args):
         if name not in self.functions:
             raise AttributeError(f"the module has no public function @{name} "
                                  f"(it has {', '.join('@' + f for f in self.functions) or 'none'})")
-        args_sig, result_sig = self.functions[name].callable_types()
+        """Calls @name on `args`; its result, or a tuple of its results when
+        it returns several, as the arguments' kind of array."""
+        args_sig, results_sig = self.functions[name].callable_signature()
         host, kind = arrays.import_arguments(args, self._device)
         _abi.check_arguments(name, host, args_sig)
-        return arrays.export_result(self._run(name, host, result_sig), result_sig.dtype, kind)
+        outs = [arrays.export_result(a, r.dtype, kind)
+                for a, r in zip(self.run_host(name, host, results_sig), results_sig)]
+        return outs[0] if len(outs) == 1 else tuple(outs)
 
     _device = "cpu"
 
-    def _run(self, name: str, host, result_sig: TensorSig) -> np.ndarray:
+    def run_host(self, name: str, host, results_sig) -> list[np.ndarray]:
+        """@name on checked, C-contiguous numpy arrays: its results."""
         descriptors = [_abi.array_descriptor(a) for a in host]
-        result = _abi.descriptor_type(len(result_sig.shape))()
-        _abi.call_checked(self.function_address(name), name, [result, *descriptors])
-        return _abi.take_result(result, result_sig, host)
+        results = _abi.results_type(results_sig)()
+        structs = [results, *descriptors]
+        if len(structs) > _abi.MAX_CALL_ARGS:
+            _abi.call_packed(self.packed_address(name), name, structs)
+        else:
+            _abi.call_checked(self.function_address(name), name, structs)
+        allocations: dict = {}
+        return [_abi.take_result(getattr(results, f"r{i}"), r, host, allocations)
+                for i, r in enumerate(results_sig)]
 
     def __getattr__(self, name: str):
         functions = self.__dict__.get("functions", {})
@@ -82,6 +99,15 @@ class JitModule(Module):
             self._addresses[name] = address
         return self._addresses[name]
 
+    def packed_address(self, name: str) -> int:
+        key = "packed " + name
+        if key not in self._addresses:
+            address = _capi.jit_lookup_packed(self._handle, name)
+            if not address:
+                raise AttributeError(f"@{name} has no packed entry point in the compiled module")
+            self._addresses[key] = address
+        return self._addresses[key]
+
 
 class SharedLibraryModule(Module):
     """A module compiled ahead of time into a shared library, loaded."""
@@ -94,3 +120,6 @@ class SharedLibraryModule(Module):
 
     def function_address(self, name: str) -> int:
         return ctypes.cast(getattr(self._lib, f"_mlir_ciface_{name}"), ctypes.c_void_p).value
+
+    def packed_address(self, name: str) -> int:
+        return ctypes.cast(getattr(self._lib, f"_rope_packed_{name}"), ctypes.c_void_p).value

@@ -491,3 +491,79 @@ func.func @no_raise_sliced_queries(%src: tensor<1x4x?x16xf32>, %rows: index) -> 
 }
 
 // REPORT-NOT: remark
+
+// -----
+
+// A decode step over a cache: one query, K and V of a dynamic length, no
+// mask. With no mask the two lengths need not be one: raised.
+// CHECK-LABEL: func.func @decode_step_no_mask
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<1x4x1x16xf32>, %[[K:[^:]+]]: tensor<1x4x?x16xf32>, %[[V:[^:]+]]: tensor<1x4x?x16xf32>)
+// CHECK: rope.attention %[[Q]], %[[K]], %[[V]] scale = 2.500000e-01 : tensor<1x4x1x16xf32>, tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32>
+// CHECK-NOT: linalg.batch_matmul
+func.func @decode_step_no_mask(%q: tensor<1x4x1x16xf32>, %k: tensor<1x4x?x16xf32>, %v: tensor<1x4x?x16xf32>) -> tensor<1x4x1x16xf32> {
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %k, %c2 : tensor<1x4x?x16xf32>
+  %kt_e = tensor.empty(%n) : tensor<1x4x16x?xf32>
+  %kt = linalg.transpose ins(%k : tensor<1x4x?x16xf32>) outs(%kt_e : tensor<1x4x16x?xf32>) permutation = [0, 1, 3, 2]
+  %q3 = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<1x4x1x16xf32> into tensor<4x1x16xf32>
+  %k3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<1x4x16x?xf32> into tensor<4x16x?xf32>
+  %s_e = tensor.empty(%n) : tensor<4x1x?xf32>
+  %s_f = linalg.fill ins(%zero : f32) outs(%s_e : tensor<4x1x?xf32>) -> tensor<4x1x?xf32>
+  %sc = linalg.batch_matmul ins(%q3, %k3 : tensor<4x1x16xf32>, tensor<4x16x?xf32>) outs(%s_f : tensor<4x1x?xf32>) -> tensor<4x1x?xf32>
+  %sc4 = tensor.expand_shape %sc [[0, 1], [2], [3]] output_shape [1, 4, 1, %n] : tensor<4x1x?xf32> into tensor<1x4x1x?xf32>
+  %x_e = tensor.empty(%n) : tensor<1x4x1x?xf32>
+  %scale = arith.constant 0.25 : f32
+  %x = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%sc4 : tensor<1x4x1x?xf32>) outs(%x_e : tensor<1x4x1x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.mulf %in, %scale : f32
+    linalg.yield %a : f32
+  } -> tensor<1x4x1x?xf32>
+  %p = linalg.softmax dimension(3) ins(%x : tensor<1x4x1x?xf32>) outs(%x_e : tensor<1x4x1x?xf32>) -> tensor<1x4x1x?xf32>
+  %p3 = tensor.collapse_shape %p [[0, 1], [2], [3]] : tensor<1x4x1x?xf32> into tensor<4x1x?xf32>
+  %v3 = tensor.collapse_shape %v [[0, 1], [2], [3]] : tensor<1x4x?x16xf32> into tensor<4x?x16xf32>
+  %o_e = tensor.empty() : tensor<4x1x16xf32>
+  %o_f = linalg.fill ins(%zero : f32) outs(%o_e : tensor<4x1x16xf32>) -> tensor<4x1x16xf32>
+  %o = linalg.batch_matmul ins(%p3, %v3 : tensor<4x1x?xf32>, tensor<4x?x16xf32>) outs(%o_f : tensor<4x1x16xf32>) -> tensor<4x1x16xf32>
+  %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [1, 4, 1, 16] : tensor<4x1x16xf32> into tensor<1x4x1x16xf32>
+  return %o4 : tensor<1x4x1x16xf32>
+}
+
+// -----
+
+// The same step under a mask the model computed from the cache's positions
+// (an argument here, [1, 1, 1, Sk], added to the scores): no rule can be
+// read from it, and an operand holds at any lengths: raised with the mask.
+// CHECK-LABEL: func.func @decode_step_mask_operand
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<1x4x1x16xf32>, %[[K:[^:]+]]: tensor<1x4x?x16xf32>, %[[V:[^:]+]]: tensor<1x4x?x16xf32>, %[[M:[^:]+]]: tensor<1x1x1x?xf32>)
+// CHECK: rope.attention %[[Q]], %[[K]], %[[V]] mask(%[[M]] : tensor<1x1x1x?xf32>) scale = 2.500000e-01
+// CHECK-NOT: linalg.batch_matmul
+func.func @decode_step_mask_operand(%q: tensor<1x4x1x16xf32>, %k: tensor<1x4x?x16xf32>, %v: tensor<1x4x?x16xf32>, %m: tensor<1x1x1x?xf32>) -> tensor<1x4x1x16xf32> {
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %k, %c2 : tensor<1x4x?x16xf32>
+  %kt_e = tensor.empty(%n) : tensor<1x4x16x?xf32>
+  %kt = linalg.transpose ins(%k : tensor<1x4x?x16xf32>) outs(%kt_e : tensor<1x4x16x?xf32>) permutation = [0, 1, 3, 2]
+  %q3 = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<1x4x1x16xf32> into tensor<4x1x16xf32>
+  %k3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<1x4x16x?xf32> into tensor<4x16x?xf32>
+  %s_e = tensor.empty(%n) : tensor<4x1x?xf32>
+  %s_f = linalg.fill ins(%zero : f32) outs(%s_e : tensor<4x1x?xf32>) -> tensor<4x1x?xf32>
+  %sc = linalg.batch_matmul ins(%q3, %k3 : tensor<4x1x16xf32>, tensor<4x16x?xf32>) outs(%s_f : tensor<4x1x?xf32>) -> tensor<4x1x?xf32>
+  %sc4 = tensor.expand_shape %sc [[0, 1], [2], [3]] output_shape [1, 4, 1, %n] : tensor<4x1x?xf32> into tensor<1x4x1x?xf32>
+  %x_e = tensor.empty(%n) : tensor<1x4x1x?xf32>
+  %scale = arith.constant 0.25 : f32
+  %x = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, 0, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%sc4, %m : tensor<1x4x1x?xf32>, tensor<1x1x1x?xf32>) outs(%x_e : tensor<1x4x1x?xf32>) {
+  ^bb0(%in: f32, %mm: f32, %out: f32):
+    %a = arith.mulf %in, %scale : f32
+    %b = arith.addf %a, %mm : f32
+    linalg.yield %b : f32
+  } -> tensor<1x4x1x?xf32>
+  %p = linalg.softmax dimension(3) ins(%x : tensor<1x4x1x?xf32>) outs(%x_e : tensor<1x4x1x?xf32>) -> tensor<1x4x1x?xf32>
+  %p3 = tensor.collapse_shape %p [[0, 1], [2], [3]] : tensor<1x4x1x?xf32> into tensor<4x1x?xf32>
+  %v3 = tensor.collapse_shape %v [[0, 1], [2], [3]] : tensor<1x4x?x16xf32> into tensor<4x?x16xf32>
+  %o_e = tensor.empty() : tensor<4x1x16xf32>
+  %o_f = linalg.fill ins(%zero : f32) outs(%o_e : tensor<4x1x16xf32>) -> tensor<4x1x16xf32>
+  %o = linalg.batch_matmul ins(%p3, %v3 : tensor<4x1x?xf32>, tensor<4x?x16xf32>) outs(%o_f : tensor<4x1x16xf32>) -> tensor<4x1x16xf32>
+  %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [1, 4, 1, 16] : tensor<4x1x16xf32> into tensor<1x4x1x16xf32>
+  return %o4 : tensor<1x4x1x16xf32>
+}

@@ -1,0 +1,494 @@
+"""``torch.compile(model, backend="rope_mlir")``: PyTorch models through rope-mlir.
+
+    import rope_mlir.torch                       # registers the backend
+    model.compile(backend="rope_mlir", dynamic=True)
+    model.generate(input_ids, max_new_tokens=16) # prefill and decode run compiled
+
+Each graph Dynamo captures goes the way a user's exported model goes:
+
+1. AOTAutograd lowers it to ATen with torch-mlir's decompositions; the
+   parameters and buffers are inputs of that graph (Dynamo lifts them), so
+   they are arguments of the compiled function, used in place, never
+   constants in the IR.
+2. Symbolic sizes (``dynamic=True``) that Dynamo passes as integers are
+   re-read from the tensors that carry them (``sym_size``), so that the
+   compiled function takes tensors only and the raising sees one size, not
+   an unrelated integer.
+3. torch-mlir's FX importer gives linalg-on-tensors; ``--rope-raise``, the
+   fold into Q·Kᵀ and the CPU pipeline compile it in this process.
+4. The callable passes tensors to the compiled code without a copy (DLPack)
+   and returns the callee's results as torch tensors, again without a copy.
+
+A graph is compiled once per shape signature (Dynamo's guards) and kept in
+memory; the compiled library is also kept on disk, keyed by the imported IR,
+the options and the compiler's build, so that a new process skips the
+compile. A graph the pipeline cannot compile runs in PyTorch, with one
+warning naming what failed. ``reports()`` says, per graph, what was raised.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from . import _abi, _native, arrays, compiler
+from .module import SharedLibraryModule
+
+__all__ = ["BACKEND_NAME", "GraphReport", "backend", "cache_dir", "clear_reports", "reports"]
+
+BACKEND_NAME = "rope_mlir"
+RAISE = ["--rope-raise", "--rope-fold-rotation-into-qk", "--canonicalize"]
+
+
+@dataclasses.dataclass
+class GraphReport:
+    """What the backend did with one graph."""
+    name: str
+    compiled: bool                 # False: it ran in PyTorch (see `fallback`)
+    attentions: int = 0            # rope.attention ops raised
+    folded: int = 0                # of them, with the rotation folded inside
+    rotations: int = 0             # rope.rotate / rope.rotate_with_tables left outside
+    arguments: int = 0
+    results: int = 0
+    cached: bool = False           # loaded from the disk cache
+    seconds: float = 0.0           # import, raise and compile
+    fallback: str = ""             # why it ran in PyTorch
+
+
+_REPORTS: list[GraphReport] = []
+_MEMORY: dict[str, object] = {}    # key -> compiled module
+_WARNED: set[str] = set()
+
+
+def reports() -> list[GraphReport]:
+    """The graphs compiled (or not) in this process, in order."""
+    return list(_REPORTS)
+
+
+def clear_reports() -> None:
+    _REPORTS.clear()
+
+
+def cache_dir() -> Path:
+    """Where compiled graphs are kept: $ROPE_MLIR_CACHE_DIR, else
+    ~/.cache/rope-mlir/torch-compile."""
+    return Path(os.environ.get("ROPE_MLIR_CACHE_DIR")
+                or Path.home() / ".cache" / "rope-mlir" / "torch-compile")
+
+
+class Unsupported(Exception):
+    """A graph this backend does not compile; it runs in PyTorch."""
+
+
+# ---------------------------------------------------------------------------
+# The FX graph: sizes as tensor dims
+# ---------------------------------------------------------------------------
+
+
+def _size_source(value, tensors):
+    """The (placeholder, dim) of a tensor input whose dim is the symbolic
+    size `value`, or None."""
+    expr = value.node.expr
+    for node, example in tensors:
+        for d, size in enumerate(example.shape):
+            if isinstance(size, torch.SymInt) and size.node.expr == expr:
+                return node, d
+    return None
+
+
+# Integer arithmetic torch-mlir's importer reads (Python's operators on
+# symbolic sizes, by name); other integer ops (torch.sym_max, ...) are
+# computed in Python and passed in.
+_IMPORTED_INT_OPS = {"add", "sub", "mul", "truediv", "floordiv", "mod", "neg",
+                     "lt", "le", "gt", "ge", "eq", "ne"}
+
+
+@dataclasses.dataclass
+class ArgumentPlan:
+    """How the compiled function's arguments come from the graph's inputs,
+    each a source: ("tensor", i) input i itself; ("int", i) integer input i
+    as a 0-d int64 tensor; ("computed", k) value k of `computed` (a graph of
+    the integer ops the importer does not read, run in Python on the
+    inputs) as a 0-d int64 tensor."""
+    sources: list
+    computed: torch.fx.GraphModule | None = None
+
+    def arguments(self, args) -> list:
+        values = self.computed(*args) if self.computed is not None else ()
+        out = []
+        for kind, i in self.sources:
+            if kind == "tensor":
+                # Parameters require grad, which DLPack refuses; this graph is inference.
+                out.append(args[i].detach())
+            else:
+                out.append(np.array(int(args[i] if kind == "int" else values[i]), np.int64))
+        return out
+
+
+def _scalar_input(graph, name, example, fake_mode):
+    """A new 0-d int64 tensor input (the last input) and its value read with
+    item(), standing for the integer `example`."""
+    from torch.fx.passes.shape_prop import _extract_tensor_metadata
+    first_op = next(n for n in graph.nodes if n.op != "placeholder")
+    with graph.inserting_before(first_op):
+        tensor = graph.placeholder(name)
+    with fake_mode:
+        tensor.meta["val"] = torch.empty((), dtype=torch.int64)
+    tensor.meta["tensor_meta"] = _extract_tensor_metadata(tensor.meta["val"])
+    with graph.inserting_before(first_op):
+        value = graph.call_function(torch.ops.aten._local_scalar_dense.default, (tensor,))
+    value.meta["val"] = example
+    return value
+
+
+def _computed_in_python(gm: torch.fx.GraphModule) -> list:
+    """The integer nodes of `gm` the importer cannot read (torch.sym_max,
+    ...), outermost first is not needed: each is computed whole in Python."""
+    nodes = []
+    for n in gm.graph.nodes:
+        if n.op != "call_function" or not isinstance(n.meta.get("val"), torch.SymInt):
+            continue
+        if isinstance(n.target, torch._ops.OpOverload):
+            continue
+        if getattr(n.target, "__name__", None) in _IMPORTED_INT_OPS:
+            continue
+        nodes.append(n)
+    return nodes
+
+
+def tensor_arguments(gm: torch.fx.GraphModule, example_inputs) -> ArgumentPlan:
+    """Rewrites `gm` (an ATen graph) to take tensors only and returns how its
+    new inputs come from the old. An integer input that is a dim of a tensor
+    input becomes `sym_size` of that dim (the raising then sees one size);
+    another symbolic integer (a cache's length plus one) becomes a 0-d
+    tensor input, and so does an integer op the importer does not read; a
+    constant or unused integer is dropped."""
+    graph = gm.graph
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    tensors = [(n, e) for n, e in zip(placeholders, example_inputs)
+               if isinstance(e, torch.Tensor)]
+    fake_mode = next((getattr(e, "fake_mode", None) for _, e in tensors), None)
+    plan = ArgumentPlan([])
+    integers = []
+
+    hoisted = _computed_in_python(gm)
+    if hoisted:
+        if fake_mode is None:
+            raise Unsupported(f"{hoisted[0].target} of symbolic sizes")
+        computed = torch.fx.GraphModule(gm, copy.deepcopy(graph))
+        by_name = {n.name: n for n in computed.graph.nodes}
+        out = next(n for n in computed.graph.nodes if n.op == "output")
+        out.args = (tuple(by_name[n.name] for n in hoisted),)
+        computed.graph.eliminate_dead_code()
+        computed.recompile()
+        plan.computed = computed
+
+    for i, (node, example) in enumerate(zip(placeholders, example_inputs)):
+        if isinstance(example, torch.Tensor) and node.users:
+            plan.sources.append(("tensor", i))
+            continue
+        if node.users:
+            if isinstance(example, torch.SymInt):
+                source = _size_source(example, tensors)
+                if source is not None:
+                    first_op = next(n for n in graph.nodes if n.op != "placeholder")
+                    with graph.inserting_before(first_op):  # inputs stay first
+                        size = graph.call_function(torch.ops.aten.sym_size.int, source)
+                    size.meta["val"] = example
+                    node.replace_all_uses_with(size)
+                elif fake_mode is not None:
+                    integers.append((i, node, example))
+                    continue
+                else:
+                    raise Unsupported(f"the integer input {node.name} ({example}) is no "
+                                      "tensor's size")
+            elif isinstance(example, (int, float, bool)):
+                node.replace_all_uses_with(example)  # a value Dynamo specialised on
+            else:
+                raise Unsupported(f"input {node.name} is a {type(example).__name__}")
+        graph.erase_node(node)
+    # The new inputs after the tensors: integer inputs, then computed values.
+    for i, node, example in integers:
+        node.replace_all_uses_with(_scalar_input(graph, node.name + "_value", example, fake_mode))
+        graph.erase_node(node)
+        plan.sources.append(("int", i))
+    for k, node in enumerate(hoisted):
+        node.replace_all_uses_with(_scalar_input(graph, f"{node.name}_value",
+                                                 node.meta["val"], fake_mode))
+        graph.erase_node(node)
+        plan.sources.append(("computed", k))
+    graph.eliminate_dead_code()
+    graph.lint()
+    gm.recompile()
+    return plan
+
+
+# ---------------------------------------------------------------------------
+# Compilation
+# ---------------------------------------------------------------------------
+
+
+def _import(gm: torch.fx.GraphModule) -> str:
+    """The graph as linalg-on-tensors (torch-mlir's FX importer)."""
+    try:
+        from torch_mlir import fx
+    except ImportError as e:  # pragma: no cover - the extra is missing
+        raise Unsupported("torch-mlir is not installed (pip install rope-mlir[torch])") from e
+    try:
+        return str(fx.stateless_fx_import(gm, output_type="linalg-on-tensors"))
+    except Exception as e:  # noqa: BLE001 - whatever the importer says, PyTorch runs it
+        text = str(e)
+        op = (re.search(r"'(torch\.[\w.]+)'", text) or re.search(r"(aten\.[\w.]+)", text)
+              or re.search(r"target=<?(?:function |built-in function )?([\w.]+)", text))
+        what = f"torch-mlir cannot lower {op.group(1)}" if op else \
+            f"torch-mlir's import failed: {text.strip().splitlines()[0][:200] if text.strip() else type(e).__name__}"
+        raise Unsupported(what) from e
+
+
+def _count(raised: str) -> tuple[int, int, int]:
+    attentions = [ln for ln in raised.splitlines() if re.search(r"=\s*rope\.attention\b", ln)]
+    folded = sum(1 for ln in attentions if "rotary(" in ln or "rotary_tables(" in ln)
+    rotations = len(re.findall(r"=\s*rope\.rotate(?:_with_tables)?\b", raised))
+    return len(attentions), folded, rotations
+
+
+def _key(linalg: str, options: compiler.CompileOptions) -> str:
+    """The disk cache's key: the imported graph, the pipeline and the build
+    of the compiler (its C API library)."""
+    capi = _native.native_dir() / "libRopeCAPI.so"
+    stat = capi.stat() if capi.exists() else None
+    build = f"{capi.resolve()}:{stat.st_size}:{stat.st_mtime_ns}" if stat else "?"
+    h = hashlib.sha256()
+    for part in (linalg, RAISE, options.pass_pipeline(), options.opt_level, build, torch.__version__):
+        h.update(repr(part).encode())
+    return h.hexdigest()[:32]
+
+
+def _load_cached(path: Path):
+    signatures = path.with_suffix(".json")
+    if not (path.exists() and signatures.exists()):
+        return None
+    try:
+        data = json.loads(signatures.read_text())
+        return SharedLibraryModule(path, _abi.parse_signatures(json.dumps(data["functions"]))), data
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _dump(report: GraphReport, stage: str, text: str) -> None:
+    """With $ROPE_MLIR_DUMP_DIR set, writes each graph's IR there
+    (<graph>.linalg.mlir as imported, <graph>.raised.mlir after the raise
+    and the fold), to see what the raising found."""
+    folder = os.environ.get("ROPE_MLIR_DUMP_DIR")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        (Path(folder) / f"{report.name}.{stage}.mlir").write_text(text)
+
+
+def compile_graph(gm: torch.fx.GraphModule, options: compiler.CompileOptions,
+                  report: GraphReport):
+    """The compiled module of an ATen graph that takes tensors only."""
+    linalg = _import(gm)
+    _dump(report, "linalg", linalg)
+    key = _key(linalg, options)
+    if key in _MEMORY:
+        module, counts = _MEMORY[key]
+        report.attentions, report.folded, report.rotations = counts
+        report.cached = True
+        return module
+    folder = cache_dir()
+    library = folder / f"{key}.so"
+    cached = _load_cached(library)
+    if cached is not None:
+        module, data = cached
+        counts = tuple(data["counts"])
+        report.cached = True
+    else:
+        try:
+            raised = compiler.lower(linalg, RAISE[0], RAISE[1:])
+            _dump(report, "raised", raised)
+            counts = _count(raised)
+            folder.mkdir(parents=True, exist_ok=True)
+            partial = folder / f"{key}.{os.getpid()}.so"
+            module = compiler.compile(raised, options=dataclasses.replace(options, output=str(partial)))
+        except compiler.CompileError as e:
+            first = e.diagnostics[0] if getattr(e, "diagnostics", None) else str(e).splitlines()[0]
+            raise Unsupported(f"rope-mlir cannot compile it: {first}") from e
+        # Publish the library and its signatures atomically (another process
+        # may compile the same graph).
+        os.replace(partial, library)
+        module = SharedLibraryModule(library, module.functions)
+        meta = library.with_suffix(f".{os.getpid()}.json")
+        meta.write_text(json.dumps({"functions": json.loads(_abi.signatures_json(module.functions)),
+                                    "counts": list(counts)}))
+        os.replace(meta, library.with_suffix(".json"))
+    report.attentions, report.folded, report.rotations = counts
+    _MEMORY[key] = (module, counts)
+    return module
+
+
+def _to_torch(array: np.ndarray, dtype: torch.dtype) -> torch.Tensor:
+    if dtype == torch.bfloat16:
+        return torch.from_numpy(array).view(torch.bfloat16)
+    return torch.from_numpy(array)
+
+
+def compiled_callable(module, plan: ArgumentPlan, outputs):
+    """The function AOTAutograd calls: the graph's inputs in, its outputs out
+    (`plan`: tensor_arguments's, `outputs`: split_outputs's split)."""
+    tensors, others, dtypes, sizes = outputs
+    args_sig, results_sig = module.functions["main"].callable_signature()
+
+    def run(*args):
+        host, _ = arrays.import_arguments(plan.arguments(args))
+        _abi.check_arguments("main", host, args_sig)
+        outs = module.run_host("main", host, results_sig)
+        result = [None] * (len(tensors) + len(others))
+        for i, o, d in zip(tensors, outs, dtypes):
+            result[i] = _to_torch(o, d)
+        if sizes is not None:
+            for i, v in zip(others, sizes(*args)):
+                result[i] = v
+        return tuple(result)
+
+    return run
+
+
+def split_outputs(gm: torch.fx.GraphModule):
+    """Splits the outputs of `gm` into tensors, which it keeps (their
+    positions and dtypes are returned), and the rest (symbolic sizes a
+    cache hands back, e.g. a sliding window's length), returned as a graph
+    of their own that computes them from the same inputs in Python, cheaply:
+    the compiled function returns tensors only."""
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    values = output.args[0]
+    values = list(values) if isinstance(values, (list, tuple)) else [values]
+    tensors, others = [], []
+    for i, v in enumerate(values):
+        val = v.meta.get("val") if isinstance(v, torch.fx.Node) else None
+        (tensors if isinstance(val, torch.Tensor) else others).append(i)
+    sizes = None
+    if others:
+        sizes = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
+        sizes_out = next(n for n in sizes.graph.nodes if n.op == "output")
+        kept = list(sizes_out.args[0])
+        sizes_out.args = (tuple(kept[i] for i in others),)
+        sizes.graph.eliminate_dead_code()
+        sizes.recompile()
+    output.args = (tuple(values[i] for i in tensors),)
+    gm.graph.eliminate_dead_code()
+    gm.recompile()
+    dtypes = [values[i].meta["val"].dtype for i in tensors]
+    return tensors, others, dtypes, sizes
+
+
+def _warn_fallback(report: GraphReport, why: str) -> None:
+    report.compiled, report.fallback = False, why
+    if why not in _WARNED:
+        _WARNED.add(why)
+        warnings.warn(f"rope_mlir: graph {report.name} runs in PyTorch: {why}", stacklevel=3)
+
+
+def _is_lifted_float(example) -> bool:
+    """Whether a graph input is a Python float Dynamo passes as a 0-d f64
+    tensor (a module's scale, soft-cap or epsilon under dynamic=True)."""
+    return (isinstance(example, torch.Tensor) and example.dim() == 0
+            and example.dtype == torch.float64)
+
+
+def _with_constants(gm: torch.fx.GraphModule, example_inputs, values: dict):
+    """A copy of `gm` in which input i is the constant values[i] (0-d f64)."""
+    gm = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for i, value in values.items():
+        node = placeholders[i]
+        first_op = next(n for n in gm.graph.nodes if n.op != "placeholder")
+        with gm.graph.inserting_before(first_op):
+            constant = gm.graph.call_function(torch.ops.aten.scalar_tensor.default, (value,),
+                                              {"dtype": torch.float64})
+        constant.meta = dict(node.meta)
+        node.replace_all_uses_with(constant)
+    gm.recompile()
+    return gm
+
+
+class GraphFunction:
+    """One graph AOTAutograd hands over: compiled at its first call, once per
+    set of values of its float inputs (Python floats Dynamo lifts to
+    inputs: a scale or a soft-cap must be a constant for the raising to see
+    the attention), up to MAX_SPECIALIZATIONS sets, then once with them as
+    arguments. What cannot be compiled runs in PyTorch."""
+
+    MAX_SPECIALIZATIONS = 4
+
+    def __init__(self, gm: torch.fx.GraphModule, example_inputs, options):
+        self.gm, self.example_inputs, self.options = gm, list(example_inputs), options
+        self.floats = [i for i, e in enumerate(self.example_inputs) if _is_lifted_float(e)]
+        self.variants: dict[tuple, object] = {}
+        self.generic = None
+
+    def __call__(self, *args):
+        key = tuple(float(args[i]) for i in self.floats)
+        run = self.variants.get(key) or self.generic
+        if run is None:
+            if len(self.variants) < self.MAX_SPECIALIZATIONS:
+                run = self.variants[key] = self._compile(dict(zip(self.floats, key)))
+            else:
+                run = self.generic = self._compile({})
+        return run(*args)
+
+    def _compile(self, constants: dict):
+        report = GraphReport(name=f"graph{len(_REPORTS)}", compiled=True)
+        _REPORTS.append(report)
+        start = time.perf_counter()
+        gm = _with_constants(self.gm, self.example_inputs, constants)
+        try:
+            outputs = split_outputs(gm)
+            if not outputs[0]:
+                raise Unsupported("the graph returns no tensor")
+            plan = tensor_arguments(gm, self.example_inputs)
+            module = compile_graph(gm, self.options, report)
+        except Unsupported as e:
+            report.seconds = time.perf_counter() - start
+            _warn_fallback(report, str(e))
+            return self.gm.forward
+        finally:
+            report.seconds = time.perf_counter() - start
+        report.arguments = len(plan.sources)
+        report.results = len(outputs[0])
+        return compiled_callable(module, plan, outputs)
+
+
+def backend(gm: torch.fx.GraphModule, example_inputs, options: dict | None = None, **_):
+    """The `torch.compile` backend: ``torch.compile(model, backend="rope_mlir",
+    options={"query_tile": 32})``; options are rope_mlir.compile's keywords
+    (CompileOptions fields and the CPU pipeline's options)."""
+    from torch._dynamo.backends.common import aot_autograd
+    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+
+    compile_options = compiler._make_options(None, "cpu", dict(options or {}))
+
+    def forward(graph: torch.fx.GraphModule, inputs):
+        return GraphFunction(graph, inputs, compile_options)
+
+    return aot_autograd(fw_compiler=forward, decompositions=get_decomposition_table())(
+        gm, example_inputs)
+
+
+def _register() -> None:
+    from torch._dynamo.backends.registry import _BACKENDS, register_backend
+    if BACKEND_NAME not in _BACKENDS:
+        register_backend(name=BACKEND_NAME)(backend)
+
+
+_register()
