@@ -94,6 +94,8 @@ bench: build frontends
 	@bash utils/setup.sh --bench
 	PYTHONPATH=$(abspath $(BUILD))/python_packages ROPE_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) benchmarks/run.py
 	$(PYTHON) benchmarks/gpu_static.py || echo "make: gpu_static.py needs ptxas and the frontend environment (torch, cuobjdump)"
+	PYTHONPATH=$(abspath $(BUILD))/python_packages "$${ROPE_FRONTENDS_VENV:-$$HOME/.cache/rope-mlir/venv-frontends}/bin/python" benchmarks/torch_backend.py \
+	  || echo "make: torch_backend.py needs the frontend environment (torch, torch-mlir, transformers)"
 
 # Every GPU test case and benchmark module compiled for GPU_CHIP into one
 # folder of small shared libraries plus libRopeCudaRuntime.so and

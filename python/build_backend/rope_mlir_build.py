@@ -68,6 +68,11 @@ def _write_wheel(directory: str, files: dict[str, bytes], executable=()) -> str:
     info = f"{stem}.dist-info"
     files = dict(files)
     files[f"{info}/METADATA"] = _metadata(project).encode()
+    groups = project.get("entry-points", {})
+    if groups:
+        files[f"{info}/entry_points.txt"] = "".join(
+            f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in entries.items()) + "\n"
+            for group, entries in groups.items()).encode()
     files[f"{info}/WHEEL"] = (f"Wheel-Version: 1.0\nGenerator: rope_mlir_build\n"
                               f"Root-Is-Purelib: false\nTag: {tag}\n").encode()
     record = []

@@ -244,15 +244,47 @@ def _import(gm: torch.fx.GraphModule) -> str:
         from torch_mlir import fx
     except ImportError as e:  # pragma: no cover - the extra is missing
         raise Unsupported("torch-mlir is not installed (pip install rope-mlir[torch])") from e
+    from torch_mlir import ir
+    from torch_mlir.dialects import torch as torch_d
+    from torch_mlir.extras.fx_importer import FxImporter
+
+    # torch-mlir's lowering reports what it cannot lower as diagnostics
+    # (printed, not in its exception): collect them to name the op.
+    context = ir.Context()
+    torch_d.register_dialect(context)
+    diagnostics = []
+
+    def collect(diagnostic):
+        diagnostics.append(f"{diagnostic.message} " +
+                           " ".join(str(n.message) for n in diagnostic.notes))
+        return True
+
+    context.attach_diagnostic_handler(collect)
     try:
-        return str(fx.stateless_fx_import(gm, output_type="linalg-on-tensors"))
+        text = str(fx.stateless_fx_import(gm, output_type="linalg-on-tensors",
+                                          fx_importer=FxImporter(context=context)))
     except Exception as e:  # noqa: BLE001 - whatever the importer says, PyTorch runs it
-        text = str(e)
-        op = (re.search(r"'(torch\.[\w.]+)'", text) or re.search(r"(aten\.[\w.]+)", text)
-              or re.search(r"target=<?(?:function |built-in function )?([\w.]+)", text))
-        what = f"torch-mlir cannot lower {op.group(1)}" if op else \
-            f"torch-mlir's import failed: {text.strip().splitlines()[0][:200] if text.strip() else type(e).__name__}"
-        raise Unsupported(what) from e
+        raise Unsupported(_import_failure("\n".join(diagnostics) + "\n" + str(e)) or
+                          f"torch-mlir's import failed ({type(e).__name__}: "
+                          f"{(diagnostics or [str(e)])[0][:200]})") from e
+    # torch-mlir lowers a few ops (scans, sorts, scatters) to its own
+    # TMTensor dialect, which this compiler does not take.
+    tm = re.search(r"\b(tm_tensor\.\w+)", text)
+    if tm:
+        raise Unsupported(f"torch-mlir lowers it to {tm.group(1)} (its TMTensor dialect), "
+                          "which rope-mlir does not compile")
+    return text
+
+
+def _import_failure(text: str) -> str | None:
+    """The op a torch-mlir failure names, as a sentence (None: none found)."""
+    for pattern in (r'name = "(torch\.[\w.]+)"',         # a torch.operator it cannot lower
+                    r"operation '(torch\.(?!operator')[\w.]+)'",
+                    r"target=<?(?:function |built-in function )?([\w.]+)"):
+        m = re.search(pattern, text)
+        if m:
+            return f"torch-mlir cannot lower {m.group(1)}"
+    return None
 
 
 def _count(raised: str) -> tuple[int, int, int]:
@@ -323,7 +355,7 @@ def compile_graph(gm: torch.fx.GraphModule, options: compiler.CompileOptions,
             module = compiler.compile(raised, options=dataclasses.replace(options, output=str(partial)))
         except compiler.CompileError as e:
             first = e.diagnostics[0] if getattr(e, "diagnostics", None) else str(e).splitlines()[0]
-            raise Unsupported(f"rope-mlir cannot compile it: {first}") from e
+            raise Unsupported(f"rope-mlir cannot compile it: {str(first)[:300]}") from e
         # Publish the library and its signatures atomically (another process
         # may compile the same graph).
         os.replace(partial, library)
