@@ -235,6 +235,25 @@ static linalg::GenericOp buildCanonicalContraction(
       });
 }
 
+/// `value` read at `map`'s indices, seen through a `linalg.transpose` that
+/// produced it: the transpose's input and the map that reads it there. A
+/// frontend's linear layer is `matmul(x, transpose(W))` (torch-mlir spells
+/// `x @ W.T` so); packing copies B anyway, so it copies straight from W's
+/// stored layout instead of from a transposed copy of the whole weight.
+static std::pair<Value, AffineMap> throughTranspose(Value value,
+                                                    AffineMap map) {
+  auto transpose = value.getDefiningOp<linalg::TransposeOp>();
+  if (!transpose)
+    return {value, map};
+  // Result dim i is input dim perm[i].
+  ArrayRef<int64_t> perm = transpose.getPermutation();
+  SmallVector<AffineExpr> exprs(perm.size());
+  for (auto [i, p] : llvm::enumerate(perm))
+    exprs[p] = map.getResult(i);
+  return {transpose.getInput(),
+          AffineMap::get(map.getNumDims(), 0, exprs, map.getContext())};
+}
+
 /// `op` over packed operands, A and B in f32 (f16/bf16 converted in the
 /// copy, once). B with the column dim innermost or, for `columnPanels`, in
 /// column panels as BLIS packs it: B[..., n, ...] becomes
@@ -258,6 +277,10 @@ static linalg::GenericOp packOperands(RewriterBase &rewriter,
   rewriter.setInsertionPoint(op);
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   SmallVector<Value> inputs = op.getDpsInputs();
+  Value bSource = inputs[block.bOperand];
+  std::tie(inputs[block.bOperand], maps[block.bOperand]) =
+      throughTranspose(inputs[block.bOperand], maps[block.bOperand]);
+  bool bThroughTranspose = inputs[block.bOperand] != bSource;
   AffineMap bMap = maps[block.bOperand];
   AffineMap outMap = maps[2];
   AffineExpr col = getAffineDimExpr(block.colDim, ctx);
@@ -273,7 +296,7 @@ static linalg::GenericOp packOperands(RewriterBase &rewriter,
   Value a = packPanel(
       rewriter, loc, inputs[block.aOperand()],
       llvm::to_vector(llvm::seq<int64_t>(0, maps[block.aOperand()].getNumResults())));
-  if (!columnPanels && a == inputs[block.aOperand()] &&
+  if (!columnPanels && !bThroughTranspose && a == inputs[block.aOperand()] &&
       packedB == inputs[block.bOperand])
     return op;
   inputs[block.aOperand()] = a;
@@ -358,8 +381,8 @@ static linalg::GenericOp tileOf(const scf::SCFTilingResult &tiled) {
 
 /// A large contraction outside any loop, its B packed into column panels:
 /// rows split into an scf.forall (all cores), or where the row count is
-/// only known at run time (a frontend's sequence length, often short), the
-/// columns; then panels of 256 columns × 256 reduction steps (a 256 KiB B
+/// only known at run time (a frontend's sequence length, often short) or
+/// too small to split (a decode step's one row), the columns; then panels of 256 columns × 256 reduction steps (a 256 KiB B
 /// panel that stays in L2 while every row block sweeps it). The tile to put
 /// into register blocks.
 static linalg::GenericOp tileForCoresAndCaches(RewriterBase &rewriter,
@@ -376,10 +399,11 @@ static linalg::GenericOp tileForCoresAndCaches(RewriterBase &rewriter,
   int64_t columnUnit = panelled ? 1 : block.columns;
   int64_t rows = ranges[block.rowDim];
   SmallVector<int64_t> coreSizes(numLoops, 0);
+  // Too few rows to split (a decode step's one row) is like not knowing
+  // them: the columns are split instead.
   if (!ShapedType::isDynamic(rows) && rows % (kRowChunks * block.rows) == 0)
     coreSizes[block.rowDim] = rows / kRowChunks;
-  else if (ShapedType::isDynamic(rows) &&
-           ranges[columnLoop] % (kRowChunks * columnUnit) == 0)
+  else if (ranges[columnLoop] % (kRowChunks * columnUnit) == 0)
     coreSizes[columnLoop] = ranges[columnLoop] / kRowChunks;
   if (llvm::any_of(coreSizes, [](int64_t s) { return s != 0; }))
     if (FailureOr<scf::SCFTilingResult> tiled = tileWith(
@@ -579,10 +603,138 @@ static LogicalResult tileIntoRegisterBlocks(
   return success();
 }
 
-/// Rewrites one contraction into its micro-kernel loops.
+/// Vector lanes of the dot-product kernel (f32): one AVX-512 register, two
+/// AVX2 ones.
+static constexpr int64_t kDotLanes = 16;
+
+/// The operands of a one-row contraction that reads both its inputs along
+/// the reduction dim, contiguously: out[0, n] += a[0, k] · w[n, k], the
+/// matrix-vector product of a decode step (a linear layer's weight stored
+/// [out, in], seen through the transpose a frontend writes).
+struct DotProductForm {
+  Value a, w; // a: [1, K], w: [N, K], both f32
+  int64_t n, k;
+};
+
+static std::optional<DotProductForm> matchDotProduct(linalg::GenericOp op) {
+  if (op.getNumLoops() != 3 || op->getParentOfType<LoopLikeOpInterface>())
+    return std::nullopt;
+  MLIRContext *ctx = op.getContext();
+  AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
+             k = getAffineDimExpr(2, ctx);
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  auto [w, wMap] = throughTranspose(op.getDpsInputs()[1], maps[1]);
+  Value a = op.getDpsInputs()[0];
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  auto isF32 = [](Value v) { return getElementTypeOrSelf(v.getType()).isF32(); };
+  if (maps[0] != AffineMap::get(3, 0, {m, k}, ctx) ||
+      wMap != AffineMap::get(3, 0, {n, k}, ctx) ||
+      maps[2] != AffineMap::get(3, 0, {m, n}, ctx) || ranges[0] != 1 ||
+      ShapedType::isDynamic(ranges[1]) || ShapedType::isDynamic(ranges[2]) ||
+      ranges[2] % kDotLanes || !isF32(a) || !isF32(w) ||
+      !linalg::isReductionIterator(op.getIteratorTypesArray()[2]))
+    return std::nullopt;
+  return DotProductForm{a, w, ranges[1], ranges[2]};
+}
+
+/// `op` (matchDotProduct's form) as dot products over the rows of W as
+/// stored: no copy of W, which a one-row product reads exactly once (packing
+/// it, as the register blocks want, would read and write it twice more).
+/// The reduction is split into K / L steps of L lanes, the lanes kept apart
+/// in an [1, N, L] accumulator (a register per row of a block of `rows`
+/// rows of W across the whole K sweep), then added up per output. Rows of W
+/// are split over the cores.
+static LogicalResult rewriteAsDotProducts(RewriterBase &rewriter,
+                                          linalg::GenericOp op,
+                                          const DotProductForm &form,
+                                          int64_t rows) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  rewriter.setInsertionPoint(op);
+  Type f32 = rewriter.getF32Type();
+  int64_t steps = form.k / kDotLanes;
+  auto split = [&](Value v, int64_t outer) {
+    return tensor::ExpandShapeOp::create(
+        rewriter, loc, RankedTensorType::get({outer, steps, kDotLanes}, f32), v,
+        SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  };
+  Value a = split(form.a, 1), w = split(form.w, form.n);
+  Value zero = arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(f32));
+  Value lanes = linalg::FillOp::create(
+                    rewriter, loc, zero,
+                    ValueRange{tensor::EmptyOp::create(
+                        rewriter, loc, ArrayRef<int64_t>{1, form.n, kDotLanes},
+                        f32)})
+                    .getResult(0);
+  // (m, n, step, lane): lanes[m, n, lane] += a[m, step, lane] · w[n, step, lane].
+  AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
+             st = getAffineDimExpr(2, ctx), l = getAffineDimExpr(3, ctx);
+  using utils::IteratorType;
+  auto partial = linalg::GenericOp::create(
+      rewriter, loc, lanes.getType(), ValueRange{a, w}, lanes,
+      SmallVector<AffineMap>{AffineMap::get(4, 0, {m, st, l}, ctx),
+                             AffineMap::get(4, 0, {n, st, l}, ctx),
+                             AffineMap::get(4, 0, {m, n, l}, ctx)},
+      SmallVector<IteratorType>{IteratorType::parallel, IteratorType::parallel,
+                                IteratorType::reduction,
+                                IteratorType::parallel},
+      [&](OpBuilder &b, Location l2, ValueRange args) {
+        auto flags = arith::FastMathFlags::contract;
+        Value product = arith::MulFOp::create(b, l2, args[0], args[1], flags);
+        linalg::YieldOp::create(
+            b, l2,
+            ValueRange{arith::AddFOp::create(b, l2, args[2], product, flags)
+                           .getResult()});
+      });
+  // out[m, n] += Σ_lane lanes[m, n, lane].
+  AffineExpr m3 = getAffineDimExpr(0, ctx), n3 = getAffineDimExpr(1, ctx),
+             l3 = getAffineDimExpr(2, ctx);
+  auto total = linalg::GenericOp::create(
+      rewriter, loc, op.getResultTypes(), partial.getResult(0),
+      op.getDpsInits()[0],
+      SmallVector<AffineMap>{AffineMap::get(3, 0, {m3, n3, l3}, ctx),
+                             AffineMap::get(3, 0, {m3, n3}, ctx)},
+      SmallVector<IteratorType>{IteratorType::parallel, IteratorType::parallel,
+                                IteratorType::reduction},
+      [&](OpBuilder &b, Location l2, ValueRange args) {
+        linalg::YieldOp::create(
+            b, l2, ValueRange{arith::AddFOp::create(b, l2, args[1], args[0])
+                                  .getResult()});
+      });
+  rewriter.replaceOp(op, total.getResult(0));
+
+  // Rows of W over the cores, then blocks of `rows` rows × one step.
+  linalg::GenericOp kernel = partial;
+  if (form.n % (kRowChunks * rows) == 0)
+    if (FailureOr<scf::SCFTilingResult> tiled =
+            tileWith(rewriter, kernel, {0, form.n / kRowChunks, 0, 0},
+                     scf::SCFTilingOptions::LoopType::ForallOp);
+        succeeded(tiled))
+      kernel = tileOf(*tiled);
+  int64_t block = largestDivisor(form.n, {rows, 4, 2, 1}).value_or(1);
+  FailureOr<scf::SCFTilingResult> tiled =
+      tileWith(rewriter, kernel, {1, block, 1, kDotLanes},
+               scf::SCFTilingOptions::LoopType::ForOp, {0, 1, 3, 2});
+  if (failed(tiled))
+    return failure();
+  linalg::GenericOp tile = tileOf(*tiled);
+  rewriter.setInsertionPoint(tile);
+  FailureOr<linalg::VectorizationResult> vectorized =
+      linalg::vectorize(rewriter, tile);
+  if (failed(vectorized))
+    return failure();
+  rewriter.replaceOp(tile, vectorized->replacements);
+  for (LoopLikeOpInterface loop : tiled->loops)
+    loop->setAttr(kRegisterBlockLoop, rewriter.getUnitAttr());
+  return success();
+}
+
+/// Rewrites one contraction into its micro-kernel loops (`hostRows`: the
+/// rows of the host's register block).
 static LogicalResult rewriteContraction(RewriterBase &rewriter,
                                         linalg::LinalgOp linalgOp,
-                                        const RegisterBlock &block) {
+                                        const RegisterBlock &block,
+                                        int64_t hostRows) {
   linalg::GenericOp op = dyn_cast<linalg::GenericOp>(linalgOp.getOperation());
   if (!op) {
     rewriter.setInsertionPoint(linalgOp);
@@ -592,6 +744,8 @@ static LogicalResult rewriteContraction(RewriterBase &rewriter,
       return failure();
     op = *generic;
   }
+  if (std::optional<DotProductForm> form = matchDotProduct(op))
+    return rewriteAsDotProducts(rewriter, op, *form, hostRows);
   bool large = isLargeTopLevel(op);
   unsigned loopsBefore = op.getNumLoops();
   op = packOperands(rewriter, op, block, /*columnPanels=*/large);
@@ -639,7 +793,7 @@ struct RopeVectorizeContractionsPass
     });
     IRRewriter rewriter(&getContext());
     for (auto &[op, block] : work)
-      if (failed(rewriteContraction(rewriter, op, block))) {
+      if (failed(rewriteContraction(rewriter, op, block, shape.rows))) {
         op.emitOpError("could not be rewritten into register blocks");
         return signalPassFailure();
       }

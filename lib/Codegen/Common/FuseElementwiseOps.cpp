@@ -1,9 +1,10 @@
 //===- FuseElementwiseOps.cpp - sound elementwise fusion ------------------===//
 //
 // Upstream's elementwise-fusion patterns behind a control function that
-// refuses producers reading their own outputs: fusion gives the producer's
+// refuses producers reading their own outputs (fusion gives the producer's
 // outputs the consumer's iteration space, and where the consumer broadcasts
-// the fused value, a read-modify-write of those outputs would be repeated.
+// the fused value, a read-modify-write of those outputs would be repeated)
+// and producers a contraction would recompute at each of its columns.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +32,18 @@ bool readsItsOutputs(linalg::LinalgOp linalgOp) {
   });
 }
 
+/// Whether fusing into `fused`'s owner would compute each producer value
+/// many times over: a consumer with reduction loops (a contraction) that
+/// does not read the operand at every one of its loops, e.g. a model's
+/// final norm fused into its vocabulary projection would recompute the
+/// norm's rsqrt for each of the 32000 columns, and leave a contraction of
+/// four operands that no micro-kernel takes.
+bool recomputedByReduction(OpOperand *fused) {
+  auto consumer = dyn_cast<linalg::LinalgOp>(fused->getOwner());
+  return consumer && consumer.getNumReductionLoops() > 0 &&
+         !consumer.getMatchingIndexingMap(fused).isPermutation();
+}
+
 struct RopeFuseElementwiseOpsPass
     : public rope::impl::RopeFuseElementwiseOpsBase<RopeFuseElementwiseOpsPass> {
   void runOnOperation() override {
@@ -44,7 +57,9 @@ struct RopeFuseElementwiseOpsPass
       if (!singleUse(fused))
         return false;
       auto producer = fused->get().getDefiningOp<linalg::LinalgOp>();
-      return !producer || !readsItsOutputs(producer);
+      if (producer && readsItsOutputs(producer))
+        return false;
+      return !recomputedByReduction(fused);
     };
     RewritePatternSet patterns(context);
     linalg::populateElementwiseOpsFusionPatterns(patterns, sound);

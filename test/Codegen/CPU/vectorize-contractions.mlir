@@ -199,3 +199,57 @@ func.func @decode_scores(%q: tensor<4x1x128xf32>, %k: tensor<64x128xf32>,
   } -> tensor<4x1x64xf32>
   return %r : tensor<4x1x64xf32>
 }
+
+// -----
+
+// A frontend's linear layer, x · Wᵀ with W stored [out, in]: torch-mlir
+// writes a transpose of the whole weight and a matmul. Packing B copies it
+// anyway, so it reads W through the transpose, in its stored layout: one
+// copy of the weight (the pack), the transpose left dead and gone.
+// CHECK-LABEL: func.func @linear_layer
+// CHECK-SAME:    (%{{.+}}: tensor<32x64xf32>, %[[W:.+]]: tensor<48x64xf32>)
+// CHECK:         %[[PACKED:.+]] = linalg.transpose ins(%[[W]] : tensor<48x64xf32>) outs(%{{.+}} : tensor<64x48xf32>) permutation = [1, 0]
+// CHECK-NOT:     linalg.transpose
+// CHECK:         tensor.extract_slice %[[PACKED]]
+// CHECK-COUNT-4: vector.fma {{.+}} : vector<16xf32>
+func.func @linear_layer(%x: tensor<32x64xf32>, %w: tensor<48x64xf32>) -> tensor<32x48xf32> {
+  %e = tensor.empty() : tensor<64x48xf32>
+  %wt = linalg.transpose ins(%w : tensor<48x64xf32>) outs(%e : tensor<64x48xf32>) permutation = [1, 0]
+  %zero = arith.constant 0.0 : f32
+  %o = tensor.empty() : tensor<32x48xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%o : tensor<32x48xf32>) -> tensor<32x48xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<32x64xf32>, tensor<64x48xf32>) outs(%f : tensor<32x48xf32>) -> tensor<32x48xf32>
+  return %r : tensor<32x48xf32>
+}
+
+// -----
+
+// A decode step's linear layer: one row times Wᵀ, W stored [out, in]. Each
+// element of W is used once, so W is read as stored, by dot products along
+// its rows (no pack, no transpose): the reduction split into steps of 16
+// lanes kept apart in a [1, N, 16] accumulator (one vector register per row
+// of a block of 4 rows across the K sweep), rows over the cores, the lanes
+// summed at the end.
+// CHECK-LABEL: func.func @decode_linear
+// CHECK-SAME:    (%[[X:.+]]: tensor<1x256xf32>, %[[W:.+]]: tensor<512x256xf32>)
+// CHECK-NOT:     linalg.transpose
+// CHECK-DAG:     tensor.expand_shape %[[X]] {{\[}}[0], [1, 2]] output_shape [1, 16, 16] : tensor<1x256xf32> into tensor<1x16x16xf32>
+// CHECK-DAG:     tensor.expand_shape %[[W]] {{\[}}[0], [1, 2]] output_shape [512, 16, 16] : tensor<512x256xf32> into tensor<512x16x16xf32>
+// CHECK:         scf.forall
+// CHECK:           scf.for {{.+}} step %c4
+// CHECK:             scf.for {{.+}} -> ({{.*}}vector<1x4x16xf32>)
+// CHECK:               vector.transfer_read {{.+}} : tensor<4x1x16xf32>, vector<4x1x16xf32>
+// CHECK:               arith.mulf {{.+}} : vector<1x4x1x16xf32>
+// CHECK:               vector.multi_reduction <add>, {{.+}} [2] : vector<1x4x1x16xf32> to vector<1x4x16xf32>
+// CHECK:           scf.forall.in_parallel
+// CHECK:         linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK-SAME:      ins(%{{.+}} : tensor<1x512x16xf32>)
+func.func @decode_linear(%x: tensor<1x256xf32>, %w: tensor<512x256xf32>) -> tensor<1x512xf32> {
+  %e = tensor.empty() : tensor<256x512xf32>
+  %wt = linalg.transpose ins(%w : tensor<512x256xf32>) outs(%e : tensor<256x512xf32>) permutation = [1, 0]
+  %zero = arith.constant 0.0 : f32
+  %o = tensor.empty() : tensor<1x512xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%o : tensor<1x512xf32>) -> tensor<1x512xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<1x256xf32>, tensor<256x512xf32>) outs(%f : tensor<1x512xf32>) -> tensor<1x512xf32>
+  return %r : tensor<1x512xf32>
+}

@@ -63,3 +63,58 @@ func.func @pure_producer(%c: tensor<4xf32>, %s: tensor<4xf32>, %acc: tensor<4x8x
   } -> tensor<4x8xf32>
   return %o : tensor<4x8xf32>
 }
+
+// -----
+
+// A model's final norm (x · rsqrt(ms + eps), elementwise over [1, K]) read
+// by its vocabulary projection, a contraction over K that reads x at (m, k)
+// only: fused, the rsqrt would run once per output column (N times per
+// element) and the contraction would have three inputs, which no register
+// block takes. Upstream fuses; rope's fusion keeps the norm apart. A
+// producer read at every loop of a reduction (a square summed) still fuses.
+// CHECK-LABEL: func.func @norm_then_projection
+//       CHECK:   %[[NORM:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel"]
+//       CHECK:     math.rsqrt
+//       CHECK:   linalg.generic {{.+}} ins(%[[NORM]], %{{.+}} : tensor<1x64xf32>, tensor<64x32xf32>)
+//       CHECK:   linalg.generic {{.+}} ins(%{{.+}} : tensor<1x64xf32>)
+//       CHECK:     arith.mulf
+//       CHECK:     arith.addf
+// UPSTREAM-LABEL: func.func @norm_then_projection
+//       UPSTREAM:   linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]
+//       UPSTREAM:     math.rsqrt
+func.func @norm_then_projection(%x: tensor<1x64xf32>, %w: tensor<64x32xf32>) -> (tensor<1x32xf32>, tensor<1xf32>) {
+  %e = tensor.empty() : tensor<1x64xf32>
+  %n = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<1x64xf32>) outs(%e : tensor<1x64xf32>) {
+  ^bb0(%xi: f32, %o: f32):
+    %r = math.rsqrt %xi : f32
+    %m = arith.mulf %xi, %r : f32
+    linalg.yield %m : f32
+  } -> tensor<1x64xf32>
+  %zero = arith.constant 0.0 : f32
+  %oe = tensor.empty() : tensor<1x32xf32>
+  %of = linalg.fill ins(%zero : f32) outs(%oe : tensor<1x32xf32>) -> tensor<1x32xf32>
+  %p = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%n, %w : tensor<1x64xf32>, tensor<64x32xf32>) outs(%of : tensor<1x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x32xf32>
+  // The square of x summed over K: read at (d0, d1), every loop: fused.
+  %sq = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<1x64xf32>) outs(%e : tensor<1x64xf32>) {
+  ^bb0(%xi: f32, %o: f32):
+    %m = arith.mulf %xi, %xi : f32
+    linalg.yield %m : f32
+  } -> tensor<1x64xf32>
+  %se = tensor.empty() : tensor<1xf32>
+  %sf = linalg.fill ins(%zero : f32) outs(%se : tensor<1xf32>) -> tensor<1xf32>
+  %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%sq : tensor<1x64xf32>) outs(%sf : tensor<1xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %acc, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<1xf32>
+  return %p, %sum : tensor<1x32xf32>, tensor<1xf32>
+}
