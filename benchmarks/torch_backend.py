@@ -21,7 +21,8 @@ Figures:
   * decode tokens/s: new tokens / the time of `generate` past its prefill
     (32 tokens after a 512-token prompt), i.e. the KV-cache steps.
 Each contender gets a warm-up (which compiles) and then the best of a few
-timed runs. torch.compile uses dynamic=True for both compilers, so one
+timed runs; glibc keeps freed memory for reuse (as in benchmarks/run.py),
+for every contender. torch.compile uses dynamic=True for both compilers, so one
 compiled graph serves every prompt length.
 """
 
@@ -31,6 +32,7 @@ import argparse
 import json
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
@@ -187,6 +189,13 @@ def main():
     print((args.out / "torch-backend.md").read_text())
 
 
+# As benchmarks/run.py: glibc keeps freed memory for reuse, so that no
+# contender pays page faults for the fresh buffers of every call (eager
+# PyTorch, Inductor and rope_mlir alike allocate their intermediates anew).
+MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(1 << 40), "MALLOC_TRIM_THRESHOLD_": str(1 << 40),
+              "MALLOC_TOP_PAD_": str(1 << 30), "TOKENIZERS_PARALLELISM": "false"}
+
 if __name__ == "__main__":
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if any(os.environ.get(k) != v for k, v in MALLOC_ENV.items()):
+        os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, **MALLOC_ENV})
     main()

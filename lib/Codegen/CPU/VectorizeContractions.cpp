@@ -382,9 +382,9 @@ static linalg::GenericOp tileOf(const scf::SCFTilingResult &tiled) {
 /// A large contraction outside any loop, its B packed into column panels:
 /// rows split into an scf.forall (all cores), or where the row count is
 /// only known at run time (a frontend's sequence length, often short) or
-/// too small to split (a decode step's one row), the columns; then panels of 256 columns × 256 reduction steps (a 256 KiB B
-/// panel that stays in L2 while every row block sweeps it). The tile to put
-/// into register blocks.
+/// too small to split (a decode step's one row), the columns; then panels of
+/// 256 columns × 256 reduction steps (a 256 KiB B panel that stays in L2 while
+/// every row block sweeps it). The tile to put into register blocks.
 static linalg::GenericOp tileForCoresAndCaches(RewriterBase &rewriter,
                                                linalg::GenericOp op,
                                                const RegisterBlock &block) {
@@ -626,7 +626,9 @@ static std::optional<DotProductForm> matchDotProduct(linalg::GenericOp op) {
   auto [w, wMap] = throughTranspose(op.getDpsInputs()[1], maps[1]);
   Value a = op.getDpsInputs()[0];
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  auto isF32 = [](Value v) { return getElementTypeOrSelf(v.getType()).isF32(); };
+  auto isF32 = [](Value v) {
+    return getElementTypeOrSelf(v.getType()).isF32();
+  };
   if (maps[0] != AffineMap::get(3, 0, {m, k}, ctx) ||
       wMap != AffineMap::get(3, 0, {n, k}, ctx) ||
       maps[2] != AffineMap::get(3, 0, {m, n}, ctx) || ranges[0] != 1 ||
@@ -659,14 +661,16 @@ static LogicalResult rewriteAsDotProducts(RewriterBase &rewriter,
         SmallVector<ReassociationIndices>{{0}, {1, 2}});
   };
   Value a = split(form.a, 1), w = split(form.w, form.n);
-  Value zero = arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(f32));
-  Value lanes = linalg::FillOp::create(
-                    rewriter, loc, zero,
-                    ValueRange{tensor::EmptyOp::create(
-                        rewriter, loc, ArrayRef<int64_t>{1, form.n, kDotLanes},
-                        f32)})
-                    .getResult(0);
-  // (m, n, step, lane): lanes[m, n, lane] += a[m, step, lane] · w[n, step, lane].
+  Value zero =
+      arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(f32));
+  Value lanes =
+      linalg::FillOp::create(
+          rewriter, loc, zero,
+          ValueRange{tensor::EmptyOp::create(
+              rewriter, loc, ArrayRef<int64_t>{1, form.n, kDotLanes}, f32)})
+          .getResult(0);
+  // (m, n, step, lane): lanes[m, n, lane] += a[m, step, lane] · w[n, step,
+  // lane].
   AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
              st = getAffineDimExpr(2, ctx), l = getAffineDimExpr(3, ctx);
   using utils::IteratorType;
@@ -698,8 +702,9 @@ static LogicalResult rewriteAsDotProducts(RewriterBase &rewriter,
                                 IteratorType::reduction},
       [&](OpBuilder &b, Location l2, ValueRange args) {
         linalg::YieldOp::create(
-            b, l2, ValueRange{arith::AddFOp::create(b, l2, args[1], args[0])
-                                  .getResult()});
+            b, l2,
+            ValueRange{
+                arith::AddFOp::create(b, l2, args[1], args[0]).getResult()});
       });
   rewriter.replaceOp(op, total.getResult(0));
 

@@ -67,11 +67,21 @@ def RopeVectorizeContractions
     and P·V, or a frontend's projection over a run-time sequence length),
     into a nest of loops around a register block:
 
+    0. A one-row product outside any loop that reads both inputs along the
+       reduction dim (`out[0, n] += a[0, k] · w[n, k]`: a decode step's
+       linear layer, W stored [out, in]) is not packed: each element of W is
+       used once, so W is read as stored, by dot products along its rows.
+       The reduction is split into steps of 16 lanes kept apart in a
+       `[1, N, 16]` accumulator (a vector register per row of a block of
+       `register-rows` rows of W, for the whole K sweep), the rows split over
+       the cores (`scf.forall`), and the lanes summed at the end.
     1. The output's innermost dim must be one of the contraction's N dims
        (columns); the operand that carries it (B) is packed so that this dim
        is its innermost one too (`linalg.transpose` into a fresh tensor, once
        per op: the attention's K tile becomes Kᵀ), so that one K step reads
        B as contiguous vectors; f16/bf16 operands are converted to f32 there.
+       A B that a `linalg.transpose` produced (a frontend's `x · Wᵀ`) is
+       read through it, so that the pack is the only copy of the weight.
     2. A large op outside any loop (a user's matmul; at least 2^22
        multiply-adds, a dynamic extent counted once) packs B instead, in the
        same single copy from whatever layout it has, into column panels as
@@ -79,7 +89,7 @@ def RopeVectorizeContractions
        reads one contiguous micro-panel instead of a cache line from each
        of K rows a power-of-two stride apart), and is split across cores
        (its rows into an `scf.forall` of 8 chunks, or its column blocks
-       where the rows are dynamic) and into panels of 256 columns × 256
+       where the rows are dynamic or too few to split) and into panels of 256 columns × 256
        reduction steps, whose B panel stays in L2; each column block's
        micro-panel stays in L1 while the panel's row blocks sweep it. The
        attention tiles are already split and small.

@@ -95,8 +95,13 @@ def RopeFuseElementwiseOps : Pass<"rope-fuse-elementwise-ops"> {
     (`acc ← c·acc`, the running max and sum of online attention); moved into
     a consumer that reads its result through a broadcasting map, the update
     would run once per broadcast iteration on the already updated value
-    (upstream `--linalg-fuse-elementwise-ops` does this). Otherwise, as
-    upstream, a producer is fused only into its single user.
+    (upstream `--linalg-fuse-elementwise-ops` does this). Nor is a producer
+    fused into a consumer with reduction loops that does not read it at
+    every loop (a contraction): a model's final norm fused into its
+    vocabulary projection would recompute its rsqrt once per output column
+    and leave a contraction of more than two inputs, which no micro-kernel
+    takes. Otherwise, as upstream, a producer is fused only into its single
+    user.
     `--rope-lower-to-cpu` and `--rope-lower-to-nvvm` run it after the rope
     ops became linalg.
   }];
