@@ -1,4 +1,7 @@
 # REQUIRES: torch
+# Five models of ten graphs each take minutes on the sanitizer build; its run
+# of torch_backend.py covers the backend there.
+# UNSUPPORTED: asan
 # RUN: env ROPE_MLIR_CACHE_DIR=%t.cache %torch_python %s | FileCheck %s
 """`torch.compile(backend="rope_mlir")` under Hugging Face's `generate`.
 
