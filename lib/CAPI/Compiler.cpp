@@ -322,11 +322,14 @@ extern "C" RopeJitModule *ropeJitCompile(const char *source, size_t length,
   std::function<llvm::Error(llvm::Module *)> optimize =
       makeOptimizingTransformer(compilation.optLevel, /*sizeLevel=*/0,
                                 targetMachine->get());
+  // The options hold a function_ref: the transformer must outlive them.
+  std::function<llvm::Error(llvm::Module *)> transform =
+      [&optimize](llvm::Module *module) {
+        addPackedEntryPoints(*module);
+        return optimize(module);
+      };
   ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = [optimize](llvm::Module *module) {
-    addPackedEntryPoints(*module);
-    return optimize(module);
-  };
+  engineOptions.transformer = transform;
   engineOptions.jitCodeGenOptLevel = compilation.codeGenOptLevel();
   // Listeners keep a record of every object they are told of: a process
   // that compiles many modules would grow without bound.

@@ -153,7 +153,7 @@ def _scalar_input(graph, name, example, fake_mode):
 
 def _computed_in_python(gm: torch.fx.GraphModule) -> list:
     """The integer nodes of `gm` the importer cannot read (torch.sym_max,
-    ...), outermost first is not needed: each is computed whole in Python."""
+    ...): each is computed in Python, from the graph's inputs."""
     nodes = []
     for n in gm.graph.nodes:
         if n.op != "call_function" or not isinstance(n.meta.get("val"), torch.SymInt):
