@@ -1143,9 +1143,17 @@ AttentionOp buildAttention(PatternRewriter &rewriter, Location loc,
                            MaskRule rule, const Scores &scores) {
   if (rule.operandHidesWhenTrue)
     rule.operand = buildNegatedMask(rewriter, loc, rule.operand);
+  // An operand of a narrower float type, widened (exactly) to the output's.
+  auto read = [&](const OperandRead &operand) -> Value {
+    Value v = operand.materialize(rewriter, loc);
+    auto type = cast<RankedTensorType>(v.getType());
+    if (type.getElementType() == outType.getElementType())
+      return v;
+    return arith::ExtFOp::create(rewriter, loc,
+                                 type.clone(outType.getElementType()), v);
+  };
   return AttentionOp::create(
-      rewriter, loc, outType, query.materialize(rewriter, loc),
-      key.materialize(rewriter, loc), value.materialize(rewriter, loc),
+      rewriter, loc, outType, read(query), read(key), read(value),
       rule.operand,
       /*query_positions=*/Value(), /*key_positions=*/Value(),
       /*sinks=*/Value(), /*alibi_slopes=*/Value(), /*relative_bias=*/Value(),
@@ -1196,8 +1204,16 @@ LogicalResult raiseAttention(PatternRewriter &rewriter, Operation *root,
       findKeyValue(chain.scores.key, chain.value, batch, b, h, heads);
   if (!key)
     return miss("K and V are not read as [B, Hkv, S, D] by query head");
-  if (typeOf(query) != elementType || typeOf(key) != elementType ||
-      typeOf(value) != elementType || query.getDimSize(0) != batch ||
+  // Q, K and V of the output's type or of a narrower float type that the
+  // frontend widens exactly before computing in the output's (PyTorch's
+  // SDPA upcasts bf16 operands to f32): attention then takes them widened.
+  auto fits = [&](Type type) {
+    return type == elementType ||
+           (isa<FloatType>(type) && isa<FloatType>(elementType) &&
+            type.getIntOrFloatBitWidth() < elementType.getIntOrFloatBitWidth());
+  };
+  if (!fits(typeOf(query)) || !fits(typeOf(key)) || !fits(typeOf(value)) ||
+      query.getDimSize(0) != batch ||
       query.getDimSize(1) != heads || query.getDimSize(2) != sq ||
       value.getDimSize(3) != outType.getDimSize(3))
     return miss("the element types or shapes of Q, K, V and the output do "

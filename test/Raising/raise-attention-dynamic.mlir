@@ -567,3 +567,62 @@ func.func @decode_step_mask_operand(%q: tensor<1x4x1x16xf32>, %k: tensor<1x4x?x1
   %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [1, 4, 1, 16] : tensor<4x1x16xf32> into tensor<1x4x1x16xf32>
   return %o4 : tensor<1x4x1x16xf32>
 }
+
+// -----
+
+// bf16 Q, K and V widened to f32 before an attention computed in f32 (what
+// PyTorch's SDPA does with a bf16 model): raised with the operands widened
+// (exactly), the attention in f32 as the export computes it. Q and K are
+// read through their casts (as the scores are), V where the product reads it.
+// CHECK-LABEL: func.func @decode_step_bf16_widened
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<1x4x1x16xbf16>, %[[K:[^:]+]]: tensor<1x4x?x16xbf16>, %[[V:[^:]+]]: tensor<1x4x?x16xbf16>)
+// CHECK-DAG: %[[QW:.+]] = arith.extf %[[Q]] : tensor<1x4x1x16xbf16> to tensor<1x4x1x16xf32>
+// CHECK-DAG: %[[KW:.+]] = arith.extf %[[K]] : tensor<1x4x?x16xbf16> to tensor<1x4x?x16xf32>
+// CHECK-DAG: %[[VW:.+]] = linalg.generic {{.+}} ins(%[[V]] : tensor<1x4x?x16xbf16>)
+// CHECK: rope.attention %[[QW]], %[[KW]], %[[VW]] scale = 2.500000e-01 : tensor<1x4x1x16xf32>, tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32>
+// CHECK-NOT: linalg.batch_matmul
+func.func @decode_step_bf16_widened(%qb: tensor<1x4x1x16xbf16>, %kb: tensor<1x4x?x16xbf16>, %vb: tensor<1x4x?x16xbf16>) -> tensor<1x4x1x16xf32> {
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %kb, %c2 : tensor<1x4x?x16xbf16>
+  %qe = tensor.empty() : tensor<1x4x1x16xf32>
+  %q = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%qb : tensor<1x4x1x16xbf16>) outs(%qe : tensor<1x4x1x16xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %w = arith.extf %in : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<1x4x1x16xf32>
+  %ke = tensor.empty(%n) : tensor<1x4x?x16xf32>
+  %k = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%kb : tensor<1x4x?x16xbf16>) outs(%ke : tensor<1x4x?x16xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %w = arith.extf %in : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<1x4x?x16xf32>
+  %v = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%vb : tensor<1x4x?x16xbf16>) outs(%ke : tensor<1x4x?x16xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %w = arith.extf %in : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<1x4x?x16xf32>
+  %kt_e = tensor.empty(%n) : tensor<1x4x16x?xf32>
+  %kt = linalg.transpose ins(%k : tensor<1x4x?x16xf32>) outs(%kt_e : tensor<1x4x16x?xf32>) permutation = [0, 1, 3, 2]
+  %q3 = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<1x4x1x16xf32> into tensor<4x1x16xf32>
+  %k3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<1x4x16x?xf32> into tensor<4x16x?xf32>
+  %s_e = tensor.empty(%n) : tensor<4x1x?xf32>
+  %s_f = linalg.fill ins(%zero : f32) outs(%s_e : tensor<4x1x?xf32>) -> tensor<4x1x?xf32>
+  %sc = linalg.batch_matmul ins(%q3, %k3 : tensor<4x1x16xf32>, tensor<4x16x?xf32>) outs(%s_f : tensor<4x1x?xf32>) -> tensor<4x1x?xf32>
+  %sc4 = tensor.expand_shape %sc [[0, 1], [2], [3]] output_shape [1, 4, 1, %n] : tensor<4x1x?xf32> into tensor<1x4x1x?xf32>
+  %x_e = tensor.empty(%n) : tensor<1x4x1x?xf32>
+  %scale = arith.constant 0.25 : f32
+  %x = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%sc4 : tensor<1x4x1x?xf32>) outs(%x_e : tensor<1x4x1x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.mulf %in, %scale : f32
+    linalg.yield %a : f32
+  } -> tensor<1x4x1x?xf32>
+  %p = linalg.softmax dimension(3) ins(%x : tensor<1x4x1x?xf32>) outs(%x_e : tensor<1x4x1x?xf32>) -> tensor<1x4x1x?xf32>
+  %p3 = tensor.collapse_shape %p [[0, 1], [2], [3]] : tensor<1x4x1x?xf32> into tensor<4x1x?xf32>
+  %v3 = tensor.collapse_shape %v [[0, 1], [2], [3]] : tensor<1x4x?x16xf32> into tensor<4x?x16xf32>
+  %o_e = tensor.empty() : tensor<4x1x16xf32>
+  %o_f = linalg.fill ins(%zero : f32) outs(%o_e : tensor<4x1x16xf32>) -> tensor<4x1x16xf32>
+  %o = linalg.batch_matmul ins(%p3, %v3 : tensor<4x1x?xf32>, tensor<4x?x16xf32>) outs(%o_f : tensor<4x1x16xf32>) -> tensor<4x1x16xf32>
+  %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [1, 4, 1, 16] : tensor<4x1x16xf32> into tensor<1x4x1x16xf32>
+  return %o4 : tensor<1x4x1x16xf32>
+}
