@@ -359,11 +359,12 @@ extern "C" RopeJitModule *ropeJitCompile(const char *source, size_t length,
   return module;
 }
 
-extern "C" void *ropeJitLookupPacked(const RopeJitModule *module,
-                                     const char *name) {
+/// The address of `prefix` + `name` in `module`'s code, or null.
+static void *lookupSymbol(const RopeJitModule *module, llvm::StringRef prefix,
+                          const char *name) {
   if (!module || !name)
     return nullptr;
-  auto address = module->engine->lookup(std::string("_rope_packed_") + name);
+  auto address = module->engine->lookup((prefix + name).str());
   if (!address) {
     llvm::consumeError(address.takeError());
     return nullptr;
@@ -371,15 +372,13 @@ extern "C" void *ropeJitLookupPacked(const RopeJitModule *module,
   return *address;
 }
 
+extern "C" void *ropeJitLookupPacked(const RopeJitModule *module,
+                                     const char *name) {
+  return lookupSymbol(module, "_rope_packed_", name);
+}
+
 extern "C" void *ropeJitLookup(const RopeJitModule *module, const char *name) {
-  if (!module || !name)
-    return nullptr;
-  auto address = module->engine->lookup(std::string("_mlir_ciface_") + name);
-  if (!address) {
-    llvm::consumeError(address.takeError());
-    return nullptr;
-  }
-  return *address;
+  return lookupSymbol(module, "_mlir_ciface_", name);
 }
 
 extern "C" const char *ropeJitGetSignatures(const RopeJitModule *module) {

@@ -81,9 +81,11 @@ def compile(source, target: str | None = None, *, options: CompileOptions | None
                                        options.source_name))
 
 
-def compile_shared_library(text: str, options: CompileOptions, output: Path) -> Module:
-    """Ahead of time: compiles into the shared library `output` and loads it.
-    The object file lies beside `output` while it is linked."""
+def build_shared_library(text: str, options: CompileOptions,
+                         output: Path) -> dict[str, FunctionSig]:
+    """Ahead of time: compiles into the shared library `output` without
+    loading it; returns the signatures of its functions. The object file
+    lies beside `output` while it is linked."""
     output = output.resolve()
     obj = output.with_name(output.name + ".o")
     try:
@@ -94,7 +96,12 @@ def compile_shared_library(text: str, options: CompileOptions, output: Path) -> 
                                  [native, llvm], [str(native), str(llvm)])
     finally:
         obj.unlink(missing_ok=True)
-    return SharedLibraryModule(output, functions)
+    return functions
+
+
+def compile_shared_library(text: str, options: CompileOptions, output: Path) -> Module:
+    """Ahead of time: compiles into the shared library `output` and loads it."""
+    return SharedLibraryModule(output, build_shared_library(text, options, output))
 
 
 def lower(source, pipeline: str | list[str], extra: list[str] | None = None) -> str:

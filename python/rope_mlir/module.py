@@ -88,25 +88,23 @@ class JitModule(Module):
     def __init__(self, handle: int):
         super().__init__(_abi.parse_signatures(_capi.jit_signatures(handle)))
         self._handle = handle
-        self._addresses: dict[str, int] = {}
+        self._addresses: dict[tuple, int] = {}
         self._release = weakref.finalize(self, _capi.jit_destroy, handle)
 
-    def function_address(self, name: str) -> int:
-        if name not in self._addresses:
-            address = _capi.jit_lookup(self._handle, name)
-            if not address:
-                raise AttributeError(f"@{name} has no C interface in the compiled module")
-            self._addresses[name] = address
-        return self._addresses[name]
-
-    def packed_address(self, name: str) -> int:
-        key = "packed " + name
+    def _lookup(self, lookup, name: str, what: str) -> int:
+        key = (lookup, name)
         if key not in self._addresses:
-            address = _capi.jit_lookup_packed(self._handle, name)
+            address = lookup(self._handle, name)
             if not address:
-                raise AttributeError(f"@{name} has no packed entry point in the compiled module")
+                raise AttributeError(f"@{name} has no {what} in the compiled module")
             self._addresses[key] = address
         return self._addresses[key]
+
+    def function_address(self, name: str) -> int:
+        return self._lookup(_capi.jit_lookup, name, "C interface")
+
+    def packed_address(self, name: str) -> int:
+        return self._lookup(_capi.jit_lookup_packed, name, "packed entry point")
 
 
 class SharedLibraryModule(Module):
@@ -118,8 +116,11 @@ class SharedLibraryModule(Module):
         _abi.rope_runtime()  # before the library, which links it
         self._lib = ctypes.CDLL(str(self.path))
 
+    def _symbol(self, symbol: str) -> int:
+        return ctypes.cast(getattr(self._lib, symbol), ctypes.c_void_p).value
+
     def function_address(self, name: str) -> int:
-        return ctypes.cast(getattr(self._lib, f"_mlir_ciface_{name}"), ctypes.c_void_p).value
+        return self._symbol(f"_mlir_ciface_{name}")
 
     def packed_address(self, name: str) -> int:
-        return ctypes.cast(getattr(self._lib, f"_rope_packed_{name}"), ctypes.c_void_p).value
+        return self._symbol(f"_rope_packed_{name}")

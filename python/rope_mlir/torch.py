@@ -95,6 +95,20 @@ class Unsupported(Exception):
 # ---------------------------------------------------------------------------
 
 
+def _copy_returning(gm: torch.fx.GraphModule, values) -> torch.fx.GraphModule:
+    """A copy of `gm` that returns `values` (nodes of `gm`, or constants)
+    and computes nothing else: a side graph run in Python on the same
+    inputs."""
+    copied = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
+    by_name = {n.name: n for n in copied.graph.nodes}
+    output = next(n for n in copied.graph.nodes if n.op == "output")
+    output.args = (tuple(by_name[v.name] if isinstance(v, torch.fx.Node) else v
+                         for v in values),)
+    copied.graph.eliminate_dead_code()
+    copied.recompile()
+    return copied
+
+
 def _size_source(value, tensors):
     """The (placeholder, dim) of a tensor input whose dim is the symbolic
     size `value`, or None."""
@@ -185,13 +199,7 @@ def tensor_arguments(gm: torch.fx.GraphModule, example_inputs) -> ArgumentPlan:
     if hoisted:
         if fake_mode is None:
             raise Unsupported(f"{hoisted[0].target} of symbolic sizes")
-        computed = torch.fx.GraphModule(gm, copy.deepcopy(graph))
-        by_name = {n.name: n for n in computed.graph.nodes}
-        out = next(n for n in computed.graph.nodes if n.op == "output")
-        out.args = (tuple(by_name[n.name] for n in hoisted),)
-        computed.graph.eliminate_dead_code()
-        computed.recompile()
-        plan.computed = computed
+        plan.computed = _copy_returning(gm, hoisted)
 
     for i, (node, example) in enumerate(zip(placeholders, example_inputs)):
         if isinstance(example, torch.Tensor) and node.users:
@@ -352,18 +360,18 @@ def compile_graph(gm: torch.fx.GraphModule, options: compiler.CompileOptions,
             counts = _count(raised)
             folder.mkdir(parents=True, exist_ok=True)
             partial = folder / f"{key}.{os.getpid()}.so"
-            module = compiler.compile(raised, options=dataclasses.replace(options, output=str(partial)))
+            functions = compiler.build_shared_library(raised, options, partial)
         except compiler.CompileError as e:
             first = e.diagnostics[0] if getattr(e, "diagnostics", None) else str(e).splitlines()[0]
             raise Unsupported(f"rope-mlir cannot compile it: {str(first)[:300]}") from e
         # Publish the library and its signatures atomically (another process
-        # may compile the same graph).
+        # may compile the same graph), then load it once, from there.
         os.replace(partial, library)
-        module = SharedLibraryModule(library, module.functions)
         meta = library.with_suffix(f".{os.getpid()}.json")
-        meta.write_text(json.dumps({"functions": json.loads(_abi.signatures_json(module.functions)),
+        meta.write_text(json.dumps({"functions": json.loads(_abi.signatures_json(functions)),
                                     "counts": list(counts)}))
         os.replace(meta, library.with_suffix(".json"))
+        module = SharedLibraryModule(library, functions)
     report.attentions, report.folded, report.rotations = counts
     _MEMORY[key] = (module, counts)
     return module
@@ -409,14 +417,7 @@ def split_outputs(gm: torch.fx.GraphModule):
     for i, v in enumerate(values):
         val = v.meta.get("val") if isinstance(v, torch.fx.Node) else None
         (tensors if isinstance(val, torch.Tensor) else others).append(i)
-    sizes = None
-    if others:
-        sizes = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
-        sizes_out = next(n for n in sizes.graph.nodes if n.op == "output")
-        kept = list(sizes_out.args[0])
-        sizes_out.args = (tuple(kept[i] for i in others),)
-        sizes.graph.eliminate_dead_code()
-        sizes.recompile()
+    sizes = _copy_returning(gm, [values[i] for i in others]) if others else None
     output.args = (tuple(values[i] for i in tensors),)
     gm.graph.eliminate_dead_code()
     gm.recompile()

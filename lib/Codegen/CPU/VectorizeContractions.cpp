@@ -674,30 +674,20 @@ static LogicalResult rewriteAsDotProducts(RewriterBase &rewriter,
   AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
              st = getAffineDimExpr(2, ctx), l = getAffineDimExpr(3, ctx);
   using utils::IteratorType;
-  auto partial = linalg::GenericOp::create(
-      rewriter, loc, lanes.getType(), ValueRange{a, w}, lanes,
-      SmallVector<AffineMap>{AffineMap::get(4, 0, {m, st, l}, ctx),
-                             AffineMap::get(4, 0, {n, st, l}, ctx),
-                             AffineMap::get(4, 0, {m, n, l}, ctx)},
-      SmallVector<IteratorType>{IteratorType::parallel, IteratorType::parallel,
-                                IteratorType::reduction,
-                                IteratorType::parallel},
-      [&](OpBuilder &b, Location l2, ValueRange args) {
-        auto flags = arith::FastMathFlags::contract;
-        Value product = arith::MulFOp::create(b, l2, args[0], args[1], flags);
-        linalg::YieldOp::create(
-            b, l2,
-            ValueRange{arith::AddFOp::create(b, l2, args[2], product, flags)
-                           .getResult()});
-      });
-  // out[m, n] += Σ_lane lanes[m, n, lane].
-  AffineExpr m3 = getAffineDimExpr(0, ctx), n3 = getAffineDimExpr(1, ctx),
-             l3 = getAffineDimExpr(2, ctx);
+  linalg::GenericOp partial = buildCanonicalContraction(
+      rewriter, loc, ValueRange{a, w}, lanes,
+      {AffineMap::get(4, 0, {m, st, l}, ctx),
+       AffineMap::get(4, 0, {n, st, l}, ctx),
+       AffineMap::get(4, 0, {m, n, l}, ctx)},
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
+       IteratorType::parallel});
+  // out[m, n] += Σ_lane lanes[m, n, lane]: loops (m, n, lane).
+  AffineExpr lane = getAffineDimExpr(2, ctx);
   auto total = linalg::GenericOp::create(
       rewriter, loc, op.getResultTypes(), partial.getResult(0),
       op.getDpsInits()[0],
-      SmallVector<AffineMap>{AffineMap::get(3, 0, {m3, n3, l3}, ctx),
-                             AffineMap::get(3, 0, {m3, n3}, ctx)},
+      SmallVector<AffineMap>{AffineMap::get(3, 0, {m, n, lane}, ctx),
+                             AffineMap::get(3, 0, {m, n}, ctx)},
       SmallVector<IteratorType>{IteratorType::parallel, IteratorType::parallel,
                                 IteratorType::reduction},
       [&](OpBuilder &b, Location l2, ValueRange args) {
