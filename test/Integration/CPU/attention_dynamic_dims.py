@@ -6,7 +6,7 @@
 # RUN: %gpu_mapping %python %s | FileCheck %s
 """rope.attention with dynamic batch and sequence dims (`?`), f32: one kernel
 per op form, each called with several (B, Sq, Sk), including a single-token
-decode step (Sq = 1):
+decode step (Sq = 1) and lengths past one query tile and two key tiles:
 * causal decode with default positions (queries after the cache);
 * GQA (Hq = 4, Hkv = 2) with RoPE inside and explicit dynamic positions.
 
@@ -32,7 +32,9 @@ KERNELS = {
   return %r : tensor<?x4x?x16xf32>
 }""".replace("SPEC", GQA_SPEC.to_attr()), 4, 2, GQA_SPEC),
 }
-SHAPES = [(1, 1, 5), (3, 4, 4), (2, 2, 13)]  # (B, Sq, Sk)
+# (B, Sq, Sk); the last one crosses query tiles (128 rows) and key tiles
+# (64 keys: two full ones through the micro-kernels, then the peeled rest).
+SHAPES = [(1, 1, 5), (3, 4, 4), (2, 2, 13), (1, 150, 150)]
 
 for name, (mlir, hq, hkv, rotary) in KERNELS.items():
     try:
@@ -61,6 +63,8 @@ T.finish()
 # CHECK: PASS attention causal decode B=1 Sq=1 Sk=5:
 # CHECK: PASS attention causal decode B=3 Sq=4 Sk=4:
 # CHECK: PASS attention causal decode B=2 Sq=2 Sk=13:
+# CHECK: PASS attention causal decode B=1 Sq=150 Sk=150:
 # CHECK: PASS attention gqa rotary positions B=1 Sq=1 Sk=5:
 # CHECK: PASS attention gqa rotary positions B=3 Sq=4 Sk=4:
 # CHECK: PASS attention gqa rotary positions B=2 Sq=2 Sk=13:
+# CHECK: PASS attention gqa rotary positions B=1 Sq=150 Sk=150:

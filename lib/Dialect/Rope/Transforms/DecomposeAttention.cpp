@@ -38,11 +38,12 @@ LogicalResult mlir::rope::tileAndDecomposeAttention(
       return failure();
     if (empty)
       continue;
-    FailureOr<OnlineAttentionOp> tile =
+    FailureOr<SmallVector<OnlineAttentionOp, 2>> keyTiles =
         tileOnlineAttention(rewriter, *online, options);
-    if (failed(tile))
+    if (failed(keyTiles))
       return failure();
-    (void)guardInvisibleKeyTile(rewriter, *tile);
+    for (OnlineAttentionOp keyTile : *keyTiles)
+      (void)guardInvisibleKeyTile(rewriter, keyTile);
   }
   return decomposeAllOnlineAttention(root);
 }

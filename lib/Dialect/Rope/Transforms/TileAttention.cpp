@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
 
 namespace mlir::rope {
 #define GEN_PASS_DEF_ROPETILEATTENTION
@@ -62,7 +63,7 @@ static OnlineAttentionOp rotateQueryOnce(RewriterBase &rewriter,
   return replacement;
 }
 
-FailureOr<OnlineAttentionOp>
+FailureOr<SmallVector<OnlineAttentionOp, 2>>
 mlir::rope::tileOnlineAttention(RewriterBase &rewriter, OnlineAttentionOp op,
                                 const AttentionTilingOptions &options) {
   OpBuilder::InsertionGuard guard(rewriter);
@@ -126,7 +127,19 @@ mlir::rope::tileOnlineAttention(RewriterBase &rewriter, OnlineAttentionOp op,
   inner.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
   inner.setTileSizes(keySizes);
   inner.setReductionDims({OnlineAttentionOp::kKeyDim});
-  return tileAndReplace(rewriter, *tiled, inner);
+  FailureOr<OnlineAttentionOp> keyTile =
+      tileAndReplace(rewriter, *tiled, inner);
+  if (failed(keyTile))
+    return failure();
+  SmallVector<OnlineAttentionOp, 2> keyTiles = {*keyTile};
+  // A dynamic (or not dividing) key extent: every tile but the last is full,
+  // its sizes fold to constants; the last runs once, after the loop.
+  auto loop = dyn_cast<scf::ForOp>((*keyTile)->getParentOp());
+  scf::ForOp partial;
+  if (options.peelPartialKeyTile && !options.oneRowPerTile && loop &&
+      succeeded(scf::peelForLoopAndSimplifyBounds(rewriter, loop, partial)))
+    keyTiles.push_back(*partial.getBody()->getOps<OnlineAttentionOp>().begin());
+  return keyTiles;
 }
 
 namespace {

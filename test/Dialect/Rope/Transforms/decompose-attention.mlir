@@ -50,6 +50,26 @@ func.func @non_causal(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: te
 
 // -----
 
+// Keys of dynamic length: the key loop is peeled, so that every key tile but
+// the last has a static extent (64 keys: the shape the CPU micro-kernels take)
+// and the last, partial one runs once after the loop, guarded as well.
+// CHECK-LABEL: func.func @peeled_dynamic_keys
+// CHECK: scf.forall
+// CHECK: %[[FULL:.+]] = affine.apply
+// CHECK: %[[STATE:.+]]:3 = scf.for %{{.+}} = %c0 to %[[FULL]] step %c64
+// CHECK: scf.if
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<1x1x4x?x32xf32>, tensor<1x1x64x32xf32>)
+// CHECK: scf.for %{{.+}} = %[[FULL]] to %{{.+}} step %c64 iter_args(%{{.+}} = %[[STATE]]#0, %{{.+}} = %[[STATE]]#1, %{{.+}} = %[[STATE]]#2)
+// CHECK: scf.if
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<1x1x4x?x32xf32>, tensor<1x1x?x32xf32>)
+// CHECK: scf.forall.in_parallel
+func.func @peeled_dynamic_keys(%q: tensor<1x8x?x32xf32>, %k: tensor<1x2x?x32xf32>, %v: tensor<1x2x?x32xf32>) -> tensor<1x8x?x32xf32> {
+  %o = rope.attention %q, %k, %v causal : tensor<1x8x?x32xf32>, tensor<1x2x?x32xf32>, tensor<1x2x?x32xf32>
+  return %o : tensor<1x8x?x32xf32>
+}
+
+// -----
+
 // Masks are sliced per tile along the query and key dims that are not
 // broadcast (the rank-5 mask's unit dims stay whole).
 // CHECK-LABEL: func.func @mask_tiles

@@ -93,3 +93,30 @@ func.func @split_keys(%q: tensor<1x1x4x1x16xf32>, %k: tensor<1x1x100x16xf32>, %v
       -> tensor<1x1x4x1x16xf32>, tensor<1x1x4x1xf32>, tensor<1x1x4x1xf32>
   return %r#0, %r#1, %r#2 : tensor<1x1x4x1x16xf32>, tensor<1x1x4x1xf32>, tensor<1x1x4x1xf32>
 }
+
+// -----
+
+// Keys of dynamic length: the key loop stops at the last whole tile, whose
+// slices fold to static 32-key shapes, and the partial tile left runs in a
+// loop of its own from there (at most one step) on the state the first
+// leaves. GPU rows keep one loop (no contraction to hand static tiles to).
+// CHECK-LABEL: func.func @dynamic_keys
+// CHECK: scf.forall
+// CHECK: %[[FULL:.+]] = affine.apply
+// CHECK: %[[STATE:.+]]:3 = scf.for %{{.+}} = %c0 to %[[FULL]] step %c32
+// CHECK: rope.online_attention {{.+}} : tensor<1x1x2x?x16xf32>, tensor<1x1x32x16xf32>, tensor<1x1x32x16xf32>
+// CHECK: scf.for %{{.+}} = %[[FULL]] to %{{.+}} step %c32 iter_args(%{{.+}} = %[[STATE]]#0, %{{.+}} = %[[STATE]]#1, %{{.+}} = %[[STATE]]#2)
+// CHECK: rope.online_attention {{.+}} : tensor<1x1x2x?x16xf32>, tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32>
+// ROWS-LABEL: func.func @dynamic_keys
+// ROWS: scf.for %
+// ROWS-NOT: scf.for %
+// ROWS: scf.forall.in_parallel
+func.func @dynamic_keys(%q: tensor<1x2x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x16xf32>,
+                        %acc: tensor<1x2x2x?x16xf32>, %m: tensor<1x2x2x?xf32>, %l: tensor<1x2x2x?xf32>)
+    -> (tensor<1x2x2x?x16xf32>, tensor<1x2x2x?xf32>, tensor<1x2x2x?xf32>) {
+  %r:3 = rope.online_attention %q, %k, %v scale = 0.25
+      outs(%acc, %m, %l : tensor<1x2x2x?x16xf32>, tensor<1x2x2x?xf32>, tensor<1x2x2x?xf32>)
+      : tensor<1x2x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>
+      -> tensor<1x2x2x?x16xf32>, tensor<1x2x2x?xf32>, tensor<1x2x2x?xf32>
+  return %r#0, %r#1, %r#2 : tensor<1x2x2x?x16xf32>, tensor<1x2x2x?xf32>, tensor<1x2x2x?xf32>
+}

@@ -38,7 +38,10 @@ def RopeTileAttention : Pass<"rope-tile-attention"> {
     `split-keys = N > 1`, an `scf.forall` over N key ranges whose partial
     states are merged exactly afterwards (split-K through
     `PartialReductionOpInterface`, for decode); then an `scf.for` over
-    `key-tile` keys carrying the state. With `rows`, every (batch, kv head,
+    `key-tile` keys carrying the state. Where the keys are not known to fill
+    whole key tiles (a dynamic length), the loop's last, partial tile is
+    peeled off into a loop of its own, so that every other tile has a static
+    key extent: the shape the CPU micro-kernels take. With `rows`, every (batch, kv head,
     group head, query row) is a parallel tile of its own (the GPU rows
     configuration). Each tile is again a `rope.online_attention` on slices
     of every operand.
@@ -111,8 +114,9 @@ def RopeDecomposeAttention : Pass<"rope-decompose-attention"> {
     The CPU configuration of attention, composed from the steps above:
     `rope.attention` to `rope.online_attention`, tiled (an `scf.forall` over
     kv heads and query tiles, or over key splits with `split-keys`), a loop
-    over key tiles, causal and window key tiles that no query sees skipped,
-    and each tile decomposed. Memory is O(S·D) rather than the S×S scores;
+    over key tiles (its partial last tile peeled off, so that the full ones
+    have static shapes), causal and window key tiles that no query sees
+    skipped, and each tile decomposed. Memory is O(S·D) rather than the S×S scores;
     the cos/sin tables are built once and each tile of Q and K is rotated as
     it is loaded.
   }];

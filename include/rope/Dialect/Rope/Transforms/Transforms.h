@@ -44,12 +44,18 @@ struct AttentionTilingOptions {
   /// GPU rows: every (batch, kv head, group head, query row) is a parallel
   /// tile of its own (one GPU thread); queryTile and splitKeys are unused.
   bool oneRowPerTile = false;
+  /// Keys not known to fill whole key tiles: the key loop's last, partial
+  /// tile is peeled off (scf::peelForLoopAndSimplifyBounds), so that every
+  /// other tile has a static key extent, the shape the CPU micro-kernels
+  /// take. Off for one row per tile, whose key loop has no contraction.
+  bool peelPartialKeyTile = true;
 };
 
 /// Tiles `op` through its interfaces: either parallel query tiles or parallel
 /// key splits (PartialReductionOpInterface), then a loop over key tiles.
-/// Returns the innermost tiled op.
-FailureOr<OnlineAttentionOp>
+/// Returns the tiled ops: the key loop's, then the peeled last key tile's
+/// where there is one.
+FailureOr<SmallVector<OnlineAttentionOp, 2>>
 tileOnlineAttention(RewriterBase &rewriter, OnlineAttentionOp op,
                     const AttentionTilingOptions &options);
 
