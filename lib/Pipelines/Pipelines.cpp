@@ -206,6 +206,7 @@ void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
   // Deallocation clones buffers it cannot prove unaliased (e.g. a result that
   // is an argument updated in place); clones become alloc + copy.
   pm.addPass(createConvertBufferizationToMemRefPass());
+  pm.addPass(rope::createRopeStridedCopiesToLoops());
 
   // Loops and LLVM. scf.forall (independent attention tiles) runs on all
   // cores through OpenMP, or as a plain loop nest.
