@@ -17,6 +17,7 @@ compiler.py (CPU) and cuda.py (NVIDIA GPUs) build on it.
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import subprocess
 import weakref
@@ -108,16 +109,21 @@ def check_arguments(name: str, arrays_, args_sig) -> None:
         raise ArgumentError(f"@{name} takes {len(args_sig)} arguments "
                             f"({', '.join(map(str, args_sig))}), got {len(arrays_)}")
     for i, (a, sig) in enumerate(zip(arrays_, args_sig)):
-        want = np.dtype(STORAGE_DTYPES[sig.dtype])
-        what = f"@{name} argument #{i}{' (' + sig.name + ')' if sig.name else ''}"
-        got = f"{a.dtype} of shape {tuple(a.shape)}"
-        if a.dtype != want:
-            raise ArgumentError(f"{what}: expected {sig} (stored as {want}), got {got}")
-        if len(sig.shape) != a.ndim:
-            raise ArgumentError(f"{what}: expected {sig} (rank {len(sig.shape)}), got {got}")
-        for d, (want_d, got_d) in enumerate(zip(sig.shape, a.shape)):
-            if want_d is not None and want_d != got_d:
-                raise ArgumentError(f"{what}: expected {sig} (dim {d} = {want_d}), got {got}")
+        check_argument(name, i, a.dtype, tuple(a.shape), sig)
+
+
+def check_argument(name: str, i: int, dtype: np.dtype, shape: tuple, sig: TensorSig) -> None:
+    """check_arguments for argument #i, stored as `dtype`, of `shape`."""
+    want = np.dtype(STORAGE_DTYPES[sig.dtype])
+    what = f"@{name} argument #{i}{' (' + sig.name + ')' if sig.name else ''}"
+    got = f"{dtype} of shape {shape}"
+    if dtype != want:
+        raise ArgumentError(f"{what}: expected {sig} (stored as {want}), got {got}")
+    if len(sig.shape) != len(shape):
+        raise ArgumentError(f"{what}: expected {sig} (rank {len(sig.shape)}), got {got}")
+    for d, (want_d, got_d) in enumerate(zip(sig.shape, shape)):
+        if want_d is not None and want_d != got_d:
+            raise ArgumentError(f"{what}: expected {sig} (dim {d} = {want_d}), got {got}")
 
 
 # ---------------------------------------------------------------------------
@@ -125,8 +131,10 @@ def check_arguments(name: str, arrays_, args_sig) -> None:
 # ---------------------------------------------------------------------------
 
 
+@functools.cache
 def descriptor_type(rank: int):
-    """The ctypes struct of a rank-`rank` memref descriptor."""
+    """The ctypes struct of a rank-`rank` memref descriptor (one type per
+    rank: building a ctypes type costs more than a call's arguments)."""
     fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
               ("offset", ctypes.c_int64)]
     if rank:
@@ -138,8 +146,13 @@ def results_type(results) -> type:
     """The ctypes struct a `_mlir_ciface_` wrapper fills in with its results:
     their memref descriptors in order (for one result, the same layout as
     its descriptor alone)."""
-    fields = [(f"r{i}", descriptor_type(len(r.shape))) for i, r in enumerate(results)]
-    return type(f"Results{len(results)}", (ctypes.Structure,), {"_fields_": fields})
+    return _results_type(tuple(len(r.shape) for r in results))
+
+
+@functools.cache
+def _results_type(ranks: tuple) -> type:
+    fields = [(f"r{i}", descriptor_type(rank)) for i, rank in enumerate(ranks)]
+    return type(f"Results{len(ranks)}", (ctypes.Structure,), {"_fields_": fields})
 
 
 def descriptor(pointer: int, shape, strides=None):
@@ -227,8 +240,9 @@ class _Allocation:
 def take_result(result, result_sig: TensorSig, arguments, allocations=None) -> np.ndarray:
     """The numpy array of a result descriptor the callee filled in, which then
     owns the callee's allocation (or a copy where the callee does not own the
-    memory). `allocations` (by pointer) is shared by the results of one call,
-    so that results in one allocation free it once."""
+    memory). `arguments`: the (address, bytes) of each argument's memory.
+    `allocations` (by pointer) is shared by the results of one call, so that
+    results in one allocation free it once."""
     if allocations is None:
         allocations = {}
     rank = len(result_sig.shape)
@@ -243,7 +257,7 @@ def take_result(result, result_sig: TensorSig, arguments, allocations=None) -> n
     # identity fold) nor memory MLIR marks as not owned (a memref.global,
     # "allocated" at 0xdeadbeef).
     owned = result.allocated not in (None, 0, 0xDEADBEEF) and not any(
-        a.ctypes.data <= result.allocated < a.ctypes.data + max(a.nbytes, 1) for a in arguments)
+        start <= result.allocated < start + max(size, 1) for start, size in arguments)
     owner = None
     if owned:
         owner = allocations.get(result.allocated)

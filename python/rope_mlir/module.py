@@ -60,7 +60,12 @@ class Module:
 
     def run_host(self, name: str, host, results_sig) -> list[np.ndarray]:
         """@name on checked, C-contiguous numpy arrays: its results."""
-        descriptors = [_abi.array_descriptor(a) for a in host]
+        return self.run_descriptors(name, [_abi.array_descriptor(a) for a in host],
+                                    [(a.ctypes.data, a.nbytes) for a in host], results_sig)
+
+    def run_descriptors(self, name: str, descriptors, spans, results_sig) -> list[np.ndarray]:
+        """@name on the memref descriptors of checked arguments whose memory
+        is `spans` ((address, bytes) each): its results."""
         results = _abi.results_type(results_sig)()
         structs = [results, *descriptors]
         if len(structs) > _abi.MAX_CALL_ARGS:
@@ -68,7 +73,7 @@ class Module:
         else:
             _abi.call_checked(self.function_address(name), name, structs)
         allocations: dict = {}
-        return [_abi.take_result(getattr(results, f"r{i}"), r, host, allocations)
+        return [_abi.take_result(getattr(results, f"r{i}"), r, spans, allocations)
                 for i, r in enumerate(results_sig)]
 
     def __getattr__(self, name: str):

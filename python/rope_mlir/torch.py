@@ -383,16 +383,77 @@ def _to_torch(array: np.ndarray, dtype: torch.dtype) -> torch.Tensor:
     return torch.from_numpy(array)
 
 
+# How memrefs store each torch dtype (the numpy dtypes of arrays.STORAGE_DTYPES).
+_STORAGE = {torch.float32: np.dtype(np.float32), torch.float64: np.dtype(np.float64),
+            torch.float16: np.dtype(np.float16), torch.bfloat16: np.dtype(np.uint16),
+            torch.bool: np.dtype(np.bool_), torch.int8: np.dtype(np.int8),
+            torch.int16: np.dtype(np.int16), torch.int32: np.dtype(np.int32),
+            torch.int64: np.dtype(np.int64)}
+
+
+class _ArgumentDescriptors:
+    """The memref descriptors of a compiled graph's arguments, made from the
+    tensors' own metadata (no DLPack capsule, no numpy view), and kept per
+    argument position while the same memory comes back: a model's
+    parameters, on every call. A descriptor is a function of the address,
+    shape and dtype of a contiguous tensor alone, so a kept one is exact."""
+
+    def __init__(self, name: str, args_sig):
+        self.name, self.args_sig = name, args_sig
+        self.kept = [None] * len(args_sig)
+
+    def __call__(self, values):
+        """(descriptors, (address, bytes) spans, copies to keep alive during
+        the call) of `values`, or None where one is neither a CPU tensor of a
+        storage dtype nor a numpy array (arrays.import_arguments then names
+        the problem)."""
+        if len(values) != len(self.args_sig):
+            return None
+        descriptors, spans, keep = [], [], []
+        for i, value in enumerate(values):
+            if isinstance(value, np.ndarray):
+                _abi.check_argument(self.name, i, value.dtype, value.shape, self.args_sig[i])
+                value = np.require(value, requirements="C")
+                keep.append(value)
+                descriptors.append(_abi.array_descriptor(value))
+                spans.append((value.ctypes.data, value.nbytes))
+                continue
+            if (not isinstance(value, torch.Tensor) or value.device.type != "cpu"
+                    or value.dtype not in _STORAGE):
+                return None
+            if not value.is_contiguous():
+                value = value.contiguous()
+                keep.append(value)
+            key = (value.data_ptr(), value.shape, value.dtype)
+            kept = self.kept[i]
+            if kept is None or kept[0] != key:
+                shape = tuple(value.shape)
+                _abi.check_argument(self.name, i, _STORAGE[value.dtype], shape, self.args_sig[i])
+                kept = self.kept[i] = (key, _abi.descriptor(value.data_ptr(), shape),
+                                       (value.data_ptr(), value.numel() * value.element_size()))
+            descriptors.append(kept[1])
+            spans.append(kept[2])
+        return descriptors, spans, keep
+
+
 def compiled_callable(module, plan: ArgumentPlan, outputs):
     """The function AOTAutograd calls: the graph's inputs in, its outputs out
     (`plan`: tensor_arguments's, `outputs`: split_outputs's split)."""
     tensors, others, dtypes, sizes = outputs
     args_sig, results_sig = module.functions["main"].callable_signature()
+    describe = _ArgumentDescriptors("main", args_sig)
 
     def run(*args):
-        host, _ = arrays.import_arguments(plan.arguments(args))
-        _abi.check_arguments("main", host, args_sig)
-        outs = module.run_host("main", host, results_sig)
+        values = plan.arguments(args)
+        described = describe(values)
+        if described is not None:
+            descriptors, spans, keep = described
+            outs = module.run_descriptors("main", descriptors, spans, results_sig)
+            del keep
+        else:
+            host, _ = arrays.import_arguments(values)
+            _abi.check_arguments("main", host, args_sig)
+            outs = module.run_host("main", host, results_sig)
         result = [None] * (len(tensors) + len(others))
         for i, o, d in zip(tensors, outs, dtypes):
             result[i] = _to_torch(o, d)

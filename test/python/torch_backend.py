@@ -6,6 +6,8 @@
 * the name: `backend="rope_mlir"` after `import rope_mlir.torch`;
 * parameters are arguments of the compiled function, never constants in
   the IR: a Llama decoder layer's imported IR has no dense_resource blob;
+  their descriptors, kept between calls, follow a parameter given new
+  memory or new values, and a non-contiguous input is read as it is;
 * dynamic=True: one compiled graph serves three prompt lengths, and an
   integer input no tensor carries (a Python int offset) is passed as a 0-d
   tensor; outputs equal eager within 1e-5 of their scale (f32, other
@@ -77,6 +79,24 @@ assert graphs[0].arguments >= parameters + 1, graphs[0]
 print(f"PASS parameters: {graphs[0].arguments} arguments for {parameters} parameters "
       "and the input, no constant blob")
 # CHECK: PASS parameters:
+
+# Argument descriptors are kept per position while the same memory comes back
+# (the parameters); a parameter given new memory, or new values in place, and
+# a non-contiguous input are read as they are now.
+with torch.no_grad():
+    x = torch.randn(1, 9, 64)
+    proj = layer.self_attn.q_proj
+    saved = proj.weight.data
+    proj.weight.data = torch.randn_like(saved) * 0.1  # new memory, same shape
+    close(compiled(x, 3), block(x, 3), "new weight memory")
+    proj.weight.data.mul_(-1.0)  # same memory, new values
+    close(compiled(x, 3), block(x, 3), "weight changed in place")
+    assert len(rt.reports()) == 1, rt.reports()  # both through the one graph
+    wide = torch.randn(1, 64, 9).transpose(1, 2)  # not contiguous
+    close(compiled(wide, 1), block(wide.contiguous(), 1), "non-contiguous input")
+    proj.weight.data = saved
+print("PASS descriptors: new weight memory, in-place update, non-contiguous input")
+# CHECK: PASS descriptors:
 
 
 # Several outputs, one of them a size.

@@ -639,13 +639,54 @@ static std::optional<DotProductForm> matchDotProduct(linalg::GenericOp op) {
   return DotProductForm{a, w, ranges[1], ranges[2]};
 }
 
+/// Tiles `total` (the lane sum of `partial`) into an scf.forall of chunks of
+/// `chunk` rows of W, with `partial` and the fill of its lanes fused into
+/// each chunk, and returns the fused `partial` of a chunk.
+static std::optional<linalg::GenericOp>
+fuseLanesIntoRowChunks(RewriterBase &rewriter, linalg::GenericOp total,
+                       linalg::GenericOp partial, int64_t chunk) {
+  Operation *lanesFill = partial.getDpsInits()[0].getDefiningOp();
+  scf::SCFTilingOptions tiling;
+  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
+      .setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), {0, chunk, 0}));
+  scf::SCFTileAndFuseOptions options;
+  options.setTilingOptions(tiling);
+  // Only the lanes' producers: the activations (a norm, say) stay computed
+  // once, outside.
+  options.setFusionControlFn(
+      [&](tensor::ExtractSliceOp, OpResult producer, bool)
+          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        Operation *owner = producer.getOwner();
+        if (owner == partial.getOperation() || owner == lanesFill)
+          return scf::SCFTileAndFuseOptions::ControlFnResult{};
+        return std::nullopt;
+      });
+  rewriter.setInsertionPoint(total);
+  FailureOr<scf::SCFTileAndFuseResult> fused =
+      scf::tileConsumerAndFuseProducersUsingSCF(
+          rewriter, cast<TilingInterface>(total.getOperation()), options);
+  if (failed(fused))
+    return std::nullopt;
+  std::optional<linalg::GenericOp> chunkKernel;
+  for (Operation *tiled : fused->tiledAndFusedOps)
+    if (auto generic = dyn_cast<linalg::GenericOp>(tiled);
+        generic && generic.getNumLoops() == partial.getNumLoops() &&
+        generic.getNumReductionLoops() == 1 && generic.getNumDpsInputs() == 2)
+      chunkKernel = generic;
+  rewriter.replaceOp(total, fused->replacements.lookup(total.getResult(0)));
+  for (Operation *dead : {partial.getOperation(), lanesFill})
+    if (dead && dead->use_empty())
+      rewriter.eraseOp(dead);
+  return chunkKernel;
+}
+
 /// `op` (matchDotProduct's form) as dot products over the rows of W as
 /// stored: no copy of W, which a one-row product reads exactly once (packing
 /// it, as the register blocks want, would read and write it twice more).
 /// The reduction is split into K / L steps of L lanes, the lanes kept apart
 /// in an [1, N, L] accumulator (a register per row of a block of `rows`
 /// rows of W across the whole K sweep), then added up per output. Rows of W
-/// are split over the cores.
+/// are split over the cores, each chunk summing its own lanes.
 static LogicalResult rewriteAsDotProducts(RewriterBase &rewriter,
                                           linalg::GenericOp op,
                                           const DotProductForm &form,
@@ -698,14 +739,14 @@ static LogicalResult rewriteAsDotProducts(RewriterBase &rewriter,
       });
   rewriter.replaceOp(op, total.getResult(0));
 
-  // Rows of W over the cores, then blocks of `rows` rows × one step.
+  // Rows of W over the cores: each chunk fills, accumulates and sums its own
+  // lanes (a cache-resident [1, N / chunks, L] slice), so that no serial pass
+  // over all the lanes follows. Then blocks of `rows` rows × one step.
   linalg::GenericOp kernel = partial;
   if (form.n % (kRowChunks * rows) == 0)
-    if (FailureOr<scf::SCFTilingResult> tiled =
-            tileWith(rewriter, kernel, {0, form.n / kRowChunks, 0, 0},
-                     scf::SCFTilingOptions::LoopType::ForallOp);
-        succeeded(tiled))
-      kernel = tileOf(*tiled);
+    if (std::optional<linalg::GenericOp> chunk = fuseLanesIntoRowChunks(
+            rewriter, total, partial, form.n / kRowChunks))
+      kernel = *chunk;
   int64_t block = largestDivisor(form.n, {rows, 4, 2, 1}).value_or(1);
   FailureOr<scf::SCFTilingResult> tiled =
       tileWith(rewriter, kernel, {1, block, 1, kDotLanes},

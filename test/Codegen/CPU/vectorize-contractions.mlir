@@ -228,22 +228,26 @@ func.func @linear_layer(%x: tensor<32x64xf32>, %w: tensor<48x64xf32>) -> tensor<
 // element of W is used once, so W is read as stored, by dot products along
 // its rows (no pack, no transpose): the reduction split into steps of 16
 // lanes kept apart in a [1, N, 16] accumulator (one vector register per row
-// of a block of 4 rows across the K sweep), rows over the cores, the lanes
-// summed at the end.
+// of a block of 4 rows across the K sweep), rows over the cores in chunks of
+// 64, each chunk filling, accumulating and summing its own [1, 64, 16] lanes
+// (no serial pass over all of them after the parallel loop).
 // CHECK-LABEL: func.func @decode_linear
 // CHECK-SAME:    (%[[X:.+]]: tensor<1x256xf32>, %[[W:.+]]: tensor<512x256xf32>)
 // CHECK-NOT:     linalg.transpose
 // CHECK-DAG:     tensor.expand_shape %[[X]] {{\[}}[0], [1, 2]] output_shape [1, 16, 16] : tensor<1x256xf32> into tensor<1x16x16xf32>
 // CHECK-DAG:     tensor.expand_shape %[[W]] {{\[}}[0], [1, 2]] output_shape [512, 16, 16] : tensor<512x256xf32> into tensor<512x16x16xf32>
-// CHECK:         scf.forall
+// CHECK:         scf.forall (%{{.+}}) = (0) to (512) step (64) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<1x512xf32>)
+// CHECK:           linalg.fill {{.+}} -> tensor<1x64x16xf32>
 // CHECK:           scf.for {{.+}} step %c4
 // CHECK:             scf.for {{.+}} -> ({{.*}}vector<1x4x16xf32>)
 // CHECK:               vector.transfer_read {{.+}} : tensor<4x1x16xf32>, vector<4x1x16xf32>
 // CHECK:               arith.mulf {{.+}} : vector<1x4x1x16xf32>
 // CHECK:               vector.multi_reduction <add>, {{.+}} [2] : vector<1x4x1x16xf32> to vector<1x4x16xf32>
+// CHECK:           linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK-SAME:        ins(%{{.+}} : tensor<1x64x16xf32>)
 // CHECK:           scf.forall.in_parallel
-// CHECK:         linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]
-// CHECK-SAME:      ins(%{{.+}} : tensor<1x512x16xf32>)
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
 func.func @decode_linear(%x: tensor<1x256xf32>, %w: tensor<512x256xf32>) -> tensor<1x512xf32> {
   %e = tensor.empty() : tensor<256x512xf32>
   %wt = linalg.transpose ins(%w : tensor<512x256xf32>) outs(%e : tensor<256x512xf32>) permutation = [1, 0]

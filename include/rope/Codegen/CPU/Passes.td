@@ -96,7 +96,8 @@ def RopeVectorizeContractions
        The reduction is split into steps of 16 lanes kept apart in a
        `[1, N, 16]` accumulator (a vector register per row of a block of
        `register-rows` rows of W, for the whole K sweep), the rows split over
-       the cores (`scf.forall`), and the lanes summed at the end.
+       the cores (`scf.forall`), and each chunk's lanes summed in the chunk
+       (no serial pass over all lanes after the parallel loop).
     1. The output's innermost dim must be one of the contraction's N dims
        (columns); the operand that carries it (B) is packed so that this dim
        is its innermost one too (`linalg.transpose` into a fresh tensor, once
