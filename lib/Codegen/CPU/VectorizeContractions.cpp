@@ -648,14 +648,15 @@ fuseLanesIntoRowChunks(RewriterBase &rewriter, linalg::GenericOp total,
   Operation *lanesFill = partial.getDpsInits()[0].getDefiningOp();
   scf::SCFTilingOptions tiling;
   tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
-      .setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), {0, chunk, 0}));
+      .setTileSizes(
+          getAsIndexOpFoldResult(rewriter.getContext(), {0, chunk, 0}));
   scf::SCFTileAndFuseOptions options;
   options.setTilingOptions(tiling);
   // Only the lanes' producers: the activations (a norm, say) stay computed
   // once, outside.
   options.setFusionControlFn(
-      [&](tensor::ExtractSliceOp, OpResult producer, bool)
-          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+      [&](tensor::ExtractSliceOp, OpResult producer,
+          bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
         Operation *owner = producer.getOwner();
         if (owner == partial.getOperation() || owner == lanesFill)
           return scf::SCFTileAndFuseOptions::ControlFnResult{};
