@@ -63,6 +63,40 @@ static OnlineAttentionOp rotateQueryOnce(RewriterBase &rewriter,
   return replacement;
 }
 
+/// Rotates the keys of `op` once, in f32, before it is tiled into query
+/// tiles that each sweep every key: rotated in each (query tile, key tile),
+/// every key would be rotated once per query tile. The query is rotated with
+/// them (the same work as one tile at a time), and `op` becomes attention
+/// without a rotation of its own. Keys of a narrower storage type keep their
+/// rotation in the tiles, as it converts them too.
+static OnlineAttentionOp rotateKeysOnce(RewriterBase &rewriter,
+                                        OnlineAttentionOp op) {
+  RotarySpecAttr spec = op.getRotaryAttr();
+  auto isF32 = [](Value v) { return getElementTypeOrSelf(v.getType()).isF32(); };
+  if (!spec || !op.getKeyCos() || !isF32(op.getKey()) || !isF32(op.getQuery()))
+    return op;
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  lowering::RotaryDims dims = lowering::RotaryDims::of(spec, op.getHeadDim());
+  Value key = lowering::buildMaterializedRotation(
+      rewriter, loc, op.getKey(), {op.getKeyCos(), op.getKeySin()}, dims, 2);
+  // Without query tables the query is rotated already.
+  Value query = op.getQuery();
+  if (op.getQueryCos())
+    query = lowering::buildMaterializedRotation(
+        rewriter, loc, query, {op.getQueryCos(), op.getQuerySin()}, dims, 3);
+  auto replacement = OnlineAttentionOp::create(
+      rewriter, loc, op.getResultTypes(), query, key, op.getValue(),
+      op.getMask(), op.getQueryPositions(), op.getKeyPositions(),
+      /*query_cos=*/Value(), /*query_sin=*/Value(), /*key_cos=*/Value(),
+      /*key_sin=*/Value(), op.getAlibiSlopes(), op.getRelativeBias(),
+      op.getOutputs(), op.getScaleAttr(), op.getCausalAttr(),
+      /*rotary=*/RotarySpecAttr(), op.getWindowAttr(), op.getSoftcapAttr(),
+      op.getRelativeBucketsAttr());
+  rewriter.replaceOp(op, replacement.getResults());
+  return replacement;
+}
+
 FailureOr<SmallVector<OnlineAttentionOp, 2>>
 mlir::rope::tileOnlineAttention(RewriterBase &rewriter, OnlineAttentionOp op,
                                 const AttentionTilingOptions &options) {
@@ -114,6 +148,10 @@ mlir::rope::tileOnlineAttention(RewriterBase &rewriter, OnlineAttentionOp op,
                             ? options.queryTile
                             : std::min(options.queryTile, sq);
     tileSizes[OnlineAttentionOp::kQueryDim] = rewriter.getIndexAttr(queryTile);
+    // Several query tiles (or a length known only at run time) each sweep
+    // every key: rotate the keys once, not once per query tile.
+    if (ShapedType::isDynamic(sq) || sq > queryTile)
+      op = rotateKeysOnce(rewriter, op);
   }
   outer.setTileSizes(tileSizes);
   FailureOr<OnlineAttentionOp> tiled = tileAndReplace(rewriter, op, outer);

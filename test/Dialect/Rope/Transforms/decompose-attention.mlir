@@ -6,8 +6,9 @@
 // - (kv head, query tile) pairs are an scf.forall (independent blocks of the
 //   output; kv heads keep decode parallel), key tiles an scf.for carrying the
 //   accumulator, running max and sum;
-// - one cos/sin table (Q and K share their positions), sliced per tile; the
-//   query tile is rotated once, before its key loop;
+// - one cos/sin table (Q and K share their positions); K and Q rotated once,
+//   whole, before the tiles (each of the 8 query tiles sweeps every key: in
+//   the tiles, each key would be rotated 8 times), so no tile rotates;
 // - a causal key tile is skipped (scf.if) when its smallest position is past
 //   the query tile's largest;
 // - the online-softmax correction exp(m - m') rescales sum and accumulator.
@@ -15,8 +16,10 @@
 // CHECK-NOT: 256x256xf32
 // CHECK: rope.table
 // CHECK-NOT: rope.table
+// CHECK-COUNT-2: tensor.insert_slice {{.+}} : tensor<1x2x256x16xf32> into tensor<1x2x256x32xf32>
+// CHECK-COUNT-2: tensor.insert_slice {{.+}} : tensor<1x2x4x256x16xf32> into tensor<1x2x4x256x32xf32>
 // CHECK: scf.forall (%[[KH:.+]], %[[QI:.+]]) = (0, 0) to (2, 256) step (1, 32) shared_outs(
-// CHECK-COUNT-2: tensor.insert_slice {{.+}} : tensor<1x1x4x32x16xf32> into tensor<1x1x4x32x32xf32>
+// CHECK-NOT: tensor.insert_slice
 // CHECK: scf.for %[[KJ:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %{{.+}}, %[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}}) -> (tensor<1x1x4x32x32xf32>, tensor<1x1x4x32xf32>, tensor<1x1x4x32xf32>)
 // CHECK: %[[VISIBLE:.+]] = arith.cmpi sle
 // CHECK: scf.if %[[VISIBLE]]

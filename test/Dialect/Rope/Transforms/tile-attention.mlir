@@ -2,15 +2,20 @@
 // RUN: rope-opt %s --rope-tile-attention="key-tile=16 split-keys=4" --canonicalize -split-input-file | FileCheck %s --check-prefix=SPLIT
 // RUN: rope-opt %s --rope-tile-attention="rows key-tile=32" --canonicalize -split-input-file | FileCheck %s --check-prefix=ROWS
 // RUN: rope-opt %s --rope-tile-attention="query-tile=16 key-tile=32 split-keys=0" -split-input-file | FileCheck %s --check-prefix=STATIC
+// RUN: rope-opt %s --rope-tile-attention="query-tile=64 key-tile=32 split-keys=0" --canonicalize -split-input-file | FileCheck %s --check-prefix=ONE
 // RUN: not rope-opt %s --rope-tile-attention=key-tile=0 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: query-tile and key-tile must be positive and split-keys -1 (automatic) or more, got 64, 0 and -1
 
 // Parallel query tiles: an scf.forall over (kv head, 16 query rows), each
-// tile slicing every operand along its own dims (Q rows, query positions,
-// query tables; K, V, key positions and key tables whole); the query tile is
-// rotated once, in f32, before its key loop; then an scf.for over 32-key
-// tiles carrying the (acc, max, sum) state into a rope.online_attention on
-// the key slices, without query tables (the query is rotated).
+// tile slicing every operand along its own dims (Q rows, query positions;
+// K, V and key positions whole); then an scf.for over 32-key tiles carrying
+// the (acc, max, sum) state into a rope.online_attention on the key slices.
+// The 4 query tiles each sweep every key, so K and Q are rotated once, whole
+// and in f32, before the tiling (in the tiles each key would be rotated once
+// per query tile), and the tiles have no rotation left.
+// One query tile (query-tile=64, ONE): the query tile is rotated once, before
+// its key loop, and each key tile rotates its keys with its slice of the key
+// tables as it loads them.
 // GPU rows (`rows`): one parallel tile per (kv head, group head, query row)
 // (the batch of 1 folds away), the row rotated once, its keys in a loop.
 // ROWS-LABEL: func.func @query_tiles
@@ -24,21 +29,27 @@
 // ROWS: tensor.extract_slice %{{.+}}[0, 0, %[[GH]], 0, 0] [1, 1, 1, 1, 16]
 // ROWS: scf.for %{{.+}} = %{{.+}} to %c100 step %c32
 // CHECK-LABEL: func.func @query_tiles
+// CHECK-COUNT-2: tensor.insert_slice {{.+}} : tensor<1x2x128x8xf32> into tensor<1x2x128x16xf32>
+// CHECK: tensor.insert_slice {{.+}} : tensor<1x2x2x64x8xf32> into tensor<1x2x2x64x16xf32>
+// CHECK: %[[QROT:.+]] = tensor.insert_slice {{.+}} : tensor<1x2x2x64x8xf32> into tensor<1x2x2x64x16xf32>
 // CHECK: scf.forall (%[[KH:.+]], %[[QI:.+]]) = (0, 0) to (2, 64) step (1, 16) shared_outs(%[[ACC:.+]] = %{{.+}}, %[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}})
-// CHECK-DAG: %[[QS:.+]] = tensor.extract_slice %{{.+}}[0, %[[KH]], 0, %[[QI]], 0] [1, 1, 2, 16, 16] {{.+}} to tensor<1x1x2x16x16xf32>
+// CHECK-DAG: %[[QS:.+]] = tensor.extract_slice %[[QROT]][0, %[[KH]], 0, %[[QI]], 0] [1, 1, 2, 16, 16] {{.+}} to tensor<1x1x2x16x16xf32>
 // CHECK-DAG: %[[QPS:.+]] = tensor.extract_slice %{{.+}}[%[[QI]]] [16] [1] : tensor<64xi64> to tensor<16xi64>
-// CHECK-DAG: %[[QCOS:.+]] = tensor.extract_slice %{{.+}}[%[[QI]], 0] [16, 8] [1, 1] : tensor<64x8xf32> to tensor<16x8xf32>
-// CHECK: %[[QROT0:.+]] = tensor.insert_slice %{{.+}} into %{{.+}}[0, 0, 0, 0, 0] [1, 1, 2, 16, 8] [1, 1, 1, 1, 1] : tensor<1x1x2x16x8xf32> into tensor<1x1x2x16x16xf32>
-// CHECK: %[[QROT:.+]] = tensor.insert_slice %{{.+}} into %[[QROT0]][0, 0, 0, 0, 8] [1, 1, 2, 16, 8] [1, 1, 1, 1, 1] : tensor<1x1x2x16x8xf32> into tensor<1x1x2x16x16xf32>
+// CHECK-NOT: tensor.insert_slice
 // CHECK: scf.for %[[KJ:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(
 // CHECK-DAG: tensor.extract_slice %{{.+}}[0, 0, %[[KJ]], 0] [1, 1, 32, 16]
 // CHECK-DAG: %[[KPS:.+]] = tensor.extract_slice %{{.+}}[%[[KJ]]] [32] [1] : tensor<128xi64> to tensor<32xi64>
-// CHECK: rope.online_attention %[[QROT]], {{.+}} positions(%{{.+}}, %[[KPS]] : tensor<16xi64>, tensor<32xi64>) rotary(#rope.spec<>) key_tables(
-// CHECK-NOT: query_tables
-// CHECK-SAME: causal scale = 2.500000e-01
+// CHECK: rope.online_attention %[[QS]], {{.+}} positions(%[[QPS]], %[[KPS]] : tensor<16xi64>, tensor<32xi64>) causal scale = 2.500000e-01
+// CHECK-NOT: rotary
 // CHECK: scf.yield
 // CHECK: scf.forall.in_parallel
 // CHECK-COUNT-3: tensor.parallel_insert_slice
+// ONE-LABEL: func.func @query_tiles
+// ONE: scf.forall (%{{.+}}) in (2) shared_outs(
+// ONE: tensor.insert_slice {{.+}} : tensor<1x1x2x64x8xf32> into tensor<1x1x2x64x16xf32>
+// ONE: %[[QROT:.+]] = tensor.insert_slice {{.+}} : tensor<1x1x2x64x8xf32> into tensor<1x1x2x64x16xf32>
+// ONE: scf.for
+// ONE: rope.online_attention %[[QROT]], {{.+}} rotary(#rope.spec<>) key_tables(%{{.+}}, %{{.+}} : tensor<32x8xf32>, tensor<32x8xf32>) causal
 func.func @query_tiles(%q: tensor<1x2x2x64x16xf32>, %k: tensor<1x2x128x16xf32>, %v: tensor<1x2x128x16xf32>,
                        %qp: tensor<64xi64>, %kp: tensor<128xi64>,
                        %qc: tensor<64x8xf32>, %qs: tensor<64x8xf32>, %kc: tensor<128x8xf32>, %ks: tensor<128x8xf32>,

@@ -41,10 +41,14 @@ def RopeTileAttention : Pass<"rope-tile-attention"> {
     `key-tile` keys carrying the state. Where the keys are not known to fill
     whole key tiles (a dynamic length), the loop's last, partial tile is
     peeled off into a loop of its own, so that every other tile has a static
-    key extent: the shape the CPU micro-kernels take. With `rows`, every (batch, kv head,
-    group head, query row) is a parallel tile of its own (the GPU rows
-    configuration). Each tile is again a `rope.online_attention` on slices
-    of every operand.
+    key extent: the shape the CPU micro-kernels take. Where several query
+    tiles (or a length known only at run time) each sweep every key, the
+    f32 keys and queries are rotated once, whole, before the tiling (in the
+    tiles, each key would be rotated once per query tile); otherwise the
+    one query tile is rotated once, before its key loop, and each key tile
+    rotates its keys. With `rows`, every (batch, kv head, group head, query
+    row) is a parallel tile of its own (the GPU rows configuration). Each
+    tile is again a `rope.online_attention` on slices of every operand.
   }];
   let options = [
     Option<"queryTile", "query-tile", "int64_t", /*default=*/"64",
