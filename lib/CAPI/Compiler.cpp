@@ -297,8 +297,7 @@ void addPackedEntryPoints(llvm::Module &module) {
 void preferHostVectorWidth(llvm::Module &module,
                            const llvm::TargetMachine &targetMachine) {
   if (!llvm::is_contained(
-          llvm::split(targetMachine.getTargetFeatureString(), ','),
-          "+avx512f"))
+          llvm::split(targetMachine.getTargetFeatureString(), ','), "+avx512f"))
     return;
   for (llvm::Function &function : module)
     if (!function.isDeclaration())

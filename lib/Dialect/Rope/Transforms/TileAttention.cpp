@@ -72,7 +72,9 @@ static OnlineAttentionOp rotateQueryOnce(RewriterBase &rewriter,
 static OnlineAttentionOp rotateKeysOnce(RewriterBase &rewriter,
                                         OnlineAttentionOp op) {
   RotarySpecAttr spec = op.getRotaryAttr();
-  auto isF32 = [](Value v) { return getElementTypeOrSelf(v.getType()).isF32(); };
+  auto isF32 = [](Value v) {
+    return getElementTypeOrSelf(v.getType()).isF32();
+  };
   if (!spec || !op.getKeyCos() || !isF32(op.getKey()) || !isF32(op.getQuery()))
     return op;
   rewriter.setInsertionPoint(op);
