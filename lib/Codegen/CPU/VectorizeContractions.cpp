@@ -218,8 +218,9 @@ viewOutputAsPanels(RewriterBase &rewriter, Location loc, Value init,
   return init;
 }
 
-/// The contraction in its canonical form, out + a·b of f32 operands with
-/// contractible multiply-adds, of `inputs` into `init`.
+/// The contraction in its canonical form, out + a·b with contractible
+/// multiply-adds in f32, of `inputs` into `init` (an f32 tensor); inputs of a
+/// narrower float type are widened exactly (arith.extf) as they are read.
 static linalg::GenericOp buildCanonicalContraction(
     RewriterBase &rewriter, Location loc, ValueRange inputs, Value init,
     ArrayRef<AffineMap> maps, ArrayRef<utils::IteratorType> iterators) {
@@ -227,7 +228,12 @@ static linalg::GenericOp buildCanonicalContraction(
   return linalg::GenericOp::create(
       rewriter, loc, init.getType(), inputs, init, maps, iterators,
       [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value product = arith::MulFOp::create(nb, l, args[0], args[1], flags);
+        Type f32 = nb.getF32Type();
+        auto widened = [&](Value v) -> Value {
+          return v.getType() == f32 ? v : arith::ExtFOp::create(nb, l, f32, v);
+        };
+        Value product = arith::MulFOp::create(nb, l, widened(args[0]),
+                                              widened(args[1]), flags);
         linalg::YieldOp::create(
             nb, l,
             ValueRange{arith::AddFOp::create(nb, l, args[2], product, flags)
@@ -603,16 +609,19 @@ static LogicalResult tileIntoRegisterBlocks(
   return success();
 }
 
-/// Vector lanes of the dot-product kernel (f32): one AVX-512 register, two
-/// AVX2 ones.
+/// Vector lanes of the dot-product kernel (f32 accumulators): one AVX-512
+/// register, two AVX2 ones.
 static constexpr int64_t kDotLanes = 16;
 
 /// The operands of a one-row contraction that reads both its inputs along
 /// the reduction dim, contiguously: out[0, n] += a[0, k] · w[n, k], the
 /// matrix-vector product of a decode step (a linear layer's weight stored
-/// [out, in], seen through the transpose a frontend writes).
+/// [out, in], seen through the transpose a frontend writes). f16 and bf16
+/// inputs are widened in registers as they are loaded: a pack would convert
+/// the whole weight on every call, reading it once more and writing twice
+/// its size.
 struct DotProductForm {
-  Value a, w; // a: [1, K], w: [N, K], both f32
+  Value a, w; // a: [1, K], w: [N, K], f32, f16 or bf16
   int64_t n, k;
 };
 
@@ -626,14 +635,16 @@ static std::optional<DotProductForm> matchDotProduct(linalg::GenericOp op) {
   auto [w, wMap] = throughTranspose(op.getDpsInputs()[1], maps[1]);
   Value a = op.getDpsInputs()[0];
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  auto isF32 = [](Value v) {
-    return getElementTypeOrSelf(v.getType()).isF32();
+  auto isFloatUpTo32 = [](Value v) {
+    Type t = getElementTypeOrSelf(v.getType());
+    return t.isF32() || t.isF16() || t.isBF16();
   };
   if (maps[0] != AffineMap::get(3, 0, {m, k}, ctx) ||
       wMap != AffineMap::get(3, 0, {n, k}, ctx) ||
       maps[2] != AffineMap::get(3, 0, {m, n}, ctx) || ranges[0] != 1 ||
       ShapedType::isDynamic(ranges[1]) || ShapedType::isDynamic(ranges[2]) ||
-      ranges[2] % kDotLanes || !isF32(a) || !isF32(w) ||
+      ranges[2] % kDotLanes || !isFloatUpTo32(a) || !isFloatUpTo32(w) ||
+      !getElementTypeOrSelf(op.getDpsInits()[0].getType()).isF32() ||
       !linalg::isReductionIterator(op.getIteratorTypesArray()[2]))
     return std::nullopt;
   return DotProductForm{a, w, ranges[1], ranges[2]};
@@ -699,8 +710,10 @@ static LogicalResult rewriteAsDotProducts(RewriterBase &rewriter,
   int64_t steps = form.k / kDotLanes;
   auto split = [&](Value v, int64_t outer) {
     return tensor::ExpandShapeOp::create(
-        rewriter, loc, RankedTensorType::get({outer, steps, kDotLanes}, f32), v,
-        SmallVector<ReassociationIndices>{{0}, {1, 2}});
+        rewriter, loc,
+        RankedTensorType::get({outer, steps, kDotLanes},
+                              getElementTypeOrSelf(v.getType())),
+        v, SmallVector<ReassociationIndices>{{0}, {1, 2}});
   };
   Value a = split(form.a, 1), w = split(form.w, form.n);
   Value zero =

@@ -257,3 +257,28 @@ func.func @decode_linear(%x: tensor<1x256xf32>, %w: tensor<512x256xf32>) -> tens
   %r = linalg.matmul ins(%x, %wt : tensor<1x256xf32>, tensor<256x512xf32>) outs(%f : tensor<1x512xf32>) -> tensor<1x512xf32>
   return %r : tensor<1x512xf32>
 }
+
+// -----
+
+// The same decode linear layer on a bf16 model: the weight is read as stored,
+// 16 bf16 lanes at a time, widened exactly in registers (arith.extf), and
+// accumulated in f32; no pack converts the whole weight on every call.
+// CHECK-LABEL: func.func @decode_linear_bf16
+// CHECK-SAME:    (%[[X:.+]]: tensor<1x256xbf16>, %[[W:.+]]: tensor<512x256xbf16>)
+// CHECK-NOT:     linalg.transpose
+// CHECK:         tensor.expand_shape %[[W]] {{\[}}[0], [1, 2]] output_shape [512, 16, 16] : tensor<512x256xbf16> into tensor<512x16x16xbf16>
+// CHECK:         scf.forall
+// CHECK:           scf.for {{.+}} -> ({{.*}}vector<1x4x16xf32>)
+// CHECK:             vector.transfer_read {{.+}} : tensor<4x1x16xbf16>, vector<4x1x16xbf16>
+// CHECK:             arith.extf {{.+}} : vector<1x4x1x16xbf16> to vector<1x4x1x16xf32>
+// CHECK:             arith.mulf {{.+}} : vector<1x4x1x16xf32>
+// CHECK-NOT:     linalg.generic {{.+}} ins(%{{.+}} : tensor<512x256xbf16>)
+func.func @decode_linear_bf16(%x: tensor<1x256xbf16>, %w: tensor<512x256xbf16>) -> tensor<1x512xf32> {
+  %e = tensor.empty() : tensor<256x512xbf16>
+  %wt = linalg.transpose ins(%w : tensor<512x256xbf16>) outs(%e : tensor<256x512xbf16>) permutation = [1, 0]
+  %zero = arith.constant 0.0 : f32
+  %o = tensor.empty() : tensor<1x512xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%o : tensor<1x512xf32>) -> tensor<1x512xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<1x256xbf16>, tensor<256x512xbf16>) outs(%f : tensor<1x512xf32>) -> tensor<1x512xf32>
+  return %r : tensor<1x512xf32>
+}

@@ -92,7 +92,8 @@ def RopeVectorizeContractions
     0. A one-row product outside any loop that reads both inputs along the
        reduction dim (`out[0, n] += a[0, k] · w[n, k]`: a decode step's
        linear layer, W stored [out, in]) is not packed: each element of W is
-       used once, so W is read as stored, by dot products along its rows.
+       used once, so W is read as stored, by dot products along its rows
+       (f16 and bf16 operands widened in registers as they are loaded).
        The reduction is split into steps of 16 lanes kept apart in a
        `[1, N, 16]` accumulator (a vector register per row of a block of
        `register-rows` rows of W, for the whole K sweep), the rows split over
