@@ -16,8 +16,9 @@ Each graph Dynamo captures goes the way a user's exported model goes:
    an unrelated integer.
 3. torch-mlir's FX importer gives linalg-on-tensors; ``--rope-raise``, the
    fold into Q·Kᵀ and the CPU pipeline compile it in this process.
-4. The callable passes tensors to the compiled code without a copy (DLPack)
-   and returns the callee's results as torch tensors, again without a copy.
+4. The callable passes tensors to the compiled code without a copy (memref
+   descriptors made from the tensors' metadata, kept per parameter) and
+   returns the callee's results as torch tensors, again without a copy.
 
 A graph is compiled once per shape signature (Dynamo's guards) and kept in
 memory; the compiled library is also kept on disk, keyed by the imported IR,
