@@ -178,7 +178,8 @@ mlir::rope::tileOnlineAttention(RewriterBase &rewriter, OnlineAttentionOp op,
   scf::ForOp partial;
   if (options.peelPartialKeyTile && !options.oneRowPerTile && loop &&
       succeeded(scf::peelForLoopAndSimplifyBounds(rewriter, loop, partial)))
-    keyTiles.push_back(*partial.getBody()->getOps<OnlineAttentionOp>().begin());
+    llvm::append_range(keyTiles,
+                       partial.getBody()->getOps<OnlineAttentionOp>());
   return keyTiles;
 }
 
