@@ -304,6 +304,14 @@ void preferHostVectorWidth(llvm::Module &module,
       function.addFnAttr("prefer-vector-width", "512");
 }
 
+/// What every module gets before LLVM optimizes it for `targetMachine`, in
+/// the JIT and in objects alike.
+void prepareForHost(llvm::Module &module,
+                    const llvm::TargetMachine &targetMachine) {
+  addPackedEntryPoints(module);
+  preferHostVectorWidth(module, targetMachine);
+}
+
 } // namespace
 
 /// What a JIT-compiled module keeps: its code (the engine owns its own LLVM
@@ -341,8 +349,7 @@ extern "C" RopeJitModule *ropeJitCompile(const char *source, size_t length,
   const llvm::TargetMachine &host = **targetMachine;
   std::function<llvm::Error(llvm::Module *)> transform =
       [&optimize, &host](llvm::Module *module) {
-        addPackedEntryPoints(*module);
-        preferHostVectorWidth(*module, host);
+        prepareForHost(*module, host);
         return optimize(module);
       };
   ExecutionEngineOptions engineOptions;
@@ -436,8 +443,7 @@ extern "C" int ropeCompileToObject(const char *source, size_t length,
   }
   ExecutionEngine::setupTargetTripleAndDataLayout(llvmModule.get(),
                                                   targetMachine->get());
-  addPackedEntryPoints(*llvmModule);
-  preferHostVectorWidth(*llvmModule, **targetMachine);
+  prepareForHost(*llvmModule, **targetMachine);
   if (llvm::Error error = makeOptimizingTransformer(
           compilation.optLevel, /*sizeLevel=*/0,
           targetMachine->get())(llvmModule.get())) {

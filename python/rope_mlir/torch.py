@@ -146,7 +146,8 @@ class ArgumentPlan:
                 # Parameters require grad, which DLPack refuses; this graph is inference.
                 out.append(args[i].detach())
             else:
-                out.append(np.array(int(args[i] if kind == "int" else values[i]), np.int64))
+                out.append(torch.tensor(int(args[i] if kind == "int" else values[i]),
+                                        dtype=torch.int64))
         return out
 
 
@@ -384,12 +385,11 @@ def _to_torch(array: np.ndarray, dtype: torch.dtype) -> torch.Tensor:
     return torch.from_numpy(array)
 
 
-# How memrefs store each torch dtype (the numpy dtypes of arrays.STORAGE_DTYPES).
-_STORAGE = {torch.float32: np.dtype(np.float32), torch.float64: np.dtype(np.float64),
-            torch.float16: np.dtype(np.float16), torch.bfloat16: np.dtype(np.uint16),
-            torch.bool: np.dtype(np.bool_), torch.int8: np.dtype(np.int8),
-            torch.int16: np.dtype(np.int16), torch.int32: np.dtype(np.int32),
-            torch.int64: np.dtype(np.int64)}
+# How memrefs store each torch dtype: arrays.STORAGE_DTYPES of its element type.
+_STORAGE = {dtype: np.dtype(arrays.STORAGE_DTYPES[element]) for dtype, element in (
+    (torch.float32, "f32"), (torch.float64, "f64"), (torch.float16, "f16"),
+    (torch.bfloat16, "bf16"), (torch.bool, "i1"), (torch.int8, "i8"),
+    (torch.int16, "i16"), (torch.int32, "i32"), (torch.int64, "i64"))}
 
 
 class _ArgumentDescriptors:
@@ -405,20 +405,12 @@ class _ArgumentDescriptors:
 
     def __call__(self, values):
         """(descriptors, (address, bytes) spans, copies to keep alive during
-        the call) of `values`, or None where one is neither a CPU tensor of a
-        storage dtype nor a numpy array (arrays.import_arguments then names
-        the problem)."""
+        the call) of `values`, or None where one is not a CPU tensor of a
+        storage dtype (arrays.import_arguments then names the problem)."""
         if len(values) != len(self.args_sig):
             return None
         descriptors, spans, keep = [], [], []
         for i, value in enumerate(values):
-            if isinstance(value, np.ndarray):
-                _abi.check_argument(self.name, i, value.dtype, value.shape, self.args_sig[i])
-                value = np.require(value, requirements="C")
-                keep.append(value)
-                descriptors.append(_abi.array_descriptor(value))
-                spans.append((value.ctypes.data, value.nbytes))
-                continue
             if (not isinstance(value, torch.Tensor) or value.device.type != "cpu"
                     or value.dtype not in _STORAGE):
                 return None
@@ -448,9 +440,8 @@ def compiled_callable(module, plan: ArgumentPlan, outputs):
         values = plan.arguments(args)
         described = describe(values)
         if described is not None:
-            descriptors, spans, keep = described
-            outs = module.run_descriptors("main", descriptors, spans, results_sig)
-            del keep
+            # described[2] (contiguous copies) lives until the call returns.
+            outs = module.run_descriptors("main", *described[:2], results_sig)
         else:
             host, _ = arrays.import_arguments(values)
             _abi.check_arguments("main", host, args_sig)

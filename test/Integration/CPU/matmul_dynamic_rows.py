@@ -10,8 +10,8 @@ so its weight is packed into column panels and its columns are split across
 cores.
 
 Reference: the same products in f64 from the same (f16-rounded) inputs.
-Tolerance: f32 accumulation over K terms, K·2⁻²⁴·(|x|·|W|ᵀ) per element
-(the standard bound for a recursive sum), plus one f32 ulp of the result.
+Tolerance: rope_testing.product_atol (f32 accumulation over K terms,
+K·2⁻²⁴·(|x|·|W|ᵀ) per element, plus one f32 ulp of the result).
 """
 
 import numpy as np
@@ -48,7 +48,7 @@ with T.guard("matmul with dynamic rows"):
             x = T.quantize(rng.standard_normal((rows, k)), dtype)
             out = T.call(lib, name, T.to_storage(x, dtype), T.to_storage(w, "f32"))
             want = x @ w.T
-            atol = k * 2.0 ** -24 * (np.abs(x) @ np.abs(w).T) + T.ulp(np.abs(want), "f32")
+            atol = T.product_atol(x, w)
             T.check(out, want, atol, f"{name} rows={rows}")
 T.finish()
 

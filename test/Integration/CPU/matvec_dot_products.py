@@ -7,8 +7,8 @@ N = 512 splits W's rows into chunks over the cores, each summing its own
 lanes; N = 40 stays one loop. f32, f16 and bf16 operands.
 
 Reference: the same products in f64 from the same (rounded) inputs.
-Tolerance: f32 accumulation over K terms, K·2⁻²⁴·(|x|·|W|ᵀ) per element
-(the standard bound for a recursive sum), plus one f32 ulp of the result.
+Tolerance: rope_testing.product_atol (f32 accumulation over K terms,
+K·2⁻²⁴·(|x|·|W|ᵀ) per element, plus one f32 ulp of the result).
 """
 
 import numpy as np
@@ -40,7 +40,7 @@ for name, (k, n, dtype) in CASES.items():
         x = T.quantize(rng.standard_normal((1, k)), dtype)
         out = T.call(lib, name, T.to_storage(x, dtype), T.to_storage(w, dtype))
         want = x @ w.T
-        atol = k * 2.0 ** -24 * (np.abs(x) @ np.abs(w).T) + T.ulp(np.abs(want), "f32")
+        atol = T.product_atol(x, w)
         T.check(out, want, atol, name)
 T.finish()
 

@@ -222,6 +222,16 @@ def logit_bound(q, k, scale=None, rotary=None):
     return abs(scale) * terms.max(axis=-1, keepdims=True)
 
 
+def product_atol(x, w):
+    """Tolerance of x·wᵀ (w stored [out, in]) accumulated in f32 over the K
+    terms of each dot product: K·2⁻²⁴·(|x|·|w|ᵀ) per element (the standard
+    bound for a recursive sum), plus one f32 ulp of the result."""
+    x = np.asarray(x, dtype=np.float64)
+    w = np.asarray(w, dtype=np.float64)
+    k = x.shape[-1]
+    return k * 2.0 ** -24 * (np.abs(x) @ np.abs(w).T) + ulp(np.abs(x @ w.T), "f32")
+
+
 def attention_atol(q, k, v, *, scale=None, rotary=None, dtype="f32"):
     """Tolerance of softmax attention (math in f32, result stored as `dtype`),
     per query row: ``ulp_f32(V)·(L + 2·sqrt(Sk)) + [dtype != f32]·ulp_dtype(V)``

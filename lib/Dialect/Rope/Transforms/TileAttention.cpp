@@ -39,6 +39,26 @@ static FailureOr<OnlineAttentionOp> tileAndReplace(RewriterBase &rewriter,
   return tiledOp;
 }
 
+/// Replaces `op` with the same attention on `query` (rotated: it keeps no
+/// tables) and `key`, which keeps its tables and the op's rotation unless
+/// `keyRotated`.
+static OnlineAttentionOp withRotatedOperands(RewriterBase &rewriter,
+                                             OnlineAttentionOp op, Value query,
+                                             Value key, bool keyRotated) {
+  RotarySpecAttr spec = keyRotated ? RotarySpecAttr() : op.getRotaryAttr();
+  Value keyCos = keyRotated ? Value() : op.getKeyCos();
+  Value keySin = keyRotated ? Value() : op.getKeySin();
+  auto replacement = OnlineAttentionOp::create(
+      rewriter, op.getLoc(), op.getResultTypes(), query, key, op.getValue(),
+      op.getMask(), op.getQueryPositions(), op.getKeyPositions(),
+      /*query_cos=*/Value(), /*query_sin=*/Value(), keyCos, keySin,
+      op.getAlibiSlopes(), op.getRelativeBias(), op.getOutputs(),
+      op.getScaleAttr(), op.getCausalAttr(), spec, op.getWindowAttr(),
+      op.getSoftcapAttr(), op.getRelativeBucketsAttr());
+  rewriter.replaceOp(op, replacement.getResults());
+  return replacement;
+}
+
 /// Rotates the query of `op` (a query tile) once, in f32, and gives `op` the
 /// rotated query without its tables, so that the key loop built next does not
 /// rotate the same query tile again for every key tile.
@@ -48,19 +68,12 @@ static OnlineAttentionOp rotateQueryOnce(RewriterBase &rewriter,
   if (!spec || !op.getQueryCos())
     return op;
   rewriter.setInsertionPoint(op);
-  Location loc = op.getLoc();
   Value rotated = lowering::buildMaterializedRotation(
-      rewriter, loc, op.getQuery(), {op.getQueryCos(), op.getQuerySin()},
+      rewriter, op.getLoc(), op.getQuery(),
+      {op.getQueryCos(), op.getQuerySin()},
       lowering::RotaryDims::of(spec, op.getHeadDim()), 3);
-  auto replacement = OnlineAttentionOp::create(
-      rewriter, loc, op.getResultTypes(), rotated, op.getKey(),
-      op.getValue(), op.getMask(), op.getQueryPositions(), op.getKeyPositions(),
-      /*query_cos=*/Value(), /*query_sin=*/Value(), op.getKeyCos(),
-      op.getKeySin(), op.getAlibiSlopes(), op.getRelativeBias(), op.getOutputs(),
-      op.getScaleAttr(), op.getCausalAttr(), spec, op.getWindowAttr(),
-      op.getSoftcapAttr(), op.getRelativeBucketsAttr());
-  rewriter.replaceOp(op, replacement.getResults());
-  return replacement;
+  return withRotatedOperands(rewriter, op, rotated, op.getKey(),
+                             /*keyRotated=*/false);
 }
 
 /// Rotates the keys of `op` once, in f32, before it is tiled into query
@@ -78,25 +91,13 @@ static OnlineAttentionOp rotateKeysOnce(RewriterBase &rewriter,
   if (!spec || !op.getKeyCos() || !isF32(op.getKey()) || !isF32(op.getQuery()))
     return op;
   rewriter.setInsertionPoint(op);
-  Location loc = op.getLoc();
-  lowering::RotaryDims dims = lowering::RotaryDims::of(spec, op.getHeadDim());
   Value key = lowering::buildMaterializedRotation(
-      rewriter, loc, op.getKey(), {op.getKeyCos(), op.getKeySin()}, dims, 2);
+      rewriter, op.getLoc(), op.getKey(), {op.getKeyCos(), op.getKeySin()},
+      lowering::RotaryDims::of(spec, op.getHeadDim()), 2);
   // Without query tables the query is rotated already.
-  Value query = op.getQuery();
-  if (op.getQueryCos())
-    query = lowering::buildMaterializedRotation(
-        rewriter, loc, query, {op.getQueryCos(), op.getQuerySin()}, dims, 3);
-  auto replacement = OnlineAttentionOp::create(
-      rewriter, loc, op.getResultTypes(), query, key, op.getValue(),
-      op.getMask(), op.getQueryPositions(), op.getKeyPositions(),
-      /*query_cos=*/Value(), /*query_sin=*/Value(), /*key_cos=*/Value(),
-      /*key_sin=*/Value(), op.getAlibiSlopes(), op.getRelativeBias(),
-      op.getOutputs(), op.getScaleAttr(), op.getCausalAttr(),
-      /*rotary=*/RotarySpecAttr(), op.getWindowAttr(), op.getSoftcapAttr(),
-      op.getRelativeBucketsAttr());
-  rewriter.replaceOp(op, replacement.getResults());
-  return replacement;
+  op = rotateQueryOnce(rewriter, op);
+  return withRotatedOperands(rewriter, op, op.getQuery(), key,
+                             /*keyRotated=*/true);
 }
 
 FailureOr<SmallVector<OnlineAttentionOp, 2>>
