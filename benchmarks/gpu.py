@@ -15,7 +15,12 @@
 Our functions run on device buffers (PyTorch's allocations, passed as memref
 descriptors), so no host transfers are timed. Each function call creates its
 stream, allocates its temporaries stream-ordered, launches and synchronises;
-all of that is in the timing.
+all of that is in the timing. Each attention case also records the device
+time of every kernel of a call (PyTorch's profiler, ours and PyTorch's), so
+the attention kernels themselves are compared too.
+
+`python3 benchmarks/gpu.py --case NAME` only calls one module three times,
+for a profiler (utils/run_gpu_bundle.sh runs ncu on one case).
 
 Two modes, because the GPU machine has no LLVM:
   ROPE_GPU_COMPILE_ONLY=1 ROPE_KERNEL_CACHE=DIR python3 benchmarks/gpu.py
@@ -96,6 +101,26 @@ def timed(fn, sync, reps=20, warmup=3):
     return times[len(times) // 2]  # median
 
 
+def kernel_times(torch, fn, calls=3):
+    """Device time of each kernel `fn` launches, in launch order, in seconds
+    (mean over `calls`), from PyTorch's profiler (CUPTI traces every kernel
+    of the process, ours too): where a call's time goes besides its
+    launches, allocations and synchronisation."""
+    from torch.profiler import ProfilerActivity, profile
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    kernels = [e for e in prof.events() if e.device_type.name == "CUDA"
+               and not e.name.startswith(("Memcpy", "Memset"))]
+    kernels.sort(key=lambda e: e.time_range.start)
+    per_call = len(kernels) // calls
+    return [sum(kernels[c * per_call + i].time_range.elapsed_us() for c in range(calls))
+            / calls * 1e-6 for i in range(per_call)]
+
+
 def torch_tables(torch, positions, dtype):
     inv = torch.tensor(ref.inv_freq(LLAMA3_SPEC, D), dtype=torch.float32, device="cuda")
     freqs = torch.outer(positions.float(), inv)
@@ -130,10 +155,15 @@ def time_attention(torch, F, libs, sync, s, hkv, dt):
 
     t_ours = timed(ours, sync, reps=10, warmup=2)
     t_torch = timed(torch_attention, sync, reps=20, warmup=3)
+    ours_kernels, torch_kernels = kernel_times(torch, ours), kernel_times(torch, torch_attention)
     flops = 2 * H * s * s * D  # causal: half of 4·H·S²·D
     return {"B": 1, "H": H, "Hkv": hkv, "S": s, "D": D, "dtype": dt, "causal": True,
             "ours_s": t_ours, "torch_s": t_torch, "ours_TFLOPs": flops / t_ours / 1e12,
-            "torch_TFLOPs": flops / t_torch / 1e12, "ours_vs_torch": t_torch / t_ours}
+            "torch_TFLOPs": flops / t_torch / 1e12, "ours_vs_torch": t_torch / t_ours,
+            "ours_kernels_s": ours_kernels, "torch_kernels_s": torch_kernels,
+            # The attention kernel alone (the longest of each call's kernels).
+            "ours_attention_kernel_TFLOPs": flops / max(ours_kernels) / 1e12,
+            "torch_attention_kernel_TFLOPs": flops / max(torch_kernels) / 1e12}
 
 
 def run(out_dir: Path):
@@ -171,6 +201,11 @@ def run(out_dir: Path):
         results["attention"].append(time_attention(torch, F, libs, sync, s, hkv, dt))
         print(json.dumps(results["attention"][-1]), flush=True)
 
+    write_results(results, out_dir)
+
+
+def write_results(results, out_dir: Path):
+    """OUT/gpu.json (every figure) and OUT/gpu.md (the tables)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "gpu.json").write_text(json.dumps(results, indent=2) + "\n")
     lines = [f"# GPU benchmarks: {results['gpu']} (PyTorch {results['torch']})", "",
@@ -181,16 +216,50 @@ def run(out_dir: Path):
         lines.append(f"| {r['S']} | {r['ours_GBps']:.0f} | {r['copy_GBps']:.0f} | "
                      f"{r['ours_vs_copy']:.2f} | {r['ours_vs_torch']:.2f}× |")
     lines += ["", "Attention with RoPE (llama3), B=1, 32 query heads, D=128, causal "
-              "(TFLOP/s with the causal count 2·H·S²·D; PyTorch: eager RoPE + SDPA):", "",
+              "(TFLOP/s with the causal count 2·H·S²·D; PyTorch: eager RoPE + SDPA). "
+              "A call's time (median, host clock around call and synchronisation) and "
+              "its kernels' device time (profiler): the longest kernel (the attention) "
+              "and the others together:", "",
               "| dtype | kv heads | S | ours ms | PyTorch ms | ours TFLOP/s | PyTorch TFLOP/s | "
-              "ours vs PyTorch |", "|---|---|---|---|---|---|---|---|"]
+              "ours vs PyTorch | ours kernels ms | PyTorch kernels ms | "
+              "longest kernel TFLOP/s, ours / PyTorch |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
+
+    def kernels(ts):
+        return f"{max(ts) * 1e3:.2f} + {(sum(ts) - max(ts)) * 1e3:.2f}"
     for a in results["attention"]:
         lines.append(f"| {a['dtype']} | {a['Hkv']} | {a['S']} | {a['ours_s'] * 1e3:.2f} | "
                      f"{a['torch_s'] * 1e3:.2f} | {a['ours_TFLOPs']:.1f} | "
-                     f"{a['torch_TFLOPs']:.1f} | {a['ours_vs_torch']:.3f}× |")
+                     f"{a['torch_TFLOPs']:.1f} | {a['ours_vs_torch']:.3f}× | "
+                     f"{kernels(a['ours_kernels_s'])} | {kernels(a['torch_kernels_s'])} | "
+                     f"{a['ours_attention_kernel_TFLOPs']:.0f} / "
+                     f"{a['torch_attention_kernel_TFLOPs']:.0f} |")
     lines.append("")
     (out_dir / "gpu.md").write_text("\n".join(lines))
     print("\n".join(lines))
+
+
+def run_one(name: str, calls: int = 3):
+    """`calls` calls of one benchmark module (a MODULES name, e.g.
+    "attention bf16 32/8 S=8192") on random inputs, for a profiler:
+    ncu --clock-control none -k regex:attention python3 benchmarks/gpu.py --case NAME"""
+    import torch
+    if name not in MODULES:
+        sys.exit(f"--case: {name!r} is not one of: {', '.join(MODULES)}")
+    lib = T.gpu_compile(MODULES[name])
+    dtypes = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
+    fn = MODULES[name][len("func.func @"):].split("(")[0]
+    tensors = []
+    for arg in MODULES[name].split("(", 1)[1].split(")", 1)[0].split(", "):
+        dims, elem = arg.split("tensor<")[1].rstrip(">").rsplit("x", 1)
+        shape = tuple(int(d) for d in dims.split("x"))
+        tensors.append(torch.arange(shape[0], device="cuda") if elem == "i64" else
+                       torch.randn(*shape, device="cuda", dtype=dtypes[elem]))
+    bufs = [TorchBuffer(t) for t in tensors]
+    for _ in range(calls):
+        lib.free_result(lib.call_device(fn, bufs, [tuple(t.shape) for t in tensors]), bufs)
+    torch.cuda.synchronize()
+    print(f"ran {name} {calls} times")
 
 
 def main():
@@ -199,6 +268,8 @@ def main():
             cuda.build(text, T.gpu_options())
             print(f"COMPILED {name}")
         return
+    if len(sys.argv) > 2 and sys.argv[1] == "--case":
+        return run_one(sys.argv[2])
     run(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent / "results")
 
 

@@ -409,36 +409,45 @@ def ptxas_report(source, options) -> str:
     return "\n".join(lines)
 
 
-# The spec texts of a kernel folder: `<kernel folder>/SPEC_TEXTS` (not *.json,
-# which a compiler change clears before the first kernel is compiled).
-SPEC_TEXTS = "spec_texts.jsonl"
+# What a GPU test asks of the compiler (a spec's printed text, the structure
+# of a compiled case), recorded in a kernel folder when a bundle is compiled
+# (ROPE_GPU_COMPILE_ONLY with ROPE_KERNEL_CACHE) and read back on the GPU
+# machine that runs it without the compiler (ROPE_PREBUILT_ONLY). Kept in
+# `<kernel folder>/COMPILER_ANSWERS`, not *.json, which a compiler change
+# clears before the first kernel is compiled.
+COMPILER_ANSWERS = "compiler_answers.jsonl"
+
+
+def compiler_answer(question: str, ask):
+    """`ask()` (a JSON value the compiler gives), or, on a bundle's GPU
+    machine, the answer recorded for `question` when the bundle was made."""
+    cache = os.environ.get("ROPE_KERNEL_CACHE")
+    table = Path(cache) / COMPILER_ANSWERS if cache else None
+    if table is not None and _flag("ROPE_PREBUILT_ONLY"):
+        answers = {}
+        if table.exists():
+            for line in table.read_text().splitlines():
+                entry = json.loads(line)
+                answers[entry["question"]] = entry["answer"]
+        if question not in answers:
+            raise KeyError(f"{question[:200]} is not answered in {table} "
+                           "(rebuild the bundle: `make gpu-bundle`)")
+        return answers[question]
+    answer = ask()
+    if table is not None and gpu_compile_only():
+        table.parent.mkdir(parents=True, exist_ok=True)
+        with table.open("a") as f:
+            f.write(json.dumps({"question": question, "answer": answer}) + "\n")
+    return answer
 
 
 def spec_attr(spec, head_dim: int | None = None) -> str:
     """``spec.to_attr(head_dim)`` for GPU test files and benchmarks, whose
     module texts (the keys of their kernels) must also be made on a GPU
-    machine that runs a bundle without the compiler (ROPE_PREBUILT_ONLY):
-    the dialect prints specs through the C API, which is not there. Compiling
-    a bundle (ROPE_GPU_COMPILE_ONLY with ROPE_KERNEL_CACHE) records each text
-    in the folder's SPEC_TEXTS; running it reads them back."""
-    key = repr((spec, head_dim))
-    cache = os.environ.get("ROPE_KERNEL_CACHE")
-    table = Path(cache) / SPEC_TEXTS if cache else None
-    if table is not None and _flag("ROPE_PREBUILT_ONLY"):
-        texts = {}
-        if table.exists():
-            for line in table.read_text().splitlines():
-                entry = json.loads(line)
-                texts[entry["spec"]] = entry["text"]
-        if key not in texts:
-            raise KeyError(f"{key} is not in {table} (rebuild the bundle: `make gpu-bundle`)")
-        return texts[key]
-    text = spec.to_attr(head_dim)
-    if table is not None and gpu_compile_only():
-        table.parent.mkdir(parents=True, exist_ok=True)
-        with table.open("a") as f:
-            f.write(json.dumps({"spec": key, "text": text}) + "\n")
-    return text
+    machine that runs a bundle without the compiler: the dialect prints
+    specs through the C API, which is not there."""
+    return compiler_answer(repr(("spec_attr", spec, head_dim)),
+                           lambda: spec.to_attr(head_dim))
 
 
 def tool_env() -> dict:
@@ -453,19 +462,27 @@ def rope_opt() -> Path:
     return build_dir() / "bin" / "rope-opt"
 
 
+def rope_opt_run(args, source):
+    """rope-opt `args` on `source` (stdin): the CompletedProcess, text."""
+    import subprocess
+    return subprocess.run([str(rope_opt()), *args], input=source, capture_output=True,
+                          text=True, env=tool_env())
+
+
 def takes_attention_kernel(source, dtype) -> bool:
     """Whether --rope-attention-to-tensor-cores (after the fold, as the GPU
     pipeline runs it) replaces every rope.attention of `source` with the
     FlashAttention-style kernel: tiles staged by cp.async, products by
     mma.sync (f16, bf16) or FMA (f32). GPU tests assert it, so that a case
     cannot pass on another lowering."""
-    import subprocess
-    run = subprocess.run([str(rope_opt()), "--rope-fold-rotation-into-qk",
-                          "--rope-attention-to-tensor-cores"],
-                         input=source, capture_output=True, text=True, env=tool_env())
-    product = "math.fma" if dtype == "f32" else "nvvm.mma.sync"
-    return (run.returncode == 0 and product in run.stdout
-            and "nvgpu.device_async_copy" in run.stdout and "rope.attention" not in run.stdout)
+    def ask():
+        run = rope_opt_run(["--rope-fold-rotation-into-qk", "--rope-attention-to-tensor-cores"],
+                           source)
+        product = "math.fma" if dtype == "f32" else "nvvm.mma.sync"
+        return (run.returncode == 0 and product in run.stdout
+                and "nvgpu.device_async_copy" in run.stdout
+                and "rope.attention" not in run.stdout)
+    return compiler_answer(repr(("takes_attention_kernel", source, dtype)), ask)
 
 
 # ---------------------------------------------------------------------------
