@@ -117,8 +117,9 @@ def kernel_times(torch, fn, calls=3):
                and not e.name.startswith(("Memcpy", "Memset"))]
     kernels.sort(key=lambda e: e.time_range.start)
     per_call = len(kernels) // calls
-    return [sum(kernels[c * per_call + i].time_range.elapsed_us() for c in range(calls))
-            / calls * 1e-6 for i in range(per_call)]
+    times = [sum(kernels[c * per_call + i].time_range.elapsed_us() for c in range(calls))
+             / calls * 1e-6 for i in range(per_call)]
+    return times, [kernels[i].name for i in range(per_call)]
 
 
 def torch_tables(torch, positions, dtype):
@@ -155,12 +156,14 @@ def time_attention(torch, F, libs, sync, s, hkv, dt):
 
     t_ours = timed(ours, sync, reps=10, warmup=2)
     t_torch = timed(torch_attention, sync, reps=20, warmup=3)
-    ours_kernels, torch_kernels = kernel_times(torch, ours), kernel_times(torch, torch_attention)
+    ours_kernels, _ = kernel_times(torch, ours)
+    torch_kernels, torch_names = kernel_times(torch, torch_attention)
     flops = 2 * H * s * s * D  # causal: half of 4·H·S²·D
     return {"B": 1, "H": H, "Hkv": hkv, "S": s, "D": D, "dtype": dt, "causal": True,
             "ours_s": t_ours, "torch_s": t_torch, "ours_TFLOPs": flops / t_ours / 1e12,
             "torch_TFLOPs": flops / t_torch / 1e12, "ours_vs_torch": t_torch / t_ours,
             "ours_kernels_s": ours_kernels, "torch_kernels_s": torch_kernels,
+            "torch_attention_kernel": torch_names[torch_kernels.index(max(torch_kernels))],
             # The attention kernel alone (the longest of each call's kernels).
             "ours_attention_kernel_TFLOPs": flops / max(ours_kernels) / 1e12,
             "torch_attention_kernel_TFLOPs": flops / max(torch_kernels) / 1e12}
@@ -234,6 +237,11 @@ def write_results(results, out_dir: Path):
                      f"{kernels(a['ours_kernels_s'])} | {kernels(a['torch_kernels_s'])} | "
                      f"{a['ours_attention_kernel_TFLOPs']:.0f} / "
                      f"{a['torch_attention_kernel_TFLOPs']:.0f} |")
+    names = sorted({a["torch_attention_kernel"][:160] for a in results["attention"]
+                    if "torch_attention_kernel" in a})
+    if names:
+        lines += ["", "PyTorch's longest kernel (the attention):", ""]
+        lines += [f"* `{name}`" for name in names]
     lines.append("")
     (out_dir / "gpu.md").write_text("\n".join(lines))
     print("\n".join(lines))

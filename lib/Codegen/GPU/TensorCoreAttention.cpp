@@ -1,10 +1,11 @@
 //===- TensorCoreAttention.cpp - attention on tensor cores ----------------===//
 //
 // rope.online_attention as one FlashAttention-2-style kernel (see the
-// header). Per block: 4 warps, 64 query rows, its query head and batch; per
-// warp 16 rows, which the mma.sync m16n8k16 fragments spread over the lanes:
-// lane = 4·group + quad holds rows group and group + 8, and in each 8-wide
-// column tile the columns 2·quad and 2·quad + 1. The key loop runs over 64-key
+// header). Per block: 4 warps, 128 query rows (64 for decode and f32), its
+// query head and batch; per warp two groups of 16 rows (one), each spread by
+// the mma.sync m16n8k16 fragments over the lanes: lane = 4·group + quad
+// holds the group's rows `group` and `group + 8`, and in each 8-wide column
+// tile the columns 2·quad and 2·quad + 1. The key loop runs over 64-key
 // tiles in the order
 //
 //   wait K(j); barrier; issue V(j); S = Q·K(j)ᵀ; softmax step (O *= c);
@@ -108,13 +109,20 @@ void AttentionKernel::computeIds() {
   qSmem = launch.getWorkgroupAttributions()[0];
   kSmem = launch.getWorkgroupAttributions()[1];
   vSmem = launch.getWorkgroupAttributions()[2];
-  rowLo = add(add(mul(queryTile, Tiles::kQueryRows), mul(warp, 16)), laneGroup);
-  rowHi = add(rowLo, 8);
+  Value first = mul(queryTile, cfg.queryRows());
+  rows.clear();
+  for (int64_t r = 0; r < cfg.laneRows(); ++r)
+    rows.push_back(add(first, tileRow(r)));
   if (buf.slopes)
     slope = toF32(memref::LoadOp::create(b, loc, buf.slopes,
                                          ValueRange{kvHead, group}));
 }
 
+Value AttentionKernel::tileRow(int64_t r) {
+  int64_t groupRows = Tiles::kRowsPerGroup;
+  return add(mul(warp, groupRows * cfg.rowGroups),
+             add(laneGroup, groupRows * (r / 2) + 8 * (r % 2)));
+}
 
 //===----------------------------------------------------------------------===//
 // The key loop
@@ -140,10 +148,10 @@ std::pair<Value, Value> AttentionKernel::visibleKeyTiles() {
   if (!cfg.affinePositions || !(cfg.rules.causal || cfg.rules.window))
     return {idx(0), tiles};
   Value offset = arith::SubIOp::create(b, loc, sk, sq);
-  Value firstRow = mul(queryTile, Tiles::kQueryRows);
+  Value firstRow = mul(queryTile, cfg.queryRows());
   Value first = add(firstRow, offset);
-  Value last = add(minIdx(add(firstRow, Tiles::kQueryRows - 1), lastRow(sq)),
-                   offset);
+  Value last =
+      add(minIdx(add(firstRow, cfg.queryRows() - 1), lastRow(sq)), offset);
   Value end = tiles;
   if (cfg.rules.causal) {
     // Keys 0..last: ceil((last + 1) / 64) tiles (none when last < 0).
@@ -166,13 +174,13 @@ std::pair<Value, Value> AttentionKernel::visibleKeyTiles() {
 std::pair<Value, Value> AttentionKernel::plainTiles(Value begin, Value end) {
   Value tail = minIdx(end, div(sk, Tiles::kKeys));
   Value offset = arith::SubIOp::create(b, loc, sk, sq);
-  Value first = add(mul(queryTile, Tiles::kQueryRows), offset);
+  Value first = add(mul(queryTile, cfg.queryRows()), offset);
   if (cfg.rules.causal)
     tail = minIdx(tail, div(maxIdx(add(first, 1), idx(0)), Tiles::kKeys));
   tail = maxIdx(tail, begin);
   Value head = begin;
   if (cfg.rules.window) {
-    Value last = add(first, Tiles::kQueryRows - 1);
+    Value last = add(first, cfg.queryRows() - 1);
     Value edge = add(last, Tiles::kKeys - *cfg.rules.window);
     head = minIdx(maxIdx(div(maxIdx(edge, idx(0)), Tiles::kKeys), begin), tail);
   }
@@ -180,42 +188,48 @@ std::pair<Value, Value> AttentionKernel::plainTiles(Value begin, Value end) {
 }
 
 /// The loop's starting state: O = 0, then the max (log2 units) and the
-/// lane's partial sum of rows lo and hi from the op's initial state. Only
+/// lane's partial sum of each of its rows from the op's initial state. Only
 /// quad 0 starts from the initial sum, so the quad's partial sums add up to
 /// it.
 SmallVector<Value> AttentionKernel::initialState() {
-  Value lo = minIdx(rowLo, lastRow(sq)), hi = minIdx(rowHi, lastRow(sq));
-  SmallVector<Value> init(4 * cfg.headDim / 8, f32(0.0));
-  Value isFirst = cmp(arith::CmpIPredicate::eq, quad, idx(0));
+  SmallVector<Value> init(cfg.rowGroups * cfg.outputsPerGroup(), f32(0.0));
+  int64_t n = cfg.laneRows();
   if (cfg.splitKeys) {
     // Each split starts empty; the merge adds the op's own initial state.
-    init.append({f32(-INFINITY), f32(-INFINITY), f32(0.0), f32(0.0)});
+    init.append(n, f32(-INFINITY));
+    init.append(n, f32(0.0));
     return init;
   }
-  for (Value row : {lo, hi}) {
-    SmallVector<Value> at{batch, kvHead, group, row};
+  Value isFirst = cmp(arith::CmpIPredicate::eq, quad, idx(0));
+  for (Value row : rows) {
+    SmallVector<Value> at{batch, kvHead, group, minIdx(row, lastRow(sq))};
     Value m = memref::LoadOp::create(b, loc, buf.mInit, at);
     init.push_back(arith::MulFOp::create(b, loc, m, f32(kLog2E)));
   }
-  for (Value row : {lo, hi}) {
-    Value l = memref::LoadOp::create(b, loc, buf.lInit,
-                                     ValueRange{batch, kvHead, group, row});
+  for (Value row : rows) {
+    SmallVector<Value> at{batch, kvHead, group, minIdx(row, lastRow(sq))};
+    Value l = memref::LoadOp::create(b, loc, buf.lInit, at);
     init.push_back(arith::SelectOp::create(b, loc, isFirst, l, f32(0.0)));
   }
   return init;
 }
 
-/// One online-softmax step for rows lo (r = 0) and hi (r = 1): s becomes P
-/// (unrounded), O is rescaled; returns the new maxes and partial sums.
+/// One online-softmax step for each of the lane's rows (row group g, lane
+/// row r at 2g + r): s becomes P (unrounded), O is rescaled; returns the new
+/// maxes and partial sums.
 SmallVector<Value> AttentionKernel::softmaxStep(Accumulators &s, Accumulators &o,
                                                 ValueRange maxes, ValueRange sums) {
   Value negInf = f32(-INFINITY);
   SmallVector<Value> newMaxes, newSums;
-  for (int64_t r = 0; r < 2; ++r) {
-    Value mx = maxes[r];
+  for (int64_t lr = 0; lr < cfg.laneRows(); ++lr) {
+    int64_t r = lr % 2;
+    int64_t sBase = (lr / 2) * cfg.scoresPerGroup();
+    int64_t oBase = (lr / 2) * cfg.outputsPerGroup();
+    Value mx = maxes[lr];
     for (int64_t n = 0; n < Tiles::kKeys / 8; ++n)
       for (int64_t e = 0; e < 2; ++e)
-        mx = arith::MaximumFOp::create(b, loc, mx, s[4 * n + 2 * r + e]);
+        mx =
+            arith::MaximumFOp::create(b, loc, mx, s[sBase + 4 * n + 2 * r + e]);
     Value mNew = quadReduce(mx, /*isMax=*/true);
     // While a row has seen no visible key its max is −inf; exp2 then
     // subtracts 0 (every p is 0) instead of forming −inf − (−inf).
@@ -223,17 +237,17 @@ SmallVector<Value> AttentionKernel::softmaxStep(Accumulators &s, Accumulators &o
                                        negInf);
     Value base = arith::SelectOp::create(b, loc, none, f32(0.0), mNew);
     Value correction = math::Exp2Op::create(
-        b, loc, arith::SubFOp::create(b, loc, maxes[r], base));
-    Value sum = arith::MulFOp::create(b, loc, sums[r], correction);
+        b, loc, arith::SubFOp::create(b, loc, maxes[lr], base));
+    Value sum = arith::MulFOp::create(b, loc, sums[lr], correction);
     for (int64_t n = 0; n < Tiles::kKeys / 8; ++n)
       for (int64_t e = 0; e < 2; ++e) {
-        Value &x = s[4 * n + 2 * r + e];
+        Value &x = s[sBase + 4 * n + 2 * r + e];
         x = math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, x, base));
         sum = arith::AddFOp::create(b, loc, sum, x);
       }
     for (int64_t n = 0; n < cfg.headDim / 8; ++n)
       for (int64_t e = 0; e < 2; ++e) {
-        Value &x = o[4 * n + 2 * r + e];
+        Value &x = o[oBase + 4 * n + 2 * r + e];
         x = arith::MulFOp::create(b, loc, x, correction);
       }
     newMaxes.push_back(mNew);
@@ -247,7 +261,8 @@ SmallVector<Value> AttentionKernel::softmaxStep(Accumulators &s, Accumulators &o
 /// `state`; `ruled` tiles go through the op's rules element by element.
 SmallVector<Value> AttentionKernel::keyLoop(Value lo, Value hi, Value end,
                                             bool ruled, ValueRange state) {
-  int64_t numO = 4 * cfg.headDim / 8;
+  int64_t numO = cfg.rowGroups * cfg.outputsPerGroup(),
+          numRows = cfg.laneRows();
   auto loop = scf::ForOp::create(b, loc, lo, hi, idx(1), state);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
@@ -258,8 +273,9 @@ SmallVector<Value> AttentionKernel::keyLoop(Value lo, Value hi, Value end,
   stageValueTile(tile);
   Accumulators s = logits(computeScores(), tile, ruled);
   Accumulators o(carried.take_front(numO));
-  SmallVector<Value> rows = softmaxStep(s, o, carried.slice(numO, 2),
-                                        carried.slice(numO + 2, 2));
+  SmallVector<Value> rowState =
+      softmaxStep(s, o, carried.slice(numO, numRows),
+                  carried.slice(numO + numRows, numRows));
   waitAll();
   barrier();
   Value next = add(tile, 1);
@@ -279,7 +295,7 @@ SmallVector<Value> AttentionKernel::keyLoop(Value lo, Value hi, Value end,
   accumulateValues(s, o);
   if (stageAfterValues)
     prefetchNextKeys();
-  o.append(rows.begin(), rows.end());
+  o.append(rowState.begin(), rowState.end());
   scf::YieldOp::create(b, loc, o);
   return SmallVector<Value>(loop.getResults());
 }
@@ -306,39 +322,39 @@ void AttentionKernel::buildKeyLoop() {
     state = keyLoop(head, tail, end, /*ruled=*/false, state);
     state = keyLoop(tail, end, end, /*ruled=*/true, state);
   }
-  int64_t numO = 4 * cfg.headDim / 8;
-  storeResults(ArrayRef(state).take_front(numO), state[numO], state[numO + 1],
-               state[numO + 2], state[numO + 3]);
+  int64_t numO = cfg.rowGroups * cfg.outputsPerGroup(),
+          numRows = cfg.laneRows();
+  ArrayRef<Value> all(state);
+  storeResults(all.take_front(numO), all.slice(numO, numRows),
+               all.slice(numO + numRows, numRows));
 }
 
 /// acc, and (quad 0) the max in natural units and the quad's summed sum, of
-/// the rows inside Sq.
-void AttentionKernel::storeResults(ArrayRef<Value> o, Value mA, Value mB,
-                                   Value lA, Value lB) {
-  Value sums[2] = {quadReduce(lA, false), quadReduce(lB, false)};
-  Value maxes[2] = {mA, mB};
-  Value rows[2] = {rowLo, rowHi};
+/// the lane's rows inside Sq.
+void AttentionKernel::storeResults(ArrayRef<Value> o, ArrayRef<Value> maxes,
+                                   ArrayRef<Value> sums) {
   auto f32Pair = VectorType::get({2}, b.getF32Type());
   Value isFirst = cmp(arith::CmpIPredicate::eq, quad, idx(0));
-  for (int64_t r = 0; r < 2; ++r) {
+  for (int64_t lr = 0; lr < cfg.laneRows(); ++lr) {
+    Value sum = quadReduce(sums[lr], false);
+    int64_t oBase = (lr / 2) * cfg.outputsPerGroup() + 2 * (lr % 2);
     auto inside = scf::IfOp::create(
-        b, loc, cmp(arith::CmpIPredicate::slt, rows[r], sq), false);
+        b, loc, cmp(arith::CmpIPredicate::slt, rows[lr], sq), false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(inside.thenBlock());
     for (int64_t n = 0; n < cfg.headDim / 8; ++n) {
       Value pair = vector::FromElementsOp::create(
-          b, loc, f32Pair, ValueRange{o[4 * n + 2 * r], o[4 * n + 2 * r + 1]});
-      SmallVector<Value> at = stateIndices(rows[r]);
+          b, loc, f32Pair, ValueRange{o[oBase + 4 * n], o[oBase + 4 * n + 1]});
+      SmallVector<Value> at = stateIndices(rows[lr]);
       at.push_back(add(mul(quad, 2), 8 * n));
       vector::StoreOp::create(b, loc, pair, buf.acc, at);
     }
     auto first = scf::IfOp::create(b, loc, isFirst, false);
     b.setInsertionPointToStart(first.thenBlock());
-    SmallVector<Value> at = stateIndices(rows[r]);
-    memref::StoreOp::create(b, loc,
-                            arith::MulFOp::create(b, loc, maxes[r], f32(kLn2)),
-                            buf.m, at);
-    memref::StoreOp::create(b, loc, sums[r], buf.l, at);
+    SmallVector<Value> at = stateIndices(rows[lr]);
+    memref::StoreOp::create(
+        b, loc, arith::MulFOp::create(b, loc, maxes[lr], f32(kLn2)), buf.m, at);
+    memref::StoreOp::create(b, loc, sum, buf.l, at);
   }
 }
 
@@ -469,13 +485,17 @@ void buildLaunch(OpBuilder &b, Location loc, const KernelConfig &cfg,
   };
   Value blocksZ = cfg.splitKeys ? arith::MulIOp::create(b, loc, batches, buf.splits)
                                 : batches;
-  auto tileType = MemRefType::get(
-      {Tiles::kKeys, cfg.paddedDim}, cfg.element, MemRefLayoutAttrInterface{},
-      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup));
+  auto tileType = [&](int64_t rows) {
+    return MemRefType::get({rows, cfg.paddedDim}, cfg.element,
+                           MemRefLayoutAttrInterface{},
+                           gpu::AddressSpaceAttr::get(
+                               b.getContext(), gpu::AddressSpace::Workgroup));
+  };
+  auto keyTile = tileType(Tiles::kKeys);
   auto launch = gpu::LaunchOp::create(
       b, loc, atLeastOne(queryTiles), atLeastOne(heads), atLeastOne(blocksZ),
       arith::ConstantIndexOp::create(b, loc, kThreads), one, one, nullptr,
-      nullptr, {}, TypeRange{tileType, tileType, tileType});
+      nullptr, {}, TypeRange{tileType(cfg.queryRows()), keyTile, keyTile});
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&launch.getBody().front());
   gpu::KernelDim3 ids = launch.getBlockIds();
@@ -505,14 +525,21 @@ nvidia::replaceWithTensorCoreAttention(RewriterBase &rewriter, OnlineAttentionOp
   // Split-K where one query tile is all there is (decode): the blocks of
   // (heads × batch) alone may not fill the GPU, and each would run every key.
   int64_t sqStatic = op.getQueryType().getDimSize(3);
-  cfg.splitKeys = options.targetBlocks > 0 && !ShapedType::isDynamic(sqStatic) &&
-                  sqStatic <= Tiles::kQueryRows;
+  cfg.splitKeys = options.targetBlocks > 0 &&
+                  !ShapedType::isDynamic(sqStatic) &&
+                  sqStatic <= Tiles::queryRows(1);
+  // Two row groups per warp where the query tiles are full (prefill) and the
+  // products run on tensor cores: each K/V fragment then feeds two mma.sync.
+  // Decode keeps one (its rows are few), and f32's FMA products keep one
+  // (their shared tiles and registers are twice the size).
+  cfg.rowGroups = cfg.tensorCores && !cfg.splitKeys ? Tiles::kMaxRowGroups : 1;
   auto dim = [&](Value tensor, int64_t i) -> Value {
     return tensor::DimOp::create(rewriter, loc, tensor, i);
   };
   Value sq = dim(op.getQuery(), 3);
   Value queryTiles = arith::CeilDivUIOp::create(
-      rewriter, loc, sq, arith::ConstantIndexOp::create(rewriter, loc, Tiles::kQueryRows));
+      rewriter, loc, sq,
+      arith::ConstantIndexOp::create(rewriter, loc, cfg.queryRows()));
   Value heads = arith::MulIOp::create(rewriter, loc, dim(op.getQuery(), 1),
                                       dim(op.getQuery(), 2));
   Value batches = dim(op.getQuery(), 0);

@@ -53,6 +53,16 @@ struct KernelConfig {
   /// Split-K: blocks also split the keys into `splits` ranges and write
   /// partial states, which the op's merge combines.
   bool splitKeys = false;
+  /// Groups of 16 query rows per warp (Tiles::kMaxRowGroups at most).
+  int64_t rowGroups = 1;
+
+  int64_t queryRows() const { return Tiles::queryRows(rowGroups); }
+  /// A lane's registers per row group: 4 f32 per 8-column tile of S (64
+  /// keys) or of O (D columns).
+  static constexpr int64_t scoresPerGroup() { return 4 * Tiles::kKeys / 8; }
+  int64_t outputsPerGroup() const { return 4 * headDim / 8; }
+  /// A lane's rows: two per group (rows 8 apart).
+  int64_t laneRows() const { return 2 * rowGroups; }
 };
 
 /// Buffers the kernel reads and writes (null where the op has none).
@@ -63,7 +73,9 @@ struct KernelBuffers {
   Value acc, m, l;
 };
 
-/// Per-thread registers of a warp's 16 rows: 4 f32 per 8-column tile.
+/// Per-thread registers of a warp's rows: for each row group g, 4 f32 per
+/// 8-column tile n, element e of lane row r (0: row group·16 + laneGroup,
+/// 1: 8 below) at g·(per group) + 4n + 2r + e.
 using Accumulators = SmallVector<Value>;
 
 //===----------------------------------------------------------------------===//
@@ -167,7 +179,10 @@ private:
       at.insert(at.begin(), split);
     return at;
   }
-  void storeResults(ArrayRef<Value> o, Value mA, Value mB, Value lA, Value lB);
+  void storeResults(ArrayRef<Value> o, ArrayRef<Value> maxes,
+                    ArrayRef<Value> sums);
+  /// The lane's row `r` (of laneRows()) within the block's query tile.
+  Value tileRow(int64_t r);
 
   OpBuilder &b;
   Location loc;
@@ -177,7 +192,9 @@ private:
 
   Value batch, kvHead, group, queryTile, tid, warp, lane, laneGroup, quad;
   Value split; // with splitKeys
-  Value sq, sk, qSmem, kSmem, vSmem, rowLo, rowHi, slope;
+  Value sq, sk, qSmem, kSmem, vSmem, slope;
+  /// The lane's query rows (laneRows() of them), as sequence indices.
+  SmallVector<Value> rows;
 };
 
 } // namespace mlir::rope::nvidia::detail

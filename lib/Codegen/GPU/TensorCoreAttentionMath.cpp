@@ -1,6 +1,6 @@
 //===- TensorCoreAttentionMath.cpp - the kernel's products and logits -----===//
 //
-// Q·Kᵀ and P·V of a warp's 16 rows as mma.sync m16n8k16 on ldmatrix
+// Q·Kᵀ and P·V of a warp's row groups as mma.sync m16n8k16 on ldmatrix
 // fragments (f16, bf16) or as FMA in the same fragment layout (f32), and the
 // logits of the scores by the op's rules.
 //
@@ -40,21 +40,30 @@ Accumulators AttentionKernel::mma(ArrayRef<Value> a, Value b0, Value b1,
   return nvidia::buildMmaSync(b, loc, cfg.element, a, b0, b1, c);
 }
 
-/// S = Q·K(tile)ᵀ for the warp's 16 rows: 4 accumulators per 8-key tile.
-/// Per k-chunk, one ldmatrix.x4 gives the warp's A fragment of Q (lanes
-/// 8m..8m+7 address rows 8·(m % 2).. of chunk m / 2) and one per 16 keys the
-/// B fragments of two key tiles (rows 8·(m / 2).. of chunk m % 2).
+/// S = Q·K(tile)ᵀ for the warp's row groups: 4 accumulators per 8-key tile
+/// and group. Per k-chunk, one ldmatrix.x4 per group gives its A fragment of
+/// Q (lanes 8m..8m+7 address rows 8·(m % 2).. of chunk m / 2) and one per 16
+/// keys the B fragments of two key tiles (rows 8·(m / 2).. of chunk m % 2),
+/// which every group's product uses.
 Accumulators AttentionKernel::computeScores() {
   if (!cfg.tensorCores)
     return computeScoresByFma();
-  Accumulators s(4 * Tiles::kKeys / 8, f32(0.0));
+  int64_t groups = cfg.rowGroups, perGroup = cfg.scoresPerGroup();
+  Accumulators s(groups * perGroup, f32(0.0));
   Value matrix = div(lane, 8);
-  Value qRow = add(add(mul(warp, 16), mul(rem(matrix, 2), 8)), rem(lane, 8));
+  Value qRowInGroup = add(mul(rem(matrix, 2), 8), rem(lane, 8));
   Value qChunk = div(matrix, 2);
   Value kRow = add(mul(div(matrix, 2), 8), rem(lane, 8));
   Value kChunk = rem(matrix, 2);
   auto fragType = VectorType::get({4, 2}, cfg.element);
-  Value qLane = laneSwizzle(qRow, qChunk), kLane = laneSwizzle(kRow, kChunk);
+  // The groups' rows are 16 apart, so they share their swizzle (row mod 8):
+  // one lane part, and their addresses differ by a constant.
+  Value qRow = add(mul(warp, Tiles::kRowsPerGroup * groups), qRowInGroup);
+  Value qLane = laneSwizzle(qRow, qChunk);
+  SmallVector<Value> qRows;
+  for (int64_t g = 0; g < groups; ++g)
+    qRows.push_back(add(qRow, Tiles::kRowsPerGroup * g));
+  Value kLane = laneSwizzle(kRow, kChunk);
   auto ldmatrix = [&](Value smem, Value row, Value lanePart, int64_t chunk) {
     return nvgpu::LdMatrixOp::create(b, loc, fragType, smem,
                                      ValueRange{row, swizzledColumn(lanePart, chunk)},
@@ -62,17 +71,22 @@ Accumulators AttentionKernel::computeScores() {
         .getResult();
   };
   for (int64_t c = 0; c < cfg.headDim / 16; ++c) {
-    Value qFrag = ldmatrix(qSmem, qRow, qLane, 2 * c);
-    SmallVector<Value> a{extract(qFrag, 0), extract(qFrag, 1),
-                         extract(qFrag, 2), extract(qFrag, 3)};
+    SmallVector<SmallVector<Value>> a;
+    for (int64_t g = 0; g < groups; ++g) {
+      Value qFrag = ldmatrix(qSmem, qRows[g], qLane, 2 * c);
+      a.push_back({extract(qFrag, 0), extract(qFrag, 1), extract(qFrag, 2),
+                   extract(qFrag, 3)});
+    }
     for (int64_t np = 0; np < Tiles::kKeys / 16; ++np) {
       Value frag = ldmatrix(kSmem, add(kRow, 16 * np), kLane, 2 * c);
-      for (int64_t t = 0; t < 2; ++t) {
-        int64_t n = 2 * np + t;
-        Accumulators d = mma(a, extract(frag, 2 * t), extract(frag, 2 * t + 1),
-                             ArrayRef(s).slice(4 * n, 4));
-        std::copy(d.begin(), d.end(), s.begin() + 4 * n);
-      }
+      for (int64_t g = 0; g < groups; ++g)
+        for (int64_t t = 0; t < 2; ++t) {
+          int64_t at = g * perGroup + 4 * (2 * np + t);
+          Accumulators d =
+              mma(a[g], extract(frag, 2 * t), extract(frag, 2 * t + 1),
+                  ArrayRef(s).slice(at, 4));
+          std::copy(d.begin(), d.end(), s.begin() + at);
+        }
     }
   }
   return s;
@@ -126,11 +140,10 @@ Value AttentionKernel::maskElement(Value row, Value key) {
 Accumulators AttentionKernel::ruledLogits(Accumulators x, Value tile) {
   bool positions = cfg.rules.causal || cfg.rules.window || buf.slopes ||
                    buf.relativeBias;
-  Value rows[2] = {rowLo, rowHi};
-  Value qPos[2];
+  SmallVector<Value> qPos(rows.size());
   if (positions)
-    for (int64_t r = 0; r < 2; ++r)
-      qPos[r] = queryPosition(rows[r]);
+    for (auto [pos, row] : llvm::zip_equal(qPos, rows))
+      pos = queryPosition(row);
   auto bias = [&](Value bucket) -> Value {
     Value t = memref::LoadOp::create(b, loc, buf.relativeBias,
                                      ValueRange{bucket, kvHead, group});
@@ -141,16 +154,17 @@ Accumulators AttentionKernel::ruledLogits(Accumulators x, Value tile) {
       Value key = add(add(mul(tile, Tiles::kKeys), mul(quad, 2)), 8 * n + e);
       Value inside = cmp(arith::CmpIPredicate::slt, key, sk);
       Value kPos = positions ? keyPosition(key) : Value();
-      for (int64_t r = 0; r < 2; ++r) {
+      for (int64_t lr = 0; lr < cfg.laneRows(); ++lr) {
         attention::LogitInputs in;
         if (buf.mask)
-          in.maskElement = maskElement(rows[r], key);
-        in.qPos = qPos[r];
+          in.maskElement = maskElement(rows[lr], key);
+        in.qPos = qPos[lr];
         in.kPos = kPos;
         in.slope = slope;
         if (buf.relativeBias)
           in.relativeBias = bias;
-        Value &v = x[4 * n + 2 * r + e];
+        Value &v =
+            x[(lr / 2) * cfg.scoresPerGroup() + 4 * n + 2 * (lr % 2) + e];
         v = attention::buildLogit(b, loc, cfg.rules, v, in);
         v = attention::dropInvisible(b, loc, v, inside);
         v = arith::MulFOp::create(b, loc, v, f32(kLog2E));
@@ -171,10 +185,10 @@ Value AttentionKernel::quadReduce(Value v, bool isMax) {
   return v;
 }
 
-/// O += P·V(tile): P's A fragment for keys 16kk.. is the score accumulators
-/// of key tiles 2kk and 2kk + 1, rounded; V's B fragments come from
-/// ldmatrix.trans, lanes 8m..8m+7 addressing rows of matrix
-/// m = (keys + 8·(m % 2), chunk + m / 2).
+/// O += P·V(tile): a group's A fragment of P for keys 16kk.. is its score
+/// accumulators of key tiles 2kk and 2kk + 1, rounded; V's B fragments come
+/// from ldmatrix.trans, lanes 8m..8m+7 addressing rows of matrix
+/// m = (keys + 8·(m % 2), chunk + m / 2), and feed every group's product.
 void AttentionKernel::accumulateValues(ArrayRef<Value> p, Accumulators &o) {
   if (!cfg.tensorCores)
     return accumulateValuesByFma(p, o);
@@ -184,27 +198,34 @@ void AttentionKernel::accumulateValues(ArrayRef<Value> p, Accumulators &o) {
     Value v = vector::FromElementsOp::create(b, loc, f32Pair, ValueRange{x, y});
     return arith::TruncFOp::create(b, loc, pairType, v);
   };
+  int64_t groups = cfg.rowGroups;
   Value matrix = div(lane, 8);
   Value rowInPair = add(mul(rem(matrix, 2), 8), rem(lane, 8));
   Value chunkInPair = div(matrix, 2);
   Value lanePart = laneSwizzle(rowInPair, chunkInPair);
   auto fragType = VectorType::get({4, 2}, cfg.element);
   for (int64_t kk = 0; kk < Tiles::kKeys / 16; ++kk) {
-    ArrayRef<Value> lo = p.slice(8 * kk, 4), hi = p.slice(8 * kk + 4, 4);
-    SmallVector<Value> a{pack(lo[0], lo[1]), pack(lo[2], lo[3]),
-                         pack(hi[0], hi[1]), pack(hi[2], hi[3])};
+    SmallVector<SmallVector<Value>> a;
+    for (int64_t g = 0; g < groups; ++g) {
+      ArrayRef<Value> lo = p.slice(g * cfg.scoresPerGroup() + 8 * kk, 4);
+      ArrayRef<Value> hi = p.slice(g * cfg.scoresPerGroup() + 8 * kk + 4, 4);
+      a.push_back({pack(lo[0], lo[1]), pack(lo[2], lo[3]), pack(hi[0], hi[1]),
+                   pack(hi[2], hi[3])});
+    }
     Value row = add(rowInPair, 16 * kk);
     for (int64_t dp = 0; dp < cfg.headDim / 16; ++dp) {
       Value frag = nvgpu::LdMatrixOp::create(
           b, loc, fragType, vSmem,
           ValueRange{row, swizzledColumn(lanePart, 2 * dp)},
           /*transpose=*/true, /*numTiles=*/4);
-      for (int64_t t = 0; t < 2; ++t) {
-        int64_t n = 2 * dp + t;
-        Accumulators d = mma(a, extract(frag, 2 * t), extract(frag, 2 * t + 1),
-                             ArrayRef(o).slice(4 * n, 4));
-        std::copy(d.begin(), d.end(), o.begin() + 4 * n);
-      }
+      for (int64_t g = 0; g < groups; ++g)
+        for (int64_t t = 0; t < 2; ++t) {
+          int64_t at = g * cfg.outputsPerGroup() + 4 * (2 * dp + t);
+          Accumulators d =
+              mma(a[g], extract(frag, 2 * t), extract(frag, 2 * t + 1),
+                  ArrayRef(o).slice(at, 4));
+          std::copy(d.begin(), d.end(), o.begin() + at);
+        }
     }
   }
 }
@@ -222,9 +243,9 @@ void AttentionKernel::accumulateValues(ArrayRef<Value> p, Accumulators &o) {
 /// loop over D: a chunk's K loads then take 32 registers, not 64 (the
 /// scheduler issues them all before the FMAs).
 Accumulators AttentionKernel::computeScoresByFma() {
+  assert(cfg.rowGroups == 1 && "f32 products hold one row group per warp");
   constexpr int64_t kHalves = 2, kGroups = Tiles::kKeys / 8 / kHalves;
-  Value rowA = add(mul(warp, 16), laneGroup);
-  Value qRows[2] = {rowA, add(rowA, 8)};
+  Value qRows[2] = {tileRow(0), tileRow(1)};
   auto chunkType = VectorType::get({4}, b.getF32Type());
   Accumulators s;
   for (int64_t half = 0; half < kHalves; ++half) {

@@ -1,6 +1,6 @@
 //===- TensorCoreAttentionStaging.cpp - tiles into shared memory ----------===//
 //
-// Q (once per block), K and V (per key tile) into [64][Dp] shared tiles with
+// Q (once per block), K and V (per key tile) into [rows][Dp] shared tiles with
 // the 16-byte chunk c of row r at chunk c XOR (r mod min(8, chunks per row)):
 // by cp.async, except the chunks of a rotated operand, which go through
 // registers (load, rotate in f32, round, store) eight elements at a time.
@@ -77,7 +77,7 @@ Value AttentionKernel::positionOf(Value positions, Value row) {
 }
 
 //===----------------------------------------------------------------------===//
-// Tiles of 64 rows into shared memory: Q once, K and V per key tile
+// Tiles into shared memory: Q once, K and V per key tile
 //===----------------------------------------------------------------------===//
 
 /// Where the rows of a tile come from: the leading indices of row `row` of
@@ -86,6 +86,7 @@ Value AttentionKernel::positionOf(Value positions, Value row) {
 /// cos/sin tables (read at the clamped sequence index).
 struct AttentionKernel::TileSource {
   Value buffer;
+  int64_t rows; // of the tile
   std::function<SmallVector<Value>(Value)> leading;
   std::function<Value(Value)> sequenceIndex; // clamped
   std::function<Value(Value)> inside;
@@ -93,9 +94,10 @@ struct AttentionKernel::TileSource {
 };
 
 AttentionKernel::TileSource AttentionKernel::querySource() {
-  Value first = mul(queryTile, Tiles::kQueryRows);
+  Value first = mul(queryTile, cfg.queryRows());
   TileSource src;
   src.buffer = buf.q;
+  src.rows = cfg.queryRows();
   src.sequenceIndex = [this, first](Value row) {
     return minIdx(add(first, row), lastRow(sq));
   };
@@ -117,6 +119,7 @@ AttentionKernel::TileSource AttentionKernel::keySource(Value buffer, Value tile,
   Value first = mul(tile, Tiles::kKeys);
   TileSource src;
   src.buffer = buffer;
+  src.rows = Tiles::kKeys;
   src.sequenceIndex = [this, first](Value row) {
     return minIdx(add(first, row), lastRow(sk));
   };
@@ -133,18 +136,24 @@ AttentionKernel::TileSource AttentionKernel::keySource(Value buffer, Value tile,
   return src;
 }
 
-/// cp.async of 16-byte chunks of a 64-row tile: `chunksPerRow` per row, the
+/// cp.async of 16-byte chunks of a tile: `chunksPerRow` per row, the
 /// row's chunk u mapped to chunk chunkOf(u); rows past the sequence are
 /// zero-filled. The chunks divide evenly among the threads (a multiple of 2
 /// per row), so there is no tail.
 void AttentionKernel::copyChunksAsync(const TileSource &src, Value dst,
                                       int64_t chunksPerRow,
                                       function_ref<Value(Value)> chunkOf) {
-  int64_t perThread = Tiles::kKeys * chunksPerRow / kThreads;
+  int64_t perThread = src.rows * chunksPerRow / kThreads;
+  // Where a row's chunks divide the threads, a thread copies the same chunk
+  // of rows kThreads / chunksPerRow apart: its row and chunk are computed
+  // once, and its shared addresses differ by constants.
+  bool sameChunk = kThreads % chunksPerRow == 0;
+  Value firstRow = div(tid, chunksPerRow), ownChunk = rem(tid, chunksPerRow);
   for (int64_t i = 0; i < perThread; ++i) {
     Value unit = add(tid, i * kThreads);
-    Value row = div(unit, chunksPerRow);
-    Value chunk = chunkOf(rem(unit, chunksPerRow));
+    Value row = sameChunk ? add(firstRow, i * (kThreads / chunksPerRow))
+                          : div(unit, chunksPerRow);
+    Value chunk = chunkOf(sameChunk ? ownChunk : rem(unit, chunksPerRow));
     Value srcElements =
         arith::SelectOp::create(b, loc, src.inside(row), idx(cfg.chunkElements), idx(0));
     SmallVector<Value> indices = src.leading(row);
@@ -239,7 +248,7 @@ void AttentionKernel::stageRotatedHalf(const TileSource &src, Value dst) {
   const lowering::RotaryDims &rot = cfg.rotary;
   int64_t h = rot.dims / 2, units = h / 8;
   int64_t width = cast<MemRefType>(src.cos.getType()).getShape().back();
-  forEachUnit(Tiles::kKeys * units / kThreads, [&](Value i) {
+  forEachUnit(src.rows * units / kThreads, [&](Value i) {
     Value unit = add(tid, mul(i, kThreads));
     Value row = div(unit, units), u = rem(unit, units);
     Value seq = src.sequenceIndex(row);
@@ -271,7 +280,7 @@ void AttentionKernel::stageRotatedInterleaved(const TileSource &src, Value dst) 
         vector::ShuffleOp::create(b, loc, v, v, evens),
         vector::ShuffleOp::create(b, loc, v, v, odds)};
   };
-  forEachUnit(Tiles::kKeys * units / kThreads, [&](Value i) {
+  forEachUnit(src.rows * units / kThreads, [&](Value i) {
     Value unit = add(tid, mul(i, kThreads));
     Value row = div(unit, units), u = rem(unit, units);
     Value seq = src.sequenceIndex(row);

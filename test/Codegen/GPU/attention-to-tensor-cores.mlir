@@ -2,7 +2,9 @@
 
 // f16 causal GQA with RoPE inside: the online op from the empty state
 // becomes one launch of 4 warps over (query tiles, query heads, batch) with
-// three 64-row tiles of shared memory (Q, K, V); the normalisation stays.
+// a 128-row Q tile and 64-row K and V tiles of shared memory; each warp
+// holds two groups of 16 query rows, so per k-chunk it loads two Q fragments
+// and each K fragment feeds both groups' products. The normalisation stays.
 // CHECK-LABEL: func.func @rotary_gqa
 // CHECK: rope.table
 // CHECK-NOT: rope.online_attention
@@ -10,7 +12,7 @@
 // CHECK: %[[ACC:.*]] = memref.alloc() : memref<1x2x2x100x64xf32>
 // CHECK: gpu.launch
 // CHECK-SAME: threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c128
-// CHECK-SAME: workgroup(%[[Q:.*]] : memref<64x64xf16, #gpu.address_space<workgroup>>, %[[K:.*]] : memref<64x64xf16, #gpu.address_space<workgroup>>, %[[V:.*]] : memref<64x64xf16, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[Q:.*]] : memref<128x64xf16, #gpu.address_space<workgroup>>, %[[K:.*]] : memref<64x64xf16, #gpu.address_space<workgroup>>, %[[V:.*]] : memref<64x64xf16, #gpu.address_space<workgroup>>)
 // Q and K: rotated chunks through registers, at 16-byte alignment.
 // CHECK: vector.load {{.*}} {alignment = 16 : i64} : memref<1x2x2x100x64xf16>, vector<8xf16>
 // CHECK: vector.store {{.*}}, %[[Q]]
@@ -20,7 +22,13 @@
 // CHECK: gpu.barrier
 // CHECK: nvgpu.device_async_copy {{.*}}, %[[V]]{{.*}}, 8, %{{.*}} {bypassL1}
 // CHECK: nvgpu.ldmatrix %[[Q]]{{.*}} {numTiles = 4 : i32, transpose = false}
+// CHECK-NEXT: vector.extract
+// CHECK: nvgpu.ldmatrix %[[Q]]{{.*}} {numTiles = 4 : i32, transpose = false}
+// CHECK-NOT: nvvm.mma.sync
 // CHECK: nvgpu.ldmatrix %[[K]]{{.*}} {numTiles = 4 : i32, transpose = false}
+// CHECK-COUNT-4: nvvm.mma.sync
+// CHECK-NOT: nvgpu.ldmatrix
+// CHECK: nvgpu.ldmatrix %[[K]]
 // CHECK: nvvm.mma.sync {{.*}} {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK: gpu.shuffle  xor
 // CHECK: math.exp2
@@ -69,13 +77,15 @@ func.func @mask_alibi(%q: tensor<1x2x40x64xf16>, %m: tensor<1x1x1x40xi1>,
 
 // Decode (one query tile): split-K. The splits reach target-blocks (264)
 // blocks, at most one per 64-key tile; the partial states carry a leading
-// split dim and the op's merge reduces it (max, then rescaled sums).
+// split dim and the op's merge reduces it (max, then rescaled sums). A warp
+// holds one group of 16 rows: a 64-row Q tile.
 // CHECK-LABEL: func.func @decode
 // CHECK: arith.minui
 // CHECK-NEXT: arith.constant 1
 // CHECK-NEXT: %[[SPLITS:.*]] = arith.maxui
 // CHECK: memref.alloc(%[[SPLITS]]) : memref<?x1x8x4x1x128xf32>
 // CHECK: gpu.launch
+// CHECK-SAME: workgroup(%{{.*}} : memref<64x128xbf16, #gpu.address_space<workgroup>>
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]
 // CHECK: arith.maximumf
 func.func @decode(%q: tensor<1x32x1x128xbf16>, %k: tensor<1x8x?x128xbf16>,

@@ -44,13 +44,13 @@ def bf16_block():
 
 def tensor_core_kernels(source):
     """(matmul kernels, attention kernels) on tensor cores in the compiled
-    module: the gpu.launch ops with 32 KB / 48 KB of shared tiles."""
+    module: the gpu.launch ops with 32 KB of shared tiles, and with a 32 KB query tile."""
     def ask():
         ir = T.rope_opt_run(["--rope-lower-to-nvvm=emulate=false format=isa",
                              "--mlir-print-ir-after=rope-host-buffers-to-gpu", "-o", "/dev/null"],
                             source).stderr
         return [len(re.findall(r"workgroup\(%\w+ : memref<2x64x64xbf16", ir)),
-                len(re.findall(r"workgroup\(%\w+ : memref<64x128xbf16", ir))]
+                len(re.findall(r"workgroup\(%\w+ : memref<128x128xbf16", ir))]
     return tuple(T.compiler_answer(repr(("tensor_core_kernels", source)), ask))
 
 

@@ -2,7 +2,8 @@
 //
 // The tensor-core configuration of rope.online_attention on NVIDIA GPUs
 // (sm_80 and later), in the style of FlashAttention-2: one block of four
-// warps per (batch, query head, 64 query rows), each warp 16 rows; K and V
+// warps per (batch, query head, 128 query rows), each warp 32 rows (64 and
+// 16 for decode and f32); K and V
 // tiles of 64 keys staged in swizzled shared memory by cp.async (K rotated
 // in f32 on the way when the op rotates it), read with ldmatrix (V
 // transposed); Q·Kᵀ and P·V as mma.sync m16n8k16 with f32 accumulators; the
@@ -25,12 +26,20 @@
 
 namespace mlir::rope::nvidia {
 
-/// The kernel's fixed tiling.
+/// The kernel's tiling. A warp holds one or two groups of 16 query rows
+/// (the m16 of mma.sync): with two, each K and V fragment it loads from
+/// shared memory feeds two products instead of one, which halves the
+/// shared-memory reads per product of the loop that bounds the kernel.
 struct TensorCoreAttentionTiles {
   static constexpr int64_t kWarps = 4;
-  static constexpr int64_t kQueryRows = 16 * kWarps; // per block
-  static constexpr int64_t kKeys = 64;               // per key tile
-  static constexpr int64_t kMaxHeadDim = 128;        // registers: Q, O, S
+  static constexpr int64_t kRowsPerGroup = 16;
+  static constexpr int64_t kMaxRowGroups = 2;
+  static constexpr int64_t kKeys = 64;        // per key tile
+  static constexpr int64_t kMaxHeadDim = 128; // registers: O, S
+  /// Query rows per block with `rowGroups` groups per warp.
+  static constexpr int64_t queryRows(int64_t rowGroups) {
+    return kRowsPerGroup * rowGroups * kWarps;
+  }
 };
 
 /// Why `op` cannot run as the tensor-core kernel ("" when it can): f16,
