@@ -49,6 +49,9 @@ H, D = 32, 128
 ATTN_SEQS = (1024, 2048, 4096, 8192)
 ATTN_KV_HEADS = (32, 8)
 ATTN_DTYPES = ("f16", "bf16")
+# Decode: one query per head against a cache of this many keys (bf16, GQA
+# 32/8, the cache already rotated), on the split-K form of the kernel.
+DECODE_KEYS = (4096, 32768)
 
 
 def rotate_module(s):
@@ -68,6 +71,13 @@ def attention_module(s, hkv, dt):
             f"  return %o : {qt}\n}}\n")
 
 
+def decode_module(sk):
+    qt, kt = f"tensor<1x{H}x1x{D}xbf16>", f"tensor<1x8x{sk}x{D}xbf16>"
+    return (f"func.func @decode(%q: {qt}, %k: {kt}, %v: {kt}) -> {qt} {{\n"
+            f"  %o = rope.attention %q, %k, %v causal : {qt}, {kt}, {kt}\n"
+            f"  return %o : {qt}\n}}\n")
+
+
 def attention_name(s, hkv, dt):
     return f"attention {dt} {H}/{hkv} S={s}"
 
@@ -76,7 +86,8 @@ def attention_name(s, hkv, dt):
 ATTENTION_CASES = [(s, hkv, dt) for dt in ATTN_DTYPES for hkv in ATTN_KV_HEADS
                    for s in ATTN_SEQS] + [(2048, 8, "f32")]
 MODULES = {**{f"rotate S={s}": rotate_module(s) for s in ROTARY_SEQS},
-           **{attention_name(*c): attention_module(*c) for c in ATTENTION_CASES}}
+           **{attention_name(*c): attention_module(*c) for c in ATTENTION_CASES},
+           **{f"decode S={sk}": decode_module(sk) for sk in DECODE_KEYS}}
 
 
 class TorchBuffer:
@@ -169,6 +180,31 @@ def time_attention(torch, F, libs, sync, s, hkv, dt):
             "torch_attention_kernel_TFLOPs": flops / max(torch_kernels) / 1e12}
 
 
+def time_decode(torch, F, lib, sync, sk):
+    """One decode step: K+V bytes read per second, against a device copy of
+    the same bytes (read + write per second) and PyTorch's SDPA."""
+    q = torch.randn(1, H, 1, D, device="cuda", dtype=torch.bfloat16)
+    k, v = (torch.randn(1, 8, sk, D, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    bufs = [TorchBuffer(t) for t in (q, k, v)]
+    shapes = [tuple(t.shape) for t in (q, k, v)]
+
+    def ours():
+        lib.free_result(lib.call_device("decode", bufs, shapes), bufs)
+
+    kv = torch.cat([k, v])
+    copy = torch.empty_like(kv)
+    t_ours = timed(ours, sync)
+    t_torch = timed(lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True), sync)
+    t_copy = timed(lambda: copy.copy_(kv), sync)
+    ours_kernels, _ = kernel_times(torch, ours)
+    nbytes = k.nbytes + v.nbytes
+    return {"Sk": sk, "bytes": nbytes, "ours_s": t_ours, "torch_s": t_torch,
+            "ours_GBps": nbytes / t_ours / 1e9, "torch_GBps": nbytes / t_torch / 1e9,
+            "copy_GBps": 2 * nbytes / t_copy / 1e9, "ours_vs_torch": t_torch / t_ours,
+            "ours_kernels_s": ours_kernels,
+            "ours_kernels_GBps": nbytes / sum(ours_kernels) / 1e9}
+
+
 def run(out_dir: Path):
     import torch
     import torch.nn.functional as F
@@ -194,15 +230,22 @@ def run(out_dir: Path):
         t_copy = timed(lambda: y.copy_(x), sync)
         t_torch = timed(lambda: torch_rope(torch, x, cos, sin), sync)
         nbytes = 2 * x.numel() * x.element_size()
+        ours_kernels, _ = kernel_times(torch, ours)
         results["rotary"].append({
             "S": s, "bytes": nbytes, "ours_s": t_ours, "copy_s": t_copy, "torch_s": t_torch,
             "ours_GBps": nbytes / t_ours / 1e9, "copy_GBps": nbytes / t_copy / 1e9,
-            "ours_vs_copy": t_copy / t_ours, "ours_vs_torch": t_torch / t_ours})
+            "ours_vs_copy": t_copy / t_ours, "ours_vs_torch": t_torch / t_ours,
+            "ours_kernels_s": ours_kernels})
         print(json.dumps(results["rotary"][-1]), flush=True)
 
     for s, hkv, dt in ATTENTION_CASES:
         results["attention"].append(time_attention(torch, F, libs, sync, s, hkv, dt))
         print(json.dumps(results["attention"][-1]), flush=True)
+
+    results["decode"] = []
+    for sk in DECODE_KEYS:
+        results["decode"].append(time_decode(torch, F, libs[f"decode S={sk}"], sync, sk))
+        print(json.dumps(results["decode"][-1]), flush=True)
 
     write_results(results, out_dir)
 
@@ -213,11 +256,15 @@ def write_results(results, out_dir: Path):
     (out_dir / "gpu.json").write_text(json.dumps(results, indent=2) + "\n")
     lines = [f"# GPU benchmarks: {results['gpu']} (PyTorch {results['torch']})", "",
              "Rotary application, Q [1,32,S,128] f16, llama3 (median of 20; bytes = read + write):",
-             "", "| S | ours GB/s | copy GB/s | ours / copy | ours vs PyTorch eager |",
-             "|---|---|---|---|---|"]
+             "", "| S | ours GB/s | copy GB/s | ours / copy | ours vs PyTorch eager | "
+             "ours kernels µs | ours kernels GB/s |",
+             "|---|---|---|---|---|---|---|"]
     for r in results["rotary"]:
+        ks = r.get("ours_kernels_s", [])
+        kernels = (f"{' + '.join(f'{t * 1e6:.0f}' for t in ks)} | "
+                   f"{r['bytes'] / sum(ks) / 1e9:.0f}" if ks else "– | –")
         lines.append(f"| {r['S']} | {r['ours_GBps']:.0f} | {r['copy_GBps']:.0f} | "
-                     f"{r['ours_vs_copy']:.2f} | {r['ours_vs_torch']:.2f}× |")
+                     f"{r['ours_vs_copy']:.2f} | {r['ours_vs_torch']:.2f}× | {kernels} |")
     lines += ["", "Attention with RoPE (llama3), B=1, 32 query heads, D=128, causal "
               "(TFLOP/s with the causal count 2·H·S²·D; PyTorch: eager RoPE + SDPA). "
               "A call's time (median, host clock around call and synchronisation) and "
@@ -237,6 +284,20 @@ def write_results(results, out_dir: Path):
                      f"{kernels(a['ours_kernels_s'])} | {kernels(a['torch_kernels_s'])} | "
                      f"{a['ours_attention_kernel_TFLOPs']:.0f} / "
                      f"{a['torch_attention_kernel_TFLOPs']:.0f} |")
+    if results.get("decode"):
+        lines += ["", "Decode, bf16, 32 query heads on 8 kv heads, D=128, one query against a "
+                  "cache of Sk keys (GB/s of K and V read; copy: read + write of the same "
+                  "bytes):", "",
+                  "| Sk | ours µs | PyTorch µs | ours GB/s | PyTorch GB/s | copy GB/s | "
+                  "ours vs PyTorch | ours kernels µs | ours kernels GB/s |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for r in results["decode"]:
+            lines.append(
+                f"| {r['Sk']} | {r['ours_s'] * 1e6:.0f} | {r['torch_s'] * 1e6:.0f} | "
+                f"{r['ours_GBps']:.0f} | {r['torch_GBps']:.0f} | {r['copy_GBps']:.0f} | "
+                f"{r['ours_vs_torch']:.2f}× | "
+                f"{' + '.join(f'{t * 1e6:.0f}' for t in r['ours_kernels_s'])} | "
+                f"{r['ours_kernels_GBps']:.0f} |")
     names = sorted({a["torch_attention_kernel"][:160] for a in results["attention"]
                     if "torch_attention_kernel" in a})
     if names:

@@ -190,16 +190,40 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                                  blockZ, smem, asStream(stream), params, extra));
 }
 
+// Every call of a lowered function creates a stream, orders its work on it,
+// synchronises and destroys it. Creating and destroying a stream costs more
+// than a small kernel, so each thread keeps one and hands it out again: the
+// function has synchronised it before it destroys it, so a later call finds
+// it idle. (A thread's calls run one after another; other threads get their
+// own.)
+namespace {
+thread_local CUstream threadStream = nullptr;
+thread_local bool threadStreamInUse = false;
+} // namespace
+
 void *mgpuStreamCreate() {
+  if (threadStream && !threadStreamInUse) {
+    threadStreamInUse = true;
+    return threadStream;
+  }
   ScopedContext scope;
   CUstream stream = nullptr;
   // A blocking stream: its work waits for earlier work on the legacy stream,
   // where hosts (our Python side, PyTorch) put their inputs' copies.
-  ROPE_CUDA_CHECK(cuStreamCreate(&stream, CU_STREAM_DEFAULT));
+  if (!ROPE_CUDA_CHECK(cuStreamCreate(&stream, CU_STREAM_DEFAULT)))
+    return nullptr;
+  if (!threadStream) {
+    threadStream = stream;
+    threadStreamInUse = true;
+  }
   return stream;
 }
 
 void mgpuStreamDestroy(void *stream) {
+  if (stream && asStream(stream) == threadStream) {
+    threadStreamInUse = false;
+    return;
+  }
   ScopedContext scope;
   ROPE_CUDA_CHECK(cuStreamDestroy(asStream(stream)));
 }
