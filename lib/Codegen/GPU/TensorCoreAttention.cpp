@@ -106,6 +106,7 @@ void AttentionKernel::computeIds() {
   quad = rem(lane, 4);
   sq = memref::DimOp::create(b, loc, buf.q, 3);
   sk = memref::DimOp::create(b, loc, buf.k, 2);
+  querySq = cfg.packedGroups ? div(sq, cfg.packedGroups) : sq;
   qSmem = launch.getWorkgroupAttributions()[0];
   kSmem = launch.getWorkgroupAttributions()[1];
   vSmem = launch.getWorkgroupAttributions()[2];
@@ -116,6 +117,13 @@ void AttentionKernel::computeIds() {
   if (buf.slopes)
     slope = toF32(memref::LoadOp::create(b, loc, buf.slopes,
                                          ValueRange{kvHead, group}));
+}
+
+std::pair<Value, Value> AttentionKernel::blockQueries() {
+  if (cfg.packedGroups)
+    return {idx(0), lastRow(querySq)};
+  Value first = mul(queryTile, cfg.queryRows());
+  return {first, minIdx(add(first, cfg.queryRows() - 1), lastRow(sq))};
 }
 
 Value AttentionKernel::tileRow(int64_t r) {
@@ -147,11 +155,10 @@ std::pair<Value, Value> AttentionKernel::visibleKeyTiles() {
   Value tiles = div(add(sk, Tiles::kKeys - 1), Tiles::kKeys);
   if (!cfg.affinePositions || !(cfg.rules.causal || cfg.rules.window))
     return {idx(0), tiles};
-  Value offset = arith::SubIOp::create(b, loc, sk, sq);
-  Value firstRow = mul(queryTile, cfg.queryRows());
-  Value first = add(firstRow, offset);
-  Value last =
-      add(minIdx(add(firstRow, cfg.queryRows() - 1), lastRow(sq)), offset);
+  Value offset = arith::SubIOp::create(b, loc, sk, querySq);
+  auto [firstQuery, lastQuery] = blockQueries();
+  Value first = add(firstQuery, offset);
+  Value last = add(lastQuery, offset);
   Value end = tiles;
   if (cfg.rules.causal) {
     // Keys 0..last: ceil((last + 1) / 64) tiles (none when last < 0).
@@ -173,14 +180,16 @@ std::pair<Value, Value> AttentionKernel::visibleKeyTiles() {
 /// last query − W (tiles up to there are ruled).
 std::pair<Value, Value> AttentionKernel::plainTiles(Value begin, Value end) {
   Value tail = minIdx(end, div(sk, Tiles::kKeys));
-  Value offset = arith::SubIOp::create(b, loc, sk, sq);
-  Value first = add(mul(queryTile, cfg.queryRows()), offset);
+  Value offset = arith::SubIOp::create(b, loc, sk, querySq);
+  auto [firstQuery, lastQuery] = blockQueries();
+  Value first = add(firstQuery, offset);
   if (cfg.rules.causal)
     tail = minIdx(tail, div(maxIdx(add(first, 1), idx(0)), Tiles::kKeys));
   tail = maxIdx(tail, begin);
   Value head = begin;
   if (cfg.rules.window) {
-    Value last = add(first, cfg.queryRows() - 1);
+    Value last = cfg.packedGroups ? add(lastQuery, offset)
+                                  : add(first, cfg.queryRows() - 1);
     Value edge = add(last, Tiles::kKeys - *cfg.rules.window);
     head = minIdx(maxIdx(div(maxIdx(edge, idx(0)), Tiles::kKeys), begin), tail);
   }
@@ -462,6 +471,69 @@ std::string nvidia::whyNotTensorCoreAttention(OnlineAttentionOp op) {
 
 namespace {
 
+/// Decode's packing of a kv head's query heads into one block's rows (the
+/// kernel's packedGroups): the group size G where one query tile holds all
+/// G·Sq rows, and no rule reads the query head (a mask, ALiBi slopes and T5
+/// biases are per head); else 0.
+int64_t packedGroupsOf(OnlineAttentionOp op, const KernelConfig &cfg) {
+  RankedTensorType q = op.getQueryType();
+  int64_t groups = q.getDimSize(2), rows = q.getDimSize(3);
+  if (!cfg.splitKeys || ShapedType::isDynamic(groups) ||
+      ShapedType::isDynamic(rows) || groups < 2 ||
+      groups * rows > cfg.queryRows() || op.getMask() || op.getAlibiSlopes() ||
+      op.getRelativeBias())
+    return 0;
+  return groups;
+}
+
+/// A view of `buffer` (identity layout) with its dims `dim` and `dim` + 1
+/// ([G, Sq]) as [1, G·Sq]: the packed rows of decode.
+Value packRows(OpBuilder &b, Location loc, Value buffer, int64_t dim) {
+  if (!buffer)
+    return buffer;
+  auto type = cast<MemRefType>(buffer.getType());
+  SmallVector<ReassociationIndices> reassociation;
+  for (int64_t i = 0; i < type.getRank(); ++i) {
+    if (i == dim + 1)
+      continue;
+    reassociation.push_back(i == dim ? ReassociationIndices{i, i + 1}
+                                     : ReassociationIndices{i});
+  }
+  Value collapsed =
+      memref::CollapseShapeOp::create(b, loc, buffer, reassociation);
+  SmallVector<int64_t> shape;
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t i = 0; i < type.getRank(); ++i) {
+    int64_t n = i == dim       ? 1
+                : i == dim + 1 ? type.getDimSize(dim) * type.getDimSize(dim + 1)
+                               : type.getDimSize(i);
+    shape.push_back(n);
+    if (ShapedType::isDynamic(n))
+      sizes.push_back(memref::DimOp::create(b, loc, buffer, i).getResult());
+    else
+      sizes.push_back(b.getIndexAttr(n));
+  }
+  return memref::ExpandShapeOp::create(b, loc, shape, collapsed, reassociation,
+                                       sizes);
+}
+
+/// The kernel's view of the buffers when decode packs its rows: Q and the
+/// states with [G, Sq] as [1, G·Sq] (after the split dim of the partial
+/// states).
+KernelBuffers packedView(OpBuilder &b, Location loc, const KernelConfig &cfg,
+                         KernelBuffers buf) {
+  if (!cfg.packedGroups)
+    return buf;
+  buf.q = packRows(b, loc, buf.q, 2);
+  buf.mInit = packRows(b, loc, buf.mInit, 2);
+  buf.lInit = packRows(b, loc, buf.lInit, 2);
+  int64_t stateDim = cfg.splitKeys ? 3 : 2;
+  buf.acc = packRows(b, loc, buf.acc, stateDim);
+  buf.m = packRows(b, loc, buf.m, stateDim);
+  buf.l = packRows(b, loc, buf.l, stateDim);
+  return buf;
+}
+
 /// The number of key splits: enough blocks for `targetBlocks`, at most one
 /// per key tile, at least 1.
 Value splitCount(OpBuilder &b, Location loc, Value blocks, Value keys,
@@ -540,15 +612,20 @@ nvidia::replaceWithTensorCoreAttention(RewriterBase &rewriter, OnlineAttentionOp
   Value queryTiles = arith::CeilDivUIOp::create(
       rewriter, loc, sq,
       arith::ConstantIndexOp::create(rewriter, loc, cfg.queryRows()));
-  Value heads = arith::MulIOp::create(rewriter, loc, dim(op.getQuery(), 1),
-                                      dim(op.getQuery(), 2));
+  cfg.packedGroups = packedGroupsOf(op, cfg);
+  // Packed, a block serves all G query heads of its kv head.
+  Value heads = cfg.packedGroups ? dim(op.getQuery(), 1)
+                                 : arith::MulIOp::create(rewriter, loc,
+                                                         dim(op.getQuery(), 1),
+                                                         dim(op.getQuery(), 2));
   Value batches = dim(op.getQuery(), 0);
   Value splits;
   if (cfg.splitKeys)
     splits = splitCount(rewriter, loc, arith::MulIOp::create(rewriter, loc, heads, batches),
                         dim(op.getKey(), 2), options.targetBlocks);
   KernelBuffers buf = buffersOf(rewriter, op, cfg, splits);
-  buildLaunch(rewriter, loc, cfg, buf, queryTiles, heads, batches);
+  buildLaunch(rewriter, loc, cfg, packedView(rewriter, loc, cfg, buf),
+              queryTiles, heads, batches);
 
   SmallVector<Value> results;
   for (Value buffer : {buf.acc, buf.m, buf.l}) {

@@ -55,6 +55,11 @@ struct KernelConfig {
   bool splitKeys = false;
   /// Groups of 16 query rows per warp (Tiles::kMaxRowGroups at most).
   int64_t rowGroups = 1;
+  /// Decode with GQA: the query heads of a kv head share one block, their
+  /// queries packed as its rows (row = head in group · Sq + query), so the
+  /// block reads each K/V tile once for all of them. The kernel then sees
+  /// Q and the state as [.., 1, G·Sq, ..] views; this is G (0: unpacked).
+  int64_t packedGroups = 0;
 
   int64_t queryRows() const { return Tiles::queryRows(rowGroups); }
   /// A lane's registers per row group: 4 f32 per 8-column tile of S (64
@@ -193,6 +198,16 @@ private:
   Value batch, kvHead, group, queryTile, tid, warp, lane, laneGroup, quad;
   Value split; // with splitKeys
   Value sq, sk, qSmem, kSmem, vSmem, slope;
+  /// The query count the positions count (Sq; sq is G·Sq when packed).
+  Value querySq;
+  /// The query index of a row of the (packed) view.
+  Value queryIndexOf(Value row) {
+    return cfg.packedGroups
+               ? arith::RemUIOp::create(b, loc, row, querySq).getResult()
+               : row;
+  }
+  /// The block's first and last query index.
+  std::pair<Value, Value> blockQueries();
   /// The lane's query rows (laneRows() of them), as sequence indices.
   SmallVector<Value> rows;
 };

@@ -114,8 +114,9 @@ Accumulators AttentionKernel::logits(Accumulators s, Value tile, bool ruled) {
 /// key `key`, for the rules.
 Value AttentionKernel::queryPosition(Value row) {
   if (cfg.affinePositions)
-    return toI64(add(row, arith::SubIOp::create(b, loc, sk, sq)));
-  return positionOf(buf.qPos, minIdx(row, lastRow(sq)));
+    return toI64(
+        add(queryIndexOf(row), arith::SubIOp::create(b, loc, sk, querySq)));
+  return positionOf(buf.qPos, queryIndexOf(minIdx(row, lastRow(sq))));
 }
 
 Value AttentionKernel::keyPosition(Value key) {

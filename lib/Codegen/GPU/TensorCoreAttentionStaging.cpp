@@ -89,6 +89,7 @@ struct AttentionKernel::TileSource {
   int64_t rows; // of the tile
   std::function<SmallVector<Value>(Value)> leading;
   std::function<Value(Value)> sequenceIndex; // clamped
+  std::function<Value(Value)> tableRow;      // of the cos/sin tables
   std::function<Value(Value)> inside;
   Value cos, sin;
 };
@@ -106,6 +107,9 @@ AttentionKernel::TileSource AttentionKernel::querySource() {
   };
   src.inside = [this, first](Value row) {
     return cmp(arith::CmpIPredicate::slt, add(first, row), sq);
+  };
+  src.tableRow = [this, src](Value row) {
+    return queryIndexOf(src.sequenceIndex(row));
   };
   if (cfg.rotateQuery) {
     src.cos = buf.qCos;
@@ -129,6 +133,7 @@ AttentionKernel::TileSource AttentionKernel::keySource(Value buffer, Value tile,
   src.inside = [this, first](Value row) {
     return cmp(arith::CmpIPredicate::slt, add(first, row), sk);
   };
+  src.tableRow = src.sequenceIndex;
   if (rotated) {
     src.cos = buf.kCos;
     src.sin = buf.kSin;
@@ -251,7 +256,7 @@ void AttentionKernel::stageRotatedHalf(const TileSource &src, Value dst) {
   forEachUnit(src.rows * units / kThreads, [&](Value i) {
     Value unit = add(tid, mul(i, kThreads));
     Value row = div(unit, units), u = rem(unit, units);
-    Value seq = src.sequenceIndex(row);
+    Value seq = src.tableRow(row);
     Value c0 = add(u, rot.offset / 8), c1 = add(c0, h / 8);
     Value a = loadEight(src, row, c0), second = loadEight(src, row, c1);
     // Tables of one coefficient per element hold the second member's at h.
@@ -283,7 +288,7 @@ void AttentionKernel::stageRotatedInterleaved(const TileSource &src, Value dst) 
   forEachUnit(src.rows * units / kThreads, [&](Value i) {
     Value unit = add(tid, mul(i, kThreads));
     Value row = div(unit, units), u = rem(unit, units);
-    Value seq = src.sequenceIndex(row);
+    Value seq = src.tableRow(row);
     Value chunk = add(u, rot.offset / 8);
     auto [even, odd] = members(loadEight(src, row, chunk));
     Value cos0, sin0, cos1, sin1;

@@ -78,12 +78,17 @@ func.func @mask_alibi(%q: tensor<1x2x40x64xf16>, %m: tensor<1x1x1x40xi1>,
 // Decode (one query tile): split-K. The splits reach target-blocks (264)
 // blocks, at most one per 64-key tile; the partial states carry a leading
 // split dim and the op's merge reduces it (max, then rescaled sums). A warp
-// holds one group of 16 rows: a 64-row Q tile.
+// holds one group of 16 rows: a 64-row Q tile. The 4 query heads of a kv
+// head share a block, their queries packed as its rows: the kernel sees Q
+// and the states through [.., 1, 4 · Sq, ..] views, and reads each K/V
+// tile once for the group.
 // CHECK-LABEL: func.func @decode
 // CHECK: arith.minui
 // CHECK-NEXT: arith.constant 1
 // CHECK-NEXT: %[[SPLITS:.*]] = arith.maxui
 // CHECK: memref.alloc(%[[SPLITS]]) : memref<?x1x8x4x1x128xf32>
+// CHECK: memref.expand_shape {{.*}} into memref<1x8x1x4x128xbf16>
+// CHECK: memref.expand_shape {{.*}} into memref<?x1x8x1x4x128xf32>
 // CHECK: gpu.launch
 // CHECK-SAME: workgroup(%{{.*}} : memref<64x128xbf16, #gpu.address_space<workgroup>>
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]

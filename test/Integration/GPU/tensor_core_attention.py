@@ -73,6 +73,15 @@ CASES = {
     # sinks (the op's initial state) with the 16 partial states.
     "f16 decode split-K 16 ways with sinks": dict(dt="f16", B=1, Hq=4, Hkv=1, Sq=1, Sk=1000,
                                                   D=128, sinks=True),
+    # Decode with GQA packs a kv head's 4 query heads into one block's rows
+    # (row = head in group · Sq + query): positions, rules and the rotation
+    # tables follow each row's query, not its row.
+    "bf16 rotary llama3 gqa 8/2 decode Sq=2 packed": dict(dt="bf16", B=2, Hq=8, Hkv=2, Sq=2,
+                                                          Sk=150, D=128, causal=True,
+                                                          rotary=LLAMA3),
+    "f16 gqa 8/2 decode Sq=3 window 40 softcap packed": dict(dt="f16", B=1, Hq=8, Hkv=2, Sq=3,
+                                                             Sk=200, D=64, causal=True, window=40,
+                                                             softcap=5.0),
     # f32: the same kernel with its products as FMA (no tensor cores).
     "f32 rotary llama3 gqa 4/2 causal D=128": dict(dt="f32", B=1, Hq=4, Hkv=2, Sq=130, Sk=130,
                                                    D=128, causal=True, rotary=LLAMA3),
@@ -245,6 +254,8 @@ T.finish()
 # CHECK: PASS tensor-core attention f16 alibi causal gqa 4/2
 # CHECK: PASS tensor-core attention bf16 t5 bias bidirectional
 # CHECK: PASS tensor-core attention f16 decode split-K 16 ways with sinks
+# CHECK: PASS tensor-core attention bf16 rotary llama3 gqa 8/2 decode Sq=2 packed
+# CHECK: PASS tensor-core attention f16 gqa 8/2 decode Sq=3 window 40 softcap packed
 # CHECK: PASS tensor-core attention f32 rotary llama3 gqa 4/2 causal D=128
 # CHECK: PASS tensor-core attention f32 full attention Sq=70 Sk=200 D=32
 # CHECK: PASS tensor-core attention f32 mqa decode Sq=3 Sk=190 causal
