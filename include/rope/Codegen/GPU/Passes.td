@@ -54,9 +54,11 @@ def RopeAttentionToTensorCores : Pass<"rope-attention-to-tensor-cores"> {
     the empty state) and its normalisation; the online op then becomes one
     `gpu.launch` over buffers of its operands (`bufferization.to_buffer`),
     its results fresh buffers:
-    * a block of 4 warps per (batch, query head, 64 query rows), each warp
-      16 rows held in `mma.sync` m16n8k16 fragments; Q is loaded once into
-      registers and, with a `rotary` spec or tables, rotated there in f32;
+    * a block of 4 warps per (batch, query head, 128 query rows), each warp
+      two groups of 16 rows held in `mma.sync` m16n8k16 fragments, so each
+      K or V fragment it loads feeds two products (decode and f32: one
+      group, 64 rows); Q is staged once into shared memory and, with a
+      `rotary` spec or tables, rotated on the way in f32;
     * K and V tiles of 64 keys in swizzled shared memory, copied by
       `cp.async` (`nvgpu.device_async_copy`, keys past the end zero-filled);
       K's rotated chunks go through registers (load, rotate in f32, store);
@@ -78,7 +80,10 @@ def RopeAttentionToTensorCores : Pass<"rope-attention-to-tensor-cores"> {
       also split the keys, as many ranges as it takes to reach
       `target-blocks` blocks (at most one per key tile), each writing a
       partial state from the empty one, which the op's own exact merge
-      (`mergeReductions`, with the op's initial state) combines.
+      (`mergeReductions`, with the op's initial state) combines; with GQA
+      the query heads of a kv head share a block, their queries packed as
+      its rows, so each K/V tile is read once per group (not with a mask,
+      ALiBi or a T5 bias, which are per head).
 
     f32 runs the same kernel (tiles, staging, loops, softmax, rules): its
     tiles hold f32 in 16-byte chunks of 4, and its two products are FMA by

@@ -2,8 +2,8 @@
 //
 // The tensor-core configuration of rope.online_attention on NVIDIA GPUs
 // (sm_80 and later), in the style of FlashAttention-2: one block of four
-// warps per (batch, query head, 128 query rows), each warp 32 rows (64 and
-// 16 for decode and f32); K and V
+// warps per (batch, query head, 128 query rows), each warp 32 rows (with
+// one row group, for decode and f32: 64 and 16); K and V
 // tiles of 64 keys staged in swizzled shared memory by cp.async (K rotated
 // in f32 on the way when the op rotates it), read with ldmatrix (V
 // transposed); Q·Kᵀ and P·V as mma.sync m16n8k16 with f32 accumulators; the
