@@ -98,6 +98,14 @@ class TorchBuffer:
         self.ptr = tensor.data_ptr()
 
 
+def device_call(lib, name, tensors):
+    """A call of @name on torch CUDA tensors, its result freed: what the
+    benchmarks time (the call's host work, launches and synchronisation)."""
+    bufs = [TorchBuffer(t) for t in tensors]
+    shapes = [tuple(t.shape) for t in tensors]
+    return lambda: lib.free_result(lib.call_device(name, bufs, shapes), bufs)
+
+
 def timed(fn, sync, reps=20, warmup=3):
     for _ in range(warmup):
         fn()
@@ -151,13 +159,7 @@ def time_attention(torch, F, libs, sync, s, hkv, dt):
     q = torch.randn(1, H, s, D, device="cuda", dtype=tdt)
     k, v = (torch.randn(1, hkv, s, D, device="cuda", dtype=tdt) for _ in range(2))
     p = torch.arange(s, device="cuda", dtype=torch.int64)
-    bufs = [TorchBuffer(t) for t in (q, k, v, p)]
-    shapes = [tuple(t.shape) for t in (q, k, v, p)]
-
-    def ours():
-        r = lib.call_device("attention", bufs, shapes)
-        lib.free_result(r, bufs)
-
+    ours = device_call(lib, "attention", (q, k, v, p))
     cos, sin = torch_tables(torch, p, tdt)
 
     def torch_attention():
@@ -185,12 +187,7 @@ def time_decode(torch, F, lib, sync, sk):
     the same bytes (read + write per second) and PyTorch's SDPA."""
     q = torch.randn(1, H, 1, D, device="cuda", dtype=torch.bfloat16)
     k, v = (torch.randn(1, 8, sk, D, device="cuda", dtype=torch.bfloat16) for _ in range(2))
-    bufs = [TorchBuffer(t) for t in (q, k, v)]
-    shapes = [tuple(t.shape) for t in (q, k, v)]
-
-    def ours():
-        lib.free_result(lib.call_device("decode", bufs, shapes), bufs)
-
+    ours = device_call(lib, "decode", (q, k, v))
     kv = torch.cat([k, v])
     copy = torch.empty_like(kv)
     t_ours = timed(ours, sync)
@@ -217,13 +214,7 @@ def run(out_dir: Path):
         lib = libs[f"rotate S={s}"]
         x = torch.randn(1, H, s, D, device="cuda", dtype=torch.float16)
         p = torch.arange(s, device="cuda", dtype=torch.int64)
-        shapes = [tuple(x.shape), tuple(p.shape)]
-        bufs = [TorchBuffer(x), TorchBuffer(p)]
-
-        def ours():
-            r = lib.call_device("rotate", bufs, shapes)
-            lib.free_result(r, bufs)
-
+        ours = device_call(lib, "rotate", (x, p))
         y = torch.empty_like(x)
         cos, sin = torch_tables(torch, p, torch.float16)
         t_ours = timed(ours, sync)
@@ -259,9 +250,11 @@ def write_results(results, out_dir: Path):
              "", "| S | ours GB/s | copy GB/s | ours / copy | ours vs PyTorch eager | "
              "ours kernels µs | ours kernels GB/s |",
              "|---|---|---|---|---|---|---|"]
+    def us(ts):
+        return " + ".join(f"{t * 1e6:.0f}" for t in ts)
     for r in results["rotary"]:
         ks = r.get("ours_kernels_s", [])
-        kernels = (f"{' + '.join(f'{t * 1e6:.0f}' for t in ks)} | "
+        kernels = (f"{us(ks)} | "
                    f"{r['bytes'] / sum(ks) / 1e9:.0f}" if ks else "– | –")
         lines.append(f"| {r['S']} | {r['ours_GBps']:.0f} | {r['copy_GBps']:.0f} | "
                      f"{r['ours_vs_copy']:.2f} | {r['ours_vs_torch']:.2f}× | {kernels} |")
@@ -296,7 +289,7 @@ def write_results(results, out_dir: Path):
                 f"| {r['Sk']} | {r['ours_s'] * 1e6:.0f} | {r['torch_s'] * 1e6:.0f} | "
                 f"{r['ours_GBps']:.0f} | {r['torch_GBps']:.0f} | {r['copy_GBps']:.0f} | "
                 f"{r['ours_vs_torch']:.2f}× | "
-                f"{' + '.join(f'{t * 1e6:.0f}' for t in r['ours_kernels_s'])} | "
+                f"{us(r['ours_kernels_s'])} | "
                 f"{r['ours_kernels_GBps']:.0f} |")
     names = sorted({a["torch_attention_kernel"][:160] for a in results["attention"]
                     if "torch_attention_kernel" in a})
@@ -316,17 +309,15 @@ def run_one(name: str, calls: int = 3):
     if name not in MODULES:
         sys.exit(f"--case: {name!r} is not one of: {', '.join(MODULES)}")
     lib = T.gpu_compile(MODULES[name])
+    (fn, signature), = lib.functions.items()
+    args_sig, _ = signature.callable_types()
     dtypes = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
-    fn = MODULES[name][len("func.func @"):].split("(")[0]
-    tensors = []
-    for arg in MODULES[name].split("(", 1)[1].split(")", 1)[0].split(", "):
-        dims, elem = arg.split("tensor<")[1].rstrip(">").rsplit("x", 1)
-        shape = tuple(int(d) for d in dims.split("x"))
-        tensors.append(torch.arange(shape[0], device="cuda") if elem == "i64" else
-                       torch.randn(*shape, device="cuda", dtype=dtypes[elem]))
-    bufs = [TorchBuffer(t) for t in tensors]
+    tensors = [torch.arange(sig.shape[0], device="cuda") if sig.dtype == "i64" else
+               torch.randn(*sig.shape, device="cuda", dtype=dtypes[sig.dtype])
+               for sig in args_sig]
+    call = device_call(lib, fn, tensors)
     for _ in range(calls):
-        lib.free_result(lib.call_device(fn, bufs, [tuple(t.shape) for t in tensors]), bufs)
+        call()
     torch.cuda.synchronize()
     print(f"ran {name} {calls} times")
 

@@ -12,23 +12,15 @@ kernels' in benchmarks/gpu.py.
 from __future__ import annotations
 
 import ctypes
-import time
 
-import gpu  # benchmarks/gpu.py: the modules and TorchBuffer
+import gpu  # benchmarks/gpu.py: the modules, device_call, timed, kernel_times
 from rope_mlir import cuda
 import rope_testing as T
 
 
 def median_us(fn, reps=200):
-    for _ in range(10):
-        fn()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    times.sort()
-    return times[len(times) // 2] * 1e6
+    """Host time of `fn` alone (no synchronisation after it)."""
+    return gpu.timed(fn, sync=lambda: None, reps=reps, warmup=10) * 1e6
 
 
 def main():
@@ -55,16 +47,12 @@ def main():
 
     x = torch.randn(1, gpu.H, 1024, gpu.D, device="cuda", dtype=torch.float16)
     p = torch.arange(1024, device="cuda", dtype=torch.int64)
-    bufs, shapes = [gpu.TorchBuffer(x), gpu.TorchBuffer(p)], [tuple(x.shape), tuple(p.shape)]
-
-    def call():
-        lib.free_result(lib.call_device("rotate", bufs, shapes), bufs)
-
+    call = gpu.device_call(lib, "rotate", (x, p))
     _, result_sig = lib.functions["rotate"].callable_types()
     from rope_mlir import _abi
 
     def descriptors_only():
-        [_abi.descriptor(b.ptr, s) for b, s in zip(bufs, shapes)]
+        [_abi.descriptor(t.data_ptr(), tuple(t.shape)) for t in (x, p)]
         _abi.descriptor_type(len(result_sig.shape))()
 
     rows["Python: descriptors of a call"] = median_us(descriptors_only)
