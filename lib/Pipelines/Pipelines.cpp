@@ -199,6 +199,9 @@ void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
   if (options.parallel)
     pm.addPass(rope::createRopeParallelizeElementwise());
 
+  // Results computed into the caller's buffers, where it passes them.
+  if (options.destinationEntryPoints)
+    pm.addPass(rope::createRopeDestinationEntryPoints());
   // The online-softmax state (running max, sum, accumulator) is rebuilt each
   // key tile; let loops carry those fresh buffers.
   addBufferizationPasses(pm, /*allowReturnAllocsFromLoops=*/true);

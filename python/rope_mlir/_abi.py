@@ -126,6 +126,38 @@ def check_argument(name: str, i: int, dtype: np.dtype, shape: tuple, sig: Tensor
             raise ArgumentError(f"{what}: expected {sig} (dim {d} = {want_d}), got {got}")
 
 
+def check_destinations(name: str, outs, results_sig, inputs) -> None:
+    """Raises ArgumentError unless `outs` (numpy views of ``out=``) can
+    receive the function's results: one per result, of its storage dtype,
+    rank and static extents (the compiled code checks the dynamic ones),
+    C-contiguous, writable, and sharing no memory with `inputs` (what the
+    function reads) or with each other."""
+    if len(outs) != len(results_sig):
+        raise ArgumentError(f"@{name} returns {len(results_sig)} results "
+                            f"({', '.join(map(str, results_sig))}); out= got {len(outs)} arrays")
+    for i, (a, sig) in enumerate(zip(outs, results_sig)):
+        what = f"@{name} out #{i}" if len(outs) > 1 else f"@{name} out"
+        want = np.dtype(STORAGE_DTYPES[sig.dtype])
+        got = f"{a.dtype} of shape {tuple(a.shape)}"
+        if a.dtype != want:
+            raise ArgumentError(f"{what}: expected {sig} (stored as {want}), got {got}")
+        if a.ndim != len(sig.shape) or any(
+                w is not None and w != g for w, g in zip(sig.shape, a.shape)):
+            raise ArgumentError(f"{what}: expected {sig}, got {got}")
+        if not a.flags.c_contiguous:
+            raise ArgumentError(f"{what}: must be C-contiguous (strides {a.strides}), "
+                                "the result is written in place")
+        if not a.flags.writeable:
+            raise ArgumentError(f"{what}: is read-only")
+        for j, x in enumerate(inputs):
+            if np.may_share_memory(a, x):
+                raise ArgumentError(f"{what}: shares memory with argument #{j}, which the "
+                                    "function reads while it writes the result")
+        for j, b in enumerate(outs[:i]):
+            if np.may_share_memory(a, b):
+                raise ArgumentError(f"{what}: shares memory with out #{j}")
+
+
 # ---------------------------------------------------------------------------
 # Memref descriptors and calls
 # ---------------------------------------------------------------------------

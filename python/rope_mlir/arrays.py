@@ -198,6 +198,31 @@ def import_arguments(args, allow_device: bool = False):
     return out, kind
 
 
+def import_destinations(outs) -> list[np.ndarray]:
+    """Arrays a compiled function writes its results into (``out=``): numpy
+    views of the caller's memory, never copies. Whether they fit is
+    _abi.check_destinations'."""
+    views = []
+    for i, a in enumerate(outs):
+        what = f"out #{i}" if len(outs) > 1 else "out"
+        if isinstance(a, np.ndarray):
+            views.append(a)
+            continue
+        if not hasattr(a, "__dlpack__"):
+            raise ArgumentError(f"{what}: expected a numpy array or a DLPack tensor to write "
+                                f"the result into, got {type(a).__name__}")
+        try:
+            _, value = _dlpack_import(a)
+        except (TypeError, BufferError, RuntimeError, ValueError) as e:
+            raise ArgumentError(f"{what} ({type(a).__module__}.{type(a).__name__}): "
+                                f"cannot be written through DLPack: {e}") from e
+        if isinstance(value, DeviceArray):
+            raise ArgumentError(f"{what}: a tensor in GPU memory, for a module compiled for "
+                                "the CPU")
+        views.append(value)
+    return views
+
+
 # ---------------------------------------------------------------------------
 # Export
 # ---------------------------------------------------------------------------

@@ -31,7 +31,7 @@ import numpy as np
 from . import _abi, _capi, _native, arrays
 from ._abi import TensorSig
 from .arrays import STORAGE_DTYPES, DeviceArray
-from .errors import CompileError
+from .errors import ArgumentError, CompileError
 from .module import Module
 from .options import CompileOptions
 
@@ -157,9 +157,12 @@ class GpuModule(Module):
             raise RuntimeError(f"@{name} returned a non-contiguous buffer (strides {strides})")
         return shape, contiguous
 
-    def call(self, name: str, *args):
+    def call(self, name: str, *args, out=None):
         if name not in self.functions:
             raise AttributeError(f"the module has no public function @{name}")
+        if out is not None:
+            raise ArgumentError(f"@{name}: out= is not supported by modules compiled for the "
+                                "GPU yet (their results are allocated on the device)")
         args_sig, result_sig = self.functions[name].callable_types()
         values, kind = arrays.import_arguments(args, allow_device=True)
         _abi.check_arguments(name, values, args_sig)

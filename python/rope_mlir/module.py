@@ -2,6 +2,7 @@
 
     module = rope_mlir.compile(text)
     module.kernel(x, positions)          # or module.call("kernel", x, positions)
+    module.kernel(x, positions, out=y)   # the result written into y
     module.functions["kernel"]           # its signature
 
 `Module` converts the arguments (numpy arrays or DLPack tensors, see
@@ -21,6 +22,7 @@ import numpy as np
 
 from . import _abi, _capi, arrays
 from ._abi import FunctionSig, TensorSig
+from .errors import ArgumentError
 
 __all__ = ["JitModule", "Module", "SharedLibraryModule"]
 
@@ -43,15 +45,23 @@ class Module:
         _abi.MAX_CALL_ARGS descriptors."""
         raise NotImplementedError
 
-    def call(self, name: str, *args):
+    def call(self, name: str, *args, out=None):
+        """Calls @name on `args`; its result, or a tuple of its results when
+        it returns several, as the arguments' kind of array. With `out` (an
+        array, or a tuple of one per result), the results are written into
+        it and it is returned: nothing is allocated for them."""
         if name not in self.functions:
             raise AttributeError(f"the module has no public function @{name} "
                                  f"(it has {', '.join('@' + f for f in self.functions) or 'none'})")
-        """Calls @name on `args`; its result, or a tuple of its results when
-        it returns several, as the arguments' kind of array."""
         args_sig, results_sig = self.functions[name].callable_signature()
         host, kind = arrays.import_arguments(args, self._device)
         _abi.check_arguments(name, host, args_sig)
+        if out is not None:
+            several = isinstance(out, tuple)
+            dests = arrays.import_destinations(list(out) if several else [out])
+            _abi.check_destinations(name, dests, results_sig, host)
+            self.run_into(name, host, dests)
+            return out
         outs = [arrays.export_result(a, r.dtype, kind)
                 for a, r in zip(self.run_host(name, host, results_sig), results_sig)]
         return outs[0] if len(outs) == 1 else tuple(outs)
@@ -76,11 +86,31 @@ class Module:
         return [_abi.take_result(getattr(results, f"r{i}"), r, spans, allocations)
                 for i, r in enumerate(results_sig)]
 
+    def run_into(self, name: str, host, dests) -> None:
+        """@name on checked, C-contiguous numpy arrays `host`, its results
+        written into `dests` (checked by _abi.check_destinations) through
+        its destination form `@name__into` (--rope-destination-entry-points)."""
+        into = f"{name}__into"
+        if into in self.functions:
+            raise ArgumentError(f"@{name} cannot write into out=: the source defines @{into} "
+                                f"itself, so the compiler gave @{name} no destination form")
+        structs = [_abi.array_descriptor(a) for a in (*host, *dests)]
+        try:
+            if len(structs) > _abi.MAX_CALL_ARGS:
+                _abi.call_packed(self.packed_address(into), name, structs)
+            else:
+                _abi.call_checked(self.function_address(into), name, structs)
+        except AttributeError as e:
+            raise ArgumentError(
+                f"@{name} cannot write into out=: the module has no @{into} (compiled with "
+                "destination_entry_points off, or the results' extents are not known from "
+                "the arguments' before the function runs)") from e
+
     def __getattr__(self, name: str):
         functions = self.__dict__.get("functions", {})
         if name.startswith("_") or name not in functions:
             raise AttributeError(name)
-        return lambda *args: self.call(name, *args)
+        return lambda *args, out=None: self.call(name, *args, out=out)
 
     def __dir__(self):
         return [*super().__dir__(), *self.__dict__.get("functions", {})]

@@ -8,7 +8,8 @@
 * bf16 tensors go in and come out as torch.bfloat16;
 * non-contiguous tensors (a transpose) are read correctly (through a copy);
 * a tensor that requires grad is refused with an ArgumentError naming it;
-* numpy and torch arguments may be mixed: the result is torch's.
+* numpy and torch arguments may be mixed: the result is torch's;
+* out= a torch tensor (f32, bf16) receives the result in place.
 Values are checked against the f64 reference (rope_testing.rotation_atol: 2 ulps
 of f32, +1 storage ulp for bf16) and against the numpy path, bit for bit.
 """
@@ -61,6 +62,20 @@ T.check(f32.kernel(xt, p).numpy(), expected, T.rotation_atol(x.numpy(), spec), "
 mixed = f32.kernel(x.numpy(), p)
 print("MIXED", type(mixed).__module__)
 
+# out= a torch tensor: the result is written into the tensor's own memory,
+# f32 and bf16; a non-contiguous one is refused.
+dest = torch.full((1, 4, 7, 32), float("nan"))
+print("OUT= TORCH", f32.kernel(x, p, out=dest) is dest)
+assert torch.equal(dest, f32.kernel(x, p)), "out= and the allocating call differ"
+destb = torch.zeros(1, 4, 7, 32, dtype=torch.bfloat16)
+bf16.kernel(xb, p, out=destb)
+assert torch.equal(destb, bf16.kernel(xb, p)), "bf16 out= and the allocating call differ"
+try:
+    f32.kernel(x, p, out=torch.empty(1, 4, 32, 7).transpose(2, 3))
+    print("ACCEPTED a non-contiguous destination")
+except rope_mlir.ArgumentError as e:
+    print("OUT= STRIDED", str(e).split(",")[0])
+
 try:
     f32.kernel(x.clone().requires_grad_(), p)
     print("ACCEPTED a tensor that requires grad")
@@ -83,5 +98,7 @@ T.finish()
 # CHECK: PASS torch bf16
 # CHECK: PASS strided
 # CHECK: MIXED torch
+# CHECK: OUT= TORCH True
+# CHECK: OUT= STRIDED @kernel out: must be C-contiguous (strides (3584
 # CHECK: GRAD argument #0 (torch.Tensor)
 # CHECK: UNCONSUMED capsule released 1

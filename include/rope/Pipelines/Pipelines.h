@@ -76,6 +76,13 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
                      "computed in parallel and merged (split-K): 0 or 1 never, "
                      "-1 when kv heads × query tiles are fewer than 4 (decode)"),
       llvm::cl::init(-1)};
+  PassOptions::Option<bool> destinationEntryPoints{
+      *this, "destination-entry-points",
+      llvm::cl::desc("Give each public function @f a form @f__into that "
+                     "writes its results into memrefs the caller passes "
+                     "after the arguments (--rope-destination-entry-points); "
+                     "@f allocates them and calls it"),
+      llvm::cl::init(true)};
 };
 
 /// Options of `--rope-lower-to-nvvm`.

@@ -62,6 +62,47 @@ def RopeReadOnlyPublicArguments
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
 }
 
+def RopeDestinationEntryPoints
+    : Pass<"rope-destination-entry-points", "::mlir::ModuleOp"> {
+  let summary = "Give each public function a form that writes its results "
+                "into the caller's buffers";
+  let description = [{
+    Each public `func.func @f` on tensors that returns ranked tensors, with
+    one block, becomes two functions:
+
+    * `@f__into(args..., %out0: memref<...>, ...)`: `@f`'s body, ending in
+      `bufferization.materialize_in_destination %result in restrict
+      writable %out` for each result instead of returning it. Empty-tensor
+      elimination then computes the result in the caller's buffer (no
+      allocation, no copy) where it is built in destination style; a result
+      that is a reshape of one (`tensor.expand_shape`, `collapse_shape`) is
+      materialized into the same reshape of the destination. A result that
+      is not (an argument returned as is, a constant) is copied.
+    * `@f(args...)`: the same signature as before; it allocates the results
+      (64-byte aligned) and calls `@f__into`.
+
+    The destination form checks, before anything runs, that each
+    destination's dynamic extents are the result's (`rope.assert`, reported
+    through the rope runtime); the static ones are the memref type's. So
+    both forms need each result extent as a function of the arguments'
+    extents: through destinations, `tensor.empty`'s sizes and ops that
+    reify their result shapes, down to `tensor.dim` of arguments and pure
+    scalar ops in the function's entry block. A function whose extents are
+    not known before its body runs (one read from a tensor's contents), and
+    one whose `@f__into` name is taken, is left as it is.
+
+    `--rope-lower-to-cpu` runs it before bufferization (option
+    `destination-entry-points`, on by default): Python calls `@f__into` for
+    `m.f(x, out=y)`.
+  }];
+  let dependentDialects = [
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::rope::RopeDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def RopeDecomposeAggregatedOps : Pass<"rope-decompose-aggregated-ops"> {
   let summary = "Decompose linalg ops that aggregate others (linalg.softmax) "
                 "into the ops they stand for";
