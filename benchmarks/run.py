@@ -10,13 +10,19 @@
   OpenBLAS, PyTorch CPU; peak memory of our two forms, each measured in a
   fresh process;
 * decode: one query against an un-rotated KV cache of 4k..32k keys, rotating
-  K on load (fused) against re-rotating the cache and then attending.
+  K on load (fused) against re-rotating the cache and then attending;
+* beside them, in the same run: the machine's limits (FMA peak, copy
+  bandwidth), SGEMM, PyTorch 2's SDPA, IREE and llama.cpp's ggml (ROPE and
+  FLASH_ATTN_EXT, benchmarks/ggml/), and each target of the CPU speed issue
+  marked met or missed.
 
-Writes benchmarks/results/cpu.{json,md,png}. Never part of `make check`.
+Writes benchmarks/results/cpu-<vendor>.{json,md,png} (one file per kind of
+CPU: intel, amd). Never part of `make check`.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import platform
@@ -52,6 +58,7 @@ import numpy as np  # noqa: E402  (after the OpenBLAS core is named)
 from rope_mlir import compiler, reference as ref
 
 HERE = Path(__file__).resolve().parent
+LLVM_BIN = Path("/usr/lib/llvm-22/bin")
 RESULTS = HERE / "results"
 THREADS = os.cpu_count() or 1
 LLAMA3_SPEC = ref.RotarySpec(base=500000.0, scaling=ref.Scaling(
@@ -82,10 +89,17 @@ def tables(positions, head_dim):
     return np.cos(emb).astype(np.float32), np.sin(emb).astype(np.float32)
 
 
-def np_rotate(x, cos, sin):
+def np_rotate(x, cos, sin, out=None):
+    """HF's rotate_half rotation; with `out`, the result goes there (numpy's
+    out=, as the rotary benchmark gives every contender that has one)."""
     h = x.shape[-1] // 2
     rot = np.concatenate([-x[..., h:], x[..., :h]], axis=-1)
-    return x * cos + rot * sin
+    if out is None:
+        return x * cos + rot * sin
+    np.multiply(x, cos, out=out)
+    rot *= sin
+    out += rot
+    return out
 
 
 def np_attention(q, k, v, cos, sin, causal=True):
@@ -109,9 +123,13 @@ def torch_fns():
         return None
     torch.set_num_threads(THREADS)
 
-    def rotate(x, cos, sin):
+    def rotate(x, cos, sin, out=None):
         h = x.shape[-1] // 2
-        return x * cos + torch.cat([-x[..., h:], x[..., :h]], dim=-1) * sin
+        rot = torch.cat([-x[..., h:], x[..., :h]], dim=-1)
+        if out is None:
+            return x * cos + rot * sin
+        torch.mul(x, cos, out=out)
+        return out.addcmul_(rot, sin)
 
     def attention(q, k, v, cos, sin):
         with torch.no_grad():
@@ -131,14 +149,15 @@ def torch_fns():
 # Our kernels
 # ---------------------------------------------------------------------------
 
-def rotate_module(hq, hkv, s, d):
+def rotate_module(hq, hkv, s, d, layout="half"):
+    spec = ref.RotarySpec(base=LLAMA3_SPEC.base, layout=layout, scaling=LLAMA3_SPEC.scaling).to_attr()
     return f"""
 func.func @rotate_q(%q: tensor<1x{hq}x{s}x{d}xf32>, %p: tensor<{s}xi64>) -> tensor<1x{hq}x{s}x{d}xf32> {{
-  %qr = rope.rotate %q, %p rotary({LLAMA3}) : tensor<1x{hq}x{s}x{d}xf32>, tensor<{s}xi64>
+  %qr = rope.rotate %q, %p rotary({spec}) : tensor<1x{hq}x{s}x{d}xf32>, tensor<{s}xi64>
   return %qr : tensor<1x{hq}x{s}x{d}xf32>
 }}
 func.func @rotate_k(%k: tensor<1x{hkv}x{s}x{d}xf32>, %p: tensor<{s}xi64>) -> tensor<1x{hkv}x{s}x{d}xf32> {{
-  %kr = rope.rotate %k, %p rotary({LLAMA3}) : tensor<1x{hkv}x{s}x{d}xf32>, tensor<{s}xi64>
+  %kr = rope.rotate %k, %p rotary({spec}) : tensor<1x{hkv}x{s}x{d}xf32>, tensor<{s}xi64>
   return %kr : tensor<1x{hkv}x{s}x{d}xf32>
 }}"""
 
@@ -197,13 +216,15 @@ print(best, peak)
 """
 
 
-def isolated_attention(pipeline, hq, hkv, s, d, workdir):
-    """Time and peak extra memory (MiB) of our attention in a fresh process."""
+def isolated_attention(pipeline, hq, hkv, s, d, workdir, threads=THREADS):
+    """Time and peak extra memory (MiB) of our attention in a fresh process
+    on `threads` threads (OpenMP's)."""
     text = Path(workdir) / f"attention_{hq}_{hkv}_{s}.mlir"
     text.write_text(attention_module(hq, hkv, s, d))
     out = subprocess.run([sys.executable, "-c", _ISOLATED, str(text), pipeline,
                           str(hq), str(hkv), str(s), str(d)],
-                         check=True, capture_output=True, text=True, env=os.environ).stdout
+                         check=True, capture_output=True, text=True,
+                         env={**os.environ, "OMP_NUM_THREADS": str(threads)}).stdout
     t, mib = map(float, out.split())
     return t, mib
 
@@ -221,7 +242,7 @@ def frontend_python():
     return python if python.exists() else None
 
 
-def venv_baseline(script, configs):
+def venv_baseline(script, configs, threads=THREADS):
     """Runs benchmarks/SCRIPT (torch2_sdpa.py or iree_attention.py) in the
     frontend venv on the prefill configs: {(Hq, Hkv, S): seconds}, the
     baseline's version and its reply (empty and None without the venv or when
@@ -230,7 +251,7 @@ def venv_baseline(script, configs):
     if python is None:
         return {}, None, {}
     inv = ref.inv_freq(LLAMA3_SPEC, 128).tolist()
-    out = subprocess.run([str(python), str(HERE / script), str(THREADS), json.dumps(inv),
+    out = subprocess.run([str(python), str(HERE / script), str(threads), json.dumps(inv),
                           json.dumps([list(c) for c in configs])],
                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ""})
     if out.returncode != 0:
@@ -248,11 +269,56 @@ def sgemm_gflops(n=2048):
     return 2 * n ** 3 / best_time(lambda: a @ b, reps=5, warmup=1) / 1e9
 
 
+def fma_peak_gflops(threads):
+    """The machine's FMA peak on `threads` threads (benchmarks/limits/
+    fma_peak.c: register-resident FMAs at the widest vector width), GFLOP/s,
+    best of three; NaN where the toolchain's clang cannot build it."""
+    lib = RESULTS / "tmp" / "fma_peak.so"
+    cmd = [str(LLVM_BIN / "clang"), "-O2", "-march=native", "-ffp-contract=fast", "-fopenmp=libomp",
+           "-shared", "-fPIC", str(HERE / "limits" / "fma_peak.c"), "-o", str(lib)]
+    if subprocess.run(cmd, capture_output=True).returncode != 0:
+        return float("nan")
+    fn = ctypes.CDLL(str(lib)).fma_peak_gflops
+    fn.restype, fn.argtypes = ctypes.c_double, [ctypes.c_int, ctypes.c_long]
+    return max(fn(threads, 50_000_000) for _ in range(3))
+
+
+def copy_gbps(mib=512):
+    """A plain copy's bandwidth, bytes read + written per second (GB/s),
+    of arrays far larger than the caches."""
+    src = np.ones(mib << 18, np.float32)
+    dst = np.empty_like(src)
+    return 2 * src.nbytes / best_time(lambda: np.copyto(dst, src), reps=5) / 1e9
+
+
+def ggml_baseline():
+    """ggml_baseline's path (benchmarks/ggml/build.sh builds llama.cpp's
+    ggml from its pinned PyPI sdist) and its version, or (None, None) where
+    that fails, which the run reports."""
+    out = subprocess.run(["bash", str(HERE / "ggml" / "build.sh")], capture_output=True, text=True)
+    if out.returncode != 0:
+        print(f"ggml baseline unavailable: {out.stderr[-2000:]}", flush=True)
+        return None, None
+    return out.stdout.strip().splitlines()[-1], "llama-cpp-python 0.3.16 (its vendored ggml)"
+
+
+def ggml_seconds(binary, *args, threads=THREADS):
+    """The best time of one ggml_baseline case (see ggml_baseline.cpp), or
+    NaN without the baseline."""
+    if binary is None:
+        return float("nan")
+    out = subprocess.run([binary, str(threads), *map(str, args)], capture_output=True, text=True)
+    if out.returncode != 0:
+        print(f"ggml_baseline {' '.join(map(str, args))} failed: {out.stderr[-500:]}", flush=True)
+        return float("nan")
+    return float(out.stdout)
+
+
 # ---------------------------------------------------------------------------
 # Benchmarks
 # ---------------------------------------------------------------------------
 
-def bench_rotary(results, seqs, torch_parts):
+def bench_rotary(results, seqs, torch_parts, ggml=None):
     rng = np.random.default_rng(0)
     for s in seqs:
         q = rng.standard_normal((1, 32, s, 128), dtype=np.float32)
@@ -267,19 +333,35 @@ def bench_rotary(results, seqs, torch_parts):
         # repetitions there, the same for every contender.
         reps = 10 if s <= 1024 else 5
         row["copy"] = best_time(lambda: (np.copyto(dst_q, q), np.copyto(dst_k, k)), reps=reps)
-        row["ours"] = best_time(lambda: (lib.call("rotate_q", q, p), lib.call("rotate_k", k, p)), reps=reps)
-        row["numpy"] = best_time(lambda: (np_rotate(q, cos, sin), np_rotate(k, cos, sin)), reps=reps)
+        # Every contender writes into the same preallocated destinations
+        # (out=), as the copy does: a fresh result would cost its page
+        # faults, which measure the allocator, not the rotation.
+        row["ours"] = best_time(lambda: (lib.call("rotate_q", q, p, out=dst_q),
+                                         lib.call("rotate_k", k, p, out=dst_k)), reps=reps)
+        row["numpy"] = best_time(lambda: (np_rotate(q, cos, sin, dst_q),
+                                          np_rotate(k, cos, sin, dst_k)), reps=reps)
         if torch_parts:
             torch, t_rotate, _ = torch_parts
             tq, tk = torch.from_numpy(q), torch.from_numpy(k)
             tc, ts = torch.from_numpy(cos), torch.from_numpy(sin)
-            row["torch"] = best_time(lambda: (t_rotate(tq, tc, ts), t_rotate(tk, tc, ts)), reps=reps)
+            tdq, tdk = torch.from_numpy(dst_q), torch.from_numpy(dst_k)
+            row["torch"] = best_time(lambda: (t_rotate(tq, tc, ts, tdq), t_rotate(tk, tc, ts, tdk)),
+                                     reps=reps)
+        # ggml's ROPE of the same tensors ([S, H, D], its layout), into its
+        # preallocated result.
+        row["ggml"] = ggml_seconds(ggml, "rope", "half", s, 32, 8, 128)
+        # The interleaved layout (GPT-J, ggml's default mode), ours and ggml's.
+        inter = compiler.compile(rotate_module(32, 8, s, 128, "interleaved"))
+        row["ours_interleaved"] = best_time(lambda: (inter.call("rotate_q", q, p, out=dst_q),
+                                                     inter.call("rotate_k", k, p, out=dst_k)), reps=reps)
+        row["ggml_interleaved"] = ggml_seconds(ggml, "rope", "interleaved", s, 32, 8, 128)
         results["rotary"].append(row)
         print(f"rotary S={s}: " + ", ".join(
-            f"{k} {moved / v / 1e9:.1f} GB/s" for k, v in row.items() if k not in ("S", "bytes")), flush=True)
+            f"{k} {moved / v / 1e9:.1f} GB/s" for k, v in row.items() if k not in ("S", "bytes")
+            and v == v), flush=True)
 
 
-def bench_prefill(results, configs, torch_parts, workdir):
+def bench_prefill(results, configs, torch_parts, workdir, ggml=None):
     rng = np.random.default_rng(1)
     sdpa, results["machine"]["torch2"], _ = venv_baseline("torch2_sdpa.py", configs)
     # IREE's CPU attention runs at a few GFLOP/s (see benchmarks/README.md):
@@ -308,15 +390,19 @@ def bench_prefill(results, configs, torch_parts, workdir):
         if (hq, hkv, s) in iree:
             row["iree"] = iree[(hq, hkv, s)]
             row["iree_rel_err"] = iree_errors[f"{hq}/{hkv}/{s}"]
+        # ggml's CPU FLASH_ATTN_EXT (one dot product per key and query row)
+        # with ROPE of Q and K: minutes beyond the target's S, as IREE.
+        if s <= 2048:
+            row["ggml"] = ggml_seconds(ggml, "attention", "f32", hq, hkv, s, s, d, 1)
         results["prefill"].append(row)
         print(f"prefill Hq={hq} Hkv={hkv} S={s}: " + ", ".join(
             f"{k} {flops / row[k] / 1e9:.1f} GFLOP/s" for k in ("ours", "ours_unfused", "numpy", "torch", "torch2_sdpa",
-                                                               "iree")
-            if k in row)
+                                                               "iree", "ggml")
+            if k in row and row[k] == row[k])
             + f"; peak MiB fused {row['ours_peak_mib']:.0f} unfused {row['unfused_peak_mib']:.0f}", flush=True)
 
 
-def bench_decode(results, lengths, dtypes=("f32", "f16")):
+def bench_decode(results, lengths, dtypes=("f32", "f16"), ggml=None):
     """One query against an un-rotated KV cache: the KV bytes read per second,
     against a plain copy of the same K and V (bytes read + written per
     second, the rotary benchmark's ceiling), for f32 and f16 caches."""
@@ -335,10 +421,15 @@ def bench_decode(results, lengths, dtypes=("f32", "f16")):
             qp = np.array([n - 1], np.int64)
             kp = np.arange(n, dtype=np.int64)
             dst_k, dst_v = np.empty_like(k), np.empty_like(v)
+            dst_o = np.empty_like(q)
             row = {"dtype": dtype, "N": n, "kv_bytes": k.nbytes + v.nbytes}
             row["copy"] = best_time(lambda: (np.copyto(dst_k, k), np.copyto(dst_v, v)), reps=5)
-            row["rotate_on_load"] = best_time(lambda: lib.call("rotate_on_load", q, k, v, qp, kp), reps=5)
+            row["rotate_on_load"] = best_time(
+                lambda: lib.call("rotate_on_load", q, k, v, qp, kp, out=dst_o), reps=5)
             row["rerotate_cache"] = best_time(lambda: unfolded.call("rerotate_cache", q, k, v, qp, kp), reps=5)
+            # ggml's FLASH_ATTN_EXT over a cache of rotated keys, as
+            # llama.cpp decodes (the query row rotated in the same graph).
+            row["ggml"] = ggml_seconds(ggml, "attention", dtype, 32, 8, 1, n, 128, 0)
             if dtype == "f32":
                 cos_q, sin_q = tables(qp, 128)
                 cos_k, sin_k = tables(kp, 128)
@@ -354,8 +445,30 @@ def bench_decode(results, lengths, dtypes=("f32", "f16")):
             kv = row["kv_bytes"]
             print(f"decode {dtype} N={n}: copy {2 * kv / row['copy'] / 1e9:.1f} GB/s, "
                   f"rotate on load {kv / row['rotate_on_load'] / 1e9:.1f} GB/s of KV, " + ", ".join(
-                      f"{k} {row[k] * 1e3:.2f} ms" for k in ("rotate_on_load", "rerotate_cache", "numpy")
-                      if k in row), flush=True)
+                      f"{k} {row[k] * 1e3:.2f} ms" for k in ("rotate_on_load", "rerotate_cache", "numpy", "ggml")
+                      if k in row and row[k] == row[k]), flush=True)
+
+
+def bench_scaling(results, workdir, ggml=None):
+    """Prefill at S = 2048 (MHA and GQA 32/8) on one thread and on all of
+    them, ours against SDPA and ggml: the efficiency of the other cores."""
+    if THREADS < 2:
+        return
+    full_rows = {(r["Hq"], r["Hkv"], r["S"]): r for r in results["prefill"]}
+    configs = [c for c in [(32, 32, 2048), (32, 8, 2048)] if c in full_rows]
+    sdpa, _, _ = venv_baseline("torch2_sdpa.py", configs, threads=1)
+    for hq, hkv, s in configs:
+        full = full_rows[(hq, hkv, s)]
+        row = {"Hq": hq, "Hkv": hkv, "S": s, "threads": THREADS,
+               "ours_1": isolated_attention("--rope-lower-to-cpu", hq, hkv, s, 128, workdir, 1)[0],
+               "ours_n": full["ours"], "torch2_sdpa_1": sdpa.get((hq, hkv, s), float("nan")),
+               "torch2_sdpa_n": full.get("torch2_sdpa", float("nan")),
+               "ggml_1": ggml_seconds(ggml, "attention", "f32", hq, hkv, s, s, 128, 1, threads=1),
+               "ggml_n": full.get("ggml", float("nan"))}
+        results["scaling"].append(row)
+        print(f"scaling Hq={hq} Hkv={hkv} S={s}: " + ", ".join(
+            f"{k} {row[k + '_1'] / row[k + '_n'] / THREADS:.0%}" for k in ("ours", "torch2_sdpa", "ggml")),
+            flush=True)
 
 
 def matmul_module(n):
@@ -392,36 +505,51 @@ def write_markdown(results, path):
     lines = [f"# CPU benchmarks", "",
              f"Machine: {m['cpu']}, {m['threads']} threads; numpy {m['numpy']} on {m['blas']}; "
              f"PyTorch {m.get('torch', 'absent')} (Debian) and {m.get('torch2') or 'no PyTorch 2'} "
-             f"(PyPI, the frontend venv); IREE {m.get('iree') or 'absent'} (PyPI, the frontend venv); SGEMM (numpy 2048³) {results.get('sgemm_gflops', float('nan')):.1f} GFLOP/s. "
+             f"(PyPI, the frontend venv); IREE {m.get('iree') or 'absent'} (PyPI, the frontend venv); "
+             f"ggml: {m.get('ggml') or 'absent'}, CPU backend, native flags (benchmarks/ggml/). "
+             f"Limits: FMA peak {results.get('fma_peak_gflops', float('nan')):.1f} GFLOP/s "
+             f"({results.get('fma_peak_1thread_gflops', float('nan')):.1f} on one thread; benchmarks/limits/fma_peak.c), "
+             f"copy {results.get('copy_gbps', float('nan')):.1f} GB/s (512 MiB, read + write); "
+             f"SGEMM (numpy 2048³) {results.get('sgemm_gflops', float('nan')):.1f} GFLOP/s. "
              f"All figures from one run of `make bench` "
              f"({m['date']}). Best of several repetitions; glibc keeps freed memory for reuse "
              f"(no page faults on fresh outputs), for every contender.", "",
              "## Rotary application (Q [1,32,S,128] + K [1,8,S,128], f32, llama3)", "",
-             "Bytes moved (read + write) per second; ratio to a plain copy of the same bytes, and speed-up over numpy / PyTorch.", "",
-             "| S | copy GB/s | ours GB/s | numpy GB/s | torch GB/s | ours / copy | ours vs numpy | ours vs torch |",
-             "|---|---|---|---|---|---|---|---|"]
+             "Bytes moved (read + write) per second; ratio to a plain copy of the same bytes, and speed-up over "
+             "numpy / PyTorch / ggml's ROPE (same tensors in its token-major layout). Every contender writes into "
+             "preallocated destinations (our `out=`, numpy's and PyTorch's `out=`, ggml's graph buffer).", "",
+             "The half layout (rotate_half, NeoX) throughout, and the interleaved one (GPT-J) for ours and ggml.", "",
+             "| S | copy GB/s | ours GB/s | numpy GB/s | torch GB/s | ggml GB/s | ours / copy | ours vs numpy | ours vs torch | ours vs ggml | interleaved: ours GB/s | ggml GB/s | ours vs ggml |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results["rotary"]:
         g = lambda k: r["bytes"] / r[k] / 1e9 if k in r else float("nan")
-        lines.append(f"| {r['S']} | {g('copy'):.1f} | {g('ours'):.1f} | {g('numpy'):.1f} | {g('torch'):.1f} | "
-                     f"{r['copy'] / r['ours']:.0%} | {r['numpy'] / r['ours']:.1f}× | "
-                     f"{(r['torch'] / r['ours']) if 'torch' in r else float('nan'):.1f}× |")
+        vs = lambda k, ours="ours": r[k] / r[ours] if k in r else float("nan")
+        lines.append(f"| {r['S']} | {g('copy'):.1f} | {g('ours'):.1f} | {g('numpy'):.1f} | {shown(g('torch'), '.1f')} | "
+                     f"{shown(g('ggml'), '.1f')} | {r['copy'] / r['ours']:.0%} | {vs('numpy'):.1f}× | "
+                     f"{shown(vs('torch'), '.1f', '×')} | {shown(vs('ggml'), '.2f', '×')} | "
+                     f"{shown(g('ours_interleaved'), '.1f')} | {shown(g('ggml_interleaved'), '.1f')} | "
+                     f"{shown(vs('ggml_interleaved', 'ours_interleaved'), '.2f', '×')} |")
     sgemm = results.get("sgemm_gflops", float("nan"))
     lines += ["", "## Prefill attention with RoPE, causal, B=1, D=128", "",
               "GFLOP/s with the dense count 4·B·H·S²·D (causal work is half of it). `torch` is PyTorch 1.13 "
               "eager (explicit softmax); `SDPA` is PyTorch 2's `scaled_dot_product_attention` (flash-attention "
               "CPU kernel) with HF RoPE; `IREE` compiles that same PyTorch layer (torch.export, IREE's FX importer) "
               "for its `llvm-cpu` backend (host CPU; SDPA becomes its fused `iree_linalg_ext.attention`), checked "
-              "against PyTorch (max error / max in `cpu.json`). Causal rate / SGEMM: ours at the causal count (half the dense one) "
-              "over the SGEMM rate of the same run. Peak: extra resident memory of the call, fresh process.", "",
-              "| Hq/Hkv | S | ours (fused) | ours (unfused) | numpy+OpenBLAS | torch | SDPA | IREE | fused vs numpy | fused vs torch | fused vs SDPA | fused vs IREE | causal rate / SGEMM | fused vs unfused | peak MiB fused / unfused |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "against PyTorch (max error / max in the json); `ggml` is llama.cpp's CPU `FLASH_ATTN_EXT` with `ROPE` of Q "
+              "and K. Causal rate / SGEMM and / FMA peak: ours at the causal count (half the dense one) "
+              "over the SGEMM rate and the FMA peak of the same run. Peak: extra resident memory of the call, fresh process.", "",
+              "| Hq/Hkv | S | ours (fused) | ours (unfused) | numpy+OpenBLAS | torch | SDPA | IREE | ggml | fused vs numpy | fused vs torch | fused vs SDPA | fused vs IREE | fused vs ggml | causal rate / SGEMM | causal rate / FMA peak | fused vs unfused | peak MiB fused / unfused |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    peak = results.get("fma_peak_gflops", float("nan"))
     for r in results["prefill"]:
         g = lambda k: r["flops"] / r[k] / 1e9 if k in r else float("nan")
         vs = lambda k: (r[k] / r["ours"]) if k in r else float("nan")
         lines.append(f"| {r['Hq']}/{r['Hkv']} | {r['S']} | {g('ours'):.1f} | {g('ours_unfused'):.1f} | {g('numpy'):.1f} | "
                      f"{shown(g('torch'), '.1f')} | {shown(g('torch2_sdpa'), '.1f')} | {shown(g('iree'), '.1f')} | "
+                     f"{shown(g('ggml'), '.1f')} | "
                      f"{vs('numpy'):.1f}× | {shown(vs('torch'), '.1f', '×')} | {shown(vs('torch2_sdpa'), '.2f', '×')} | "
-                     f"{shown(vs('iree'), '.1f', '×')} | {g('ours') / 2 / sgemm:.0%} | "
+                     f"{shown(vs('iree'), '.1f', '×')} | {shown(vs('ggml'), '.1f', '×')} | {g('ours') / 2 / sgemm:.0%} | "
+                     f"{shown(g('ours') / 2 / peak, '.0%')} | "
                      f"{r['ours_unfused'] / r['ours']:.1f}× | {r['ours_peak_mib']:.0f} / {r['unfused_peak_mib']:.0f} |")
     if "matmul" in results:
         mm = results["matmul"]
@@ -432,16 +560,66 @@ def write_markdown(results, path):
     lines += ["", "## Decode: one query, Hq/Hkv = 32/8, un-rotated KV cache", "",
               "KV GB/s: the bytes of K and V read per second by our fused call (rotating K on load). "
               "Copy GB/s: a plain copy of the same K and V, bytes read + written per second. "
-              "Ours / copy is the decode target's ratio.", "",
-              "| cache | cached keys | KV MiB | copy GB/s | ours KV GB/s | ours / copy | rotate on load (fused) ms | re-rotate cache, then attend ms | numpy ms | on-load speed-up |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+              "Ours / copy is the decode target's ratio. `ggml`: llama.cpp's `FLASH_ATTN_EXT` over a cache of "
+              "rotated keys of the same dtype (how llama.cpp decodes), the query row rotated in the same graph.", "",
+              "| cache | cached keys | KV MiB | copy GB/s | ours KV GB/s | ours / copy | rotate on load (fused) ms | re-rotate cache, then attend ms | numpy ms | ggml ms | on-load speed-up | ours vs ggml |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results["decode"]:
         kv = r["kv_bytes"]
         lines.append(f"| {r['dtype']} | {r['N']} | {kv / 2**20:.0f} | {2 * kv / r['copy'] / 1e9:.1f} | "
                      f"{kv / r['rotate_on_load'] / 1e9:.1f} | {r['copy'] / 2 / r['rotate_on_load']:.0%} | "
                      f"{r['rotate_on_load'] * 1e3:.2f} | {r['rerotate_cache'] * 1e3:.2f} | {shown(r.get('numpy', float('nan')) * 1e3, '.2f')} | "
-                     f"{r['rerotate_cache'] / r['rotate_on_load']:.2f}× |")
+                     f"{shown(r.get('ggml', float('nan')) * 1e3, '.2f')} | "
+                     f"{r['rerotate_cache'] / r['rotate_on_load']:.2f}× | "
+                     f"{shown(r.get('ggml', float('nan')) / r['rotate_on_load'], '.2f', '×')} |")
+    if results.get("scaling"):
+        n = m["threads"]
+        lines += ["", f"## Scaling: prefill S = 2048 on 1 and {n} threads", "",
+                  f"Efficiency of the other cores: time on one thread / ({n} × time on {n}); 100% is linear.", "",
+                  f"| Hq/Hkv | ours 1 thread GFLOP/s | ours {n} threads | ours efficiency | SDPA efficiency | ggml efficiency |",
+                  "|---|---|---|---|---|---|"]
+        for r in results["scaling"]:
+            flops = 4 * r["Hq"] * r["S"] ** 2 * 128
+            eff = lambda k: r[k + "_1"] / r[k + "_n"] / n
+            lines.append(f"| {r['Hq']}/{r['Hkv']} | {flops / r['ours_1'] / 1e9:.1f} | {flops / r['ours_n'] / 1e9:.1f} | "
+                         f"{eff('ours'):.0%} | {shown(eff('torch2_sdpa'), '.0%')} | {shown(eff('ggml'), '.0%')} |")
+    lines += ["", *target_lines(results)]
     path.write_text("\n".join(lines) + "\n")
+
+
+def target_lines(results):
+    """The CPU speed issue's targets (prefill, decode, rotary) in this run,
+    each marked met or missed with its ratio; a target whose baseline is
+    missing is marked unmeasured."""
+    rows = []
+
+    def mark(target, case, ratio, goal):
+        status = "unmeasured" if ratio != ratio else "met" if ratio >= goal else "missed"
+        rows.append(f"| {target} | {case} | {shown(ratio, '.2f')} | ≥ {goal:g} | {status} |")
+
+    peak = results.get("fma_peak_gflops", float("nan"))
+    for r in results["prefill"]:
+        if not 1024 <= r["S"] <= 8192:
+            continue
+        case = f"Hq/Hkv {r['Hq']}/{r['Hkv']}, S={r['S']}"
+        mark("prefill causal rate / FMA peak", case, r["flops"] / 2 / r["ours"] / 1e9 / peak, 0.7)
+        mark("prefill vs PyTorch 2 SDPA", case, r.get("torch2_sdpa", float("nan")) / r["ours"], 1.3)
+    for r in results["decode"]:
+        case = f"{r['dtype']} cache, {r['N']} keys"
+        mark("decode KV read / copy", case, r["copy"] / 2 / r["rotate_on_load"], 0.8)
+        mark("decode vs ggml FLASH_ATTN_EXT", case, r.get("ggml", float("nan")) / r["rotate_on_load"], 1.2)
+    for r in results["rotary"]:
+        case = f"S={r['S']}"
+        for layout, ours, ggml in (("half", "ours", "ggml"),
+                                   ("interleaved", "ours_interleaved", "ggml_interleaved")):
+            if ours not in r:
+                continue
+            mark(f"rotary ({layout}) / copy", case, r["copy"] / r[ours], 0.8)
+            mark(f"rotary ({layout}) vs ggml ROPE", case, r.get(ggml, float("nan")) / r[ours], 1.0)
+    met = sum(" met |" in row for row in rows)
+    return ["## Targets of the CPU speed issue in this run", "",
+            f"{met} of {len(rows)} met.", "",
+            "| target | case | ratio | goal | status |", "|---|---|---|---|---|", *rows]
 
 
 def plot(results, path):
@@ -454,8 +632,9 @@ def plot(results, path):
         return
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
     rot = results["rotary"]
-    for key, label in (("copy", "copy (ceiling)"), ("ours", "rope-mlir"), ("numpy", "numpy"), ("torch", "PyTorch")):
-        if all(key in r for r in rot):
+    for key, label in (("copy", "copy (ceiling)"), ("ours", "rope-mlir"), ("numpy", "numpy"), ("torch", "PyTorch"),
+                       ("ggml", "ggml ROPE")):
+        if all(key in r and r[key] == r[key] for r in rot):
             axes[0].plot([r["S"] for r in rot], [r["bytes"] / r[key] / 1e9 for r in rot], "o-", label=label)
     axes[0].set(title="Rotary application (Q+K)", xlabel="S", ylabel="GB/s moved", xscale="log")
     pre = [r for r in results["prefill"] if r["Hkv"] == 32]
@@ -475,13 +654,16 @@ def plot(results, path):
                      color="C0", label=f"rotate K on load ({dtype})")
         axes[2].plot([r["N"] for r in dec], [r["kv_bytes"] / r["rerotate_cache"] / 1e9 for r in dec], style,
                      color="C1", label=f"re-rotate cache ({dtype})")
+        if all(r.get("ggml", float("nan")) == r.get("ggml", float("nan")) and "ggml" in r for r in dec):
+            axes[2].plot([r["N"] for r in dec], [r["kv_bytes"] / r["ggml"] / 1e9 for r in dec], style,
+                         color="C2", label=f"ggml FLASH_ATTN_EXT ({dtype})")
     axes[2].set(title="Decode, 32/8 heads: KV bytes read", xlabel="cached keys", ylabel="GB/s", xscale="log")
     for ax in axes:
         ax.legend()
         ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plot_prefill_at_a_glance(results, path.with_name("prefill.png"), plt)
+    plot_prefill_at_a_glance(results, path.with_name(path.name.replace("cpu", "prefill", 1)), plt)
 
 
 def plot_prefill_at_a_glance(results, path, plt):
@@ -491,17 +673,21 @@ def plot_prefill_at_a_glance(results, path, plt):
     if not rows:
         return
     contenders = [("ours", "rope-mlir (fused)"), ("torch2_sdpa", "PyTorch 2 SDPA"), ("iree", "IREE llvm-cpu"),
-                  ("torch", "PyTorch 1.13 eager"), ("numpy", "numpy+OpenBLAS"), ("ours_unfused", "rope-mlir unfused")]
-    contenders = [c for c in contenders if any(c[0] in r for r in rows)]
+                  ("ggml", "llama.cpp ggml"), ("torch", "PyTorch 1.13 eager"), ("numpy", "numpy+OpenBLAS"),
+                  ("ours_unfused", "rope-mlir unfused")]
+    contenders = [c for c in contenders if any(c[0] in r and r[c[0]] == r[c[0]] for r in rows)]
     fig, ax = plt.subplots(figsize=(9, 4.5))
     width = 0.8 / len(contenders)
     for i, (key, label) in enumerate(contenders):
         xs = [j + i * width for j in range(len(rows))]
-        ys = [r["flops"] / 2 / r[key] / 1e9 if key in r else 0 for r in rows]
+        ys = [r["flops"] / 2 / r[key] / 1e9 if key in r and r[key] == r[key] else 0 for r in rows]
         bars = ax.bar(xs, ys, width, label=label)
         ax.bar_label(bars, fmt="%.0f", fontsize=8)
     ax.axhline(results["sgemm_gflops"], color="black", linestyle="--",
                label=f"SGEMM (numpy 2048³) {results['sgemm_gflops']:.0f}")
+    if results.get("fma_peak_gflops", float("nan")) == results.get("fma_peak_gflops"):
+        ax.axhline(results["fma_peak_gflops"], color="red", linestyle=":",
+                   label=f"FMA peak {results['fma_peak_gflops']:.0f}")
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(rows))],
                   [f"H {r['Hq']}/{r['Hkv']}, S=2048" for r in rows])
     ax.set(title=f"Causal prefill with RoPE, D=128, {results['machine']['threads']} threads "
@@ -527,7 +713,16 @@ def machine():
         pass
     if "OPENBLAS_CORETYPE" in os.environ:
         blas += f" (core {os.environ['OPENBLAS_CORETYPE']})"
-    info = {"cpu": cpu, "threads": THREADS, "numpy": np.__version__, "blas": blas,
+    vendor = "unknown"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("vendor_id"):
+                vendor = {"GenuineIntel": "intel", "AuthenticAMD": "amd"}.get(
+                    line.split(":", 1)[1].strip(), "other")
+                break
+    except OSError:
+        pass
+    info = {"cpu": cpu, "vendor": vendor, "threads": THREADS, "numpy": np.__version__, "blas": blas,
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     try:
         import torch
@@ -554,18 +749,27 @@ def main():
     workdir.mkdir(exist_ok=True)
     torch_parts = torch_fns()
     results = {"machine": machine(), "rotary": [], "prefill": [], "decode": []}
+    ggml, results["machine"]["ggml"] = ggml_baseline()
+    results["fma_peak_gflops"] = fma_peak_gflops(THREADS)
+    results["fma_peak_1thread_gflops"] = fma_peak_gflops(1)
+    results["copy_gbps"] = copy_gbps()
     results["sgemm_gflops"] = sgemm_gflops()
-    print(f"SGEMM (numpy 2048^3, {THREADS} threads): {results['sgemm_gflops']:.1f} GFLOP/s", flush=True)
-    bench_rotary(results, [512, 2048] if quick else [512, 1024, 2048, 4096], torch_parts)
+    print(f"FMA peak {results['fma_peak_gflops']:.1f} GFLOP/s ({THREADS} threads; 1 thread "
+          f"{results['fma_peak_1thread_gflops']:.1f}), copy {results['copy_gbps']:.1f} GB/s, "
+          f"SGEMM (numpy 2048^3) {results['sgemm_gflops']:.1f} GFLOP/s", flush=True)
+    bench_rotary(results, [512, 2048] if quick else [512, 1024, 2048, 4096], torch_parts, ggml)
     prefill = [(32, 32, 512), (32, 32, 2048)] if quick else \
         [(32, 32, 512), (32, 32, 1024), (32, 32, 2048), (32, 32, 4096), (32, 8, 2048)]
-    bench_prefill(results, prefill, torch_parts, workdir)
-    bench_decode(results, [4096, 32768] if quick else [4096, 8192, 16384, 32768])
+    bench_prefill(results, prefill, torch_parts, workdir, ggml)
+    bench_decode(results, [4096, 32768] if quick else [4096, 8192, 16384, 32768], ggml=ggml)
+    results["scaling"] = []
+    bench_scaling(results, workdir, ggml)
     bench_matmul(results)
-    (RESULTS / "cpu.json").write_text(json.dumps(results, indent=1))
-    write_markdown(results, RESULTS / "cpu.md")
-    plot(results, RESULTS / "cpu.png")
-    print((RESULTS / "cpu.md").read_text())
+    stem = f"cpu-{results['machine']['vendor']}"
+    (RESULTS / f"{stem}.json").write_text(json.dumps(results, indent=1))
+    write_markdown(results, RESULTS / f"{stem}.md")
+    plot(results, RESULTS / f"{stem}.png")
+    print((RESULTS / f"{stem}.md").read_text())
 
 
 if __name__ == "__main__":
