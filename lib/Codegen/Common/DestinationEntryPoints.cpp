@@ -191,8 +191,7 @@ FailureOr<Destination> peelReshapes(Value result, Value out,
     if (auto expand = dyn_cast_if_present<tensor::ExpandShapeOp>(op)) {
       // out[expanded] = expand(src): src goes into collapse(out).
       RankedTensorType srcType = expand.getSrcType();
-      auto type = MemRefType::get(srcType.getShape(),
-                                  srcType.getElementType());
+      auto type = MemRefType::get(srcType.getShape(), srcType.getElementType());
       view = memref::CollapseShapeOp::create(b, expand.getLoc(), type, view,
                                              expand.getReassociationIndices());
       result = expand.getSrc();
@@ -213,8 +212,7 @@ FailureOr<Destination> peelReshapes(Value result, Value out,
           return failure();
         shape.push_back(*size);
       }
-      auto type = MemRefType::get(srcType.getShape(),
-                                  srcType.getElementType());
+      auto type = MemRefType::get(srcType.getShape(), srcType.getElementType());
       view = memref::ExpandShapeOp::create(b, collapse.getLoc(), type, view,
                                            collapse.getReassociationIndices(),
                                            shape);
@@ -297,8 +295,7 @@ LogicalResult splitEntryPoints(func::FuncOp func, StringRef intoName) {
   }
   SmallVector<Destination> destinations;
   for (auto [result, out] : llvm::zip(returnOp.getOperands(), outs)) {
-    FailureOr<Destination> destination =
-        peelReshapes(result, out, expressions);
+    FailureOr<Destination> destination = peelReshapes(result, out, expressions);
     // A collapse peeled above needs extents of its source; where they are
     // unknown the result is materialized as it is.
     destinations.push_back(succeeded(destination) ? *destination
@@ -331,7 +328,8 @@ LogicalResult splitEntryPoints(func::FuncOp func, StringRef intoName) {
   after.setInsertionPointAfter(func);
   auto allocating = func::FuncOp::create(after, loc, name.getValue(), type);
   if (ArrayAttr argAttrs = func.getAllArgAttrs())
-    allocating.setAllArgAttrs(argAttrs.getValue().take_front(type.getNumInputs()));
+    allocating.setAllArgAttrs(
+        argAttrs.getValue().take_front(type.getNumInputs()));
   allocating.setResAttrsAttr(func.getResAttrsAttr());
   func.removeResAttrsAttr();
   Block *body = allocating.addEntryBlock();
@@ -348,9 +346,9 @@ LogicalResult splitEntryPoints(func::FuncOp func, StringRef intoName) {
     SmallVector<Value> sizes;
     for (Value size : resultExtents[i])
       sizes.push_back(mapping.lookup(size));
-    Value buffer = memref::AllocOp::create(
-        inBody, loc, destinationType(resultType), sizes,
-        inBody.getI64IntegerAttr(64));
+    Value buffer =
+        memref::AllocOp::create(inBody, loc, destinationType(resultType), sizes,
+                                inBody.getI64IntegerAttr(64));
     buffers.push_back(buffer);
     callArgs.push_back(buffer);
   }
