@@ -138,15 +138,16 @@ public:
 ggml_tensor *rope(TimedGraph &g, ggml_tensor *x, ggml_tensor *positions,
                   int mode) {
   int64_t d = x->ne[0];
-  return ggml_rope_ext(g.ctx, x, positions, nullptr, static_cast<int>(d),
-                       mode, 8192, 500000.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f);
+  return ggml_rope_ext(g.ctx, x, positions, nullptr, static_cast<int>(d), mode,
+                       8192, 500000.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f);
 }
 
 double timeRope(int threads, const std::string &layout, int64_t s, int64_t hq,
                 int64_t hkv, int64_t d) {
-  int mode = layout == "half"          ? GGML_ROPE_TYPE_NEOX
-             : layout == "interleaved" ? 0 // ggml's default mode: adjacent pairs
-                                       : (usage(), 0);
+  int mode = layout == "half" ? GGML_ROPE_TYPE_NEOX
+             : layout == "interleaved"
+                 ? 0 // ggml's default mode: adjacent pairs
+                 : (usage(), 0);
   TimedGraph g(threads);
   ggml_tensor *q = g.input(GGML_TYPE_F32, d, hq, s);
   ggml_tensor *k = g.input(GGML_TYPE_F32, d, hkv, s);
@@ -191,10 +192,9 @@ double timeAttention(int threads, const std::string &dtype, int64_t hq,
     // Row i (a query at position sk - sq + i) sees keys 0..sk - sq + i.
     for (int64_t i = 0; i < padded; ++i)
       for (int64_t j = 0; j < sk; ++j)
-        mask[i * sk + j] =
-            !causal || j <= sk - sq + i
-                ? 0.0f
-                : -std::numeric_limits<float>::infinity();
+        mask[i * sk + j] = !causal || j <= sk - sq + i
+                               ? 0.0f
+                               : -std::numeric_limits<float>::infinity();
   });
   int64_t work = hq * sq * sk;
   return g.best(work > (int64_t(1) << 26) ? 2 : 10);
