@@ -733,9 +733,14 @@ static Value buildRowReduction(OpBuilder &b, Location loc, Value x, bool max) {
                                  dimsMap(ctx, 5, {0, 1, 2, 3})},
              ArrayRef<IteratorType>{kPar, kPar, kPar, kPar, kRed},
              [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Value r = max ? arith::MaximumFOp::create(nb, nl, args[0], args[1])
+               // In any order (kReduceFMF), so that the reduction along the
+               // row vectorizes: partial maxima and sums per vector lane,
+               // then one horizontal step, instead of a scalar chain.
+               Value r = max ? arith::MaximumFOp::create(nb, nl, args[0],
+                                                         args[1], kReduceFMF)
                                    .getResult()
-                             : arith::AddFOp::create(nb, nl, args[0], args[1])
+                             : arith::AddFOp::create(nb, nl, args[0], args[1],
+                                                     kReduceFMF)
                                    .getResult();
                linalg::YieldOp::create(nb, nl, ValueRange{r});
              })
