@@ -112,10 +112,88 @@ static std::optional<RegisterBlock> planBlock(linalg::LinalgOp op,
   return block;
 }
 
+static FailureOr<scf::SCFTilingResult>
+tileWith(RewriterBase &rewriter, linalg::GenericOp op, ArrayRef<int64_t> sizes,
+         scf::SCFTilingOptions::LoopType loopType,
+         ArrayRef<int64_t> interchange = {});
+
+static linalg::GenericOp tileOf(const scf::SCFTilingResult &tiled);
+
+/// Side of the square blocks a transposing pack moves through registers.
+static constexpr int64_t kTransposeBlock = 16;
+
+/// `pack` (a copy whose output dim q reads the source's innermost dim, q not
+/// innermost: a transposition such as K into Kᵀ) in 16 × 16 blocks: each
+/// block read as 16 rows of the source, transposed in registers (shuffles,
+/// vector.transpose's 16 × 16 lowering) and written as 16 rows of the pack.
+/// Left to LLVM, the copy gathers one element per lane along the source's
+/// outer dim. The result, or the pack as it is where the two dims are not
+/// static multiples of the block.
+static Value vectorizeTransposingPack(RewriterBase &rewriter,
+                                      linalg::GenericOp pack,
+                                      ArrayRef<int64_t> perm) {
+  unsigned rank = perm.size();
+  unsigned q = llvm::find(perm, int64_t(rank - 1)) - perm.begin();
+  SmallVector<int64_t> ranges = pack.getStaticLoopRanges();
+  auto blocked = [&](int64_t extent) {
+    return !ShapedType::isDynamic(extent) && extent % kTransposeBlock == 0;
+  };
+  if (q + 1 >= rank || !blocked(ranges[q]) || !blocked(ranges[rank - 1]))
+    return pack.getResult(0);
+  SmallVector<int64_t> sizes(rank, 1);
+  sizes[q] = sizes[rank - 1] = kTransposeBlock;
+  Value whole = pack.getResult(0);
+  // The caller goes on building after the pack, not in its block loop.
+  OpBuilder::InsertionGuard guard(rewriter);
+  FailureOr<scf::SCFTilingResult> tiled =
+      tileWith(rewriter, pack, sizes, scf::SCFTilingOptions::LoopType::ForOp);
+  if (failed(tiled))
+    return whole;
+  // The block: 16 rows of the source (its dim perm[rank - 1]) of 16
+  // contiguous elements, converted to f32, transposed, written as 16 rows
+  // of the pack (its dim q).
+  linalg::GenericOp tile = tileOf(*tiled);
+  rewriter.setInsertionPoint(tile);
+  Location loc = tile.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  Value source = tile.getDpsInputs()[0], dest = tile.getDpsInits()[0];
+  Type f32 = rewriter.getF32Type();
+  Type sourceElement = getElementTypeOrSelf(source.getType());
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  SmallVector<Value> origin(rank, zero);
+  bool inBounds[] = {true, true};
+  auto rowsOf = [&](unsigned rowDim) {
+    return AffineMap::get(
+        rank, 0,
+        {getAffineDimExpr(rowDim, ctx), getAffineDimExpr(rank - 1, ctx)}, ctx);
+  };
+  Value block = vector::TransferReadOp::create(
+      rewriter, loc,
+      VectorType::get({kTransposeBlock, kTransposeBlock}, sourceElement),
+      source, origin, /*padding=*/std::nullopt, rowsOf(perm[rank - 1]),
+      ArrayRef<bool>(inBounds));
+  if (sourceElement != f32)
+    block = arith::ExtFOp::create(
+        rewriter, loc, VectorType::get({kTransposeBlock, kTransposeBlock}, f32),
+        block);
+  block = vector::TransposeOp::create(rewriter, loc, block,
+                                      ArrayRef<int64_t>{1, 0});
+  Value written =
+      vector::TransferWriteOp::create(rewriter, loc, block, dest, origin,
+                                      rowsOf(q), ArrayRef<bool>(inBounds))
+          .getResult();
+  rewriter.replaceOp(tile, written);
+  return tiled->replacements.front();
+}
+
 /// `value` copied once into a fresh f32 tensor whose dim i is `value`'s dim
 /// perm[i] (a packed panel), or `value` itself when that changes nothing.
+/// With `blockTranspose`, a pack that moves the innermost dim goes through
+/// registers in 16 × 16 blocks (vectorizeTransposingPack); a large pack
+/// outside any loop (a weight into column panels) stays one linalg op, which
+/// --rope-parallelize-elementwise splits across the cores.
 static Value packPanel(RewriterBase &rewriter, Location loc, Value value,
-                       ArrayRef<int64_t> perm) {
+                       ArrayRef<int64_t> perm, bool blockTranspose = false) {
   auto type = cast<RankedTensorType>(value.getType());
   Type f32 = rewriter.getF32Type();
   bool identity = llvm::equal(perm, llvm::seq<int64_t>(0, perm.size()));
@@ -126,27 +204,30 @@ static Value packPanel(RewriterBase &rewriter, Location loc, Value value,
   for (int64_t p : perm)
     shape.push_back(sizes[p]);
   Value init = tensor::EmptyOp::create(rewriter, loc, shape, f32);
-  if (type.getElementType() == f32)
+  unsigned rank = perm.size();
+  bool transposing = blockTranspose && perm.back() != int64_t(rank - 1);
+  if (type.getElementType() == f32 && !transposing)
     return linalg::TransposeOp::create(rewriter, loc, value, init, perm)
         ->getResult(0);
-  // f16/bf16 storage: converted here, once, not at every FMA.
+  // f16/bf16 storage is converted here, once, not at every FMA.
   MLIRContext *ctx = rewriter.getContext();
   SmallVector<AffineExpr> source(perm.size());
   for (auto [i, p] : llvm::enumerate(perm))
     source[p] = getAffineDimExpr(i, ctx);
-  unsigned rank = perm.size();
   SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, source, ctx),
                                  AffineMap::getMultiDimIdentityMap(rank, ctx)};
-  return linalg::GenericOp::create(
-             rewriter, loc, init.getType(), value, init, maps,
-             SmallVector<utils::IteratorType>(rank,
-                                              utils::IteratorType::parallel),
-             [&](OpBuilder &b, Location l, ValueRange args) {
-               linalg::YieldOp::create(
-                   b, l, ValueRange{arith::ExtFOp::create(b, l, f32, args[0])
-                                        .getResult()});
-             })
-      .getResult(0);
+  auto pack = linalg::GenericOp::create(
+      rewriter, loc, init.getType(), value, init, maps,
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        Value element = args[0];
+        if (element.getType() != f32)
+          element = arith::ExtFOp::create(b, l, f32, element);
+        linalg::YieldOp::create(b, l, ValueRange{element});
+      });
+  if (!transposing)
+    return pack.getResult(0);
+  return vectorizeTransposingPack(rewriter, pack, perm);
 }
 
 /// B (read through `bMap`) packed for the register block: the column dim
@@ -191,7 +272,7 @@ static Value packB(RewriterBase &rewriter, Location loc, Value b,
   for (unsigned i : others)
     bExprs.push_back(bMap.getResult(i));
   bExprs.push_back(col);
-  return packPanel(rewriter, loc, b, perm);
+  return packPanel(rewriter, loc, b, perm, /*blockTranspose=*/!columnPanels);
 }
 
 /// The output `init` viewed as [..., n / columns, columns], for column
@@ -366,7 +447,7 @@ static bool isLargeTopLevel(linalg::GenericOp op) {
 static FailureOr<scf::SCFTilingResult>
 tileWith(RewriterBase &rewriter, linalg::GenericOp op, ArrayRef<int64_t> sizes,
          scf::SCFTilingOptions::LoopType loopType,
-         ArrayRef<int64_t> interchange = {}) {
+         ArrayRef<int64_t> interchange) {
   scf::SCFTilingOptions options;
   options.setLoopType(loopType)
       .setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes))
@@ -885,6 +966,9 @@ struct RopeVectorizeContractionsPass
     vector::populateVectorContractLoweringPatterns(
         patterns, vector::VectorContractLowering::OuterProduct);
     vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+    // The transposing packs' 16 × 16 blocks: shuffles in registers.
+    vector::populateVectorTransposeLoweringPatterns(
+        patterns, vector::VectorTransposeLowering::Shuffle16x16);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

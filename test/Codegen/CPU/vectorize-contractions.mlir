@@ -31,9 +31,17 @@ func.func @matmul(%a: tensor<32x8xf32>, %b: tensor<8x16xf32>,
 // -----
 
 // Q·Kᵀ as attention writes it (K is [keys, head dim]): K is packed once into
-// Kᵀ so that a K step reads 16 contiguous keys.
+// Kᵀ so that a K step reads 16 contiguous keys. The pack moves 16 × 16
+// blocks, each read as 16 rows of K, transposed in registers (the 64
+// shuffles of vector.transpose's 16 × 16 lowering) and written as 16 rows
+// of Kᵀ, instead of gathering one key per lane.
 // CHECK-LABEL: func.func @scores
-// CHECK:         %[[KT:.+]] = linalg.transpose ins(%{{.+}} : tensor<64x128xf32>) outs(%{{.+}} : tensor<128x64xf32>) permutation = [1, 0]
+// CHECK:         %[[KT:.+]] = scf.for {{.+}} to %c128 step %c16 {{.+}} -> (tensor<128x64xf32>)
+// CHECK:           scf.for {{.+}} to %c64 step %c16
+// CHECK:             vector.transfer_read {{.+}} : tensor<16x16xf32>, vector<16x16xf32>
+// CHECK-COUNT-64:    vector.shuffle
+// CHECK:             vector.transfer_write {{.+}} : vector<16x16xf32>, tensor<16x16xf32>
+// CHECK-NOT:     vector.gather
 // CHECK:         scf.for
 // CHECK:           scf.for
 // CHECK:             scf.for {{.+}} -> ({{.*}}vector<4x16xf32>)
@@ -208,7 +216,9 @@ func.func @decode_scores(%q: tensor<4x1x128xf32>, %k: tensor<64x128xf32>,
 // copy of the weight (the pack), the transpose left dead and gone.
 // CHECK-LABEL: func.func @linear_layer
 // CHECK-SAME:    (%{{.+}}: tensor<32x64xf32>, %[[W:.+]]: tensor<48x64xf32>)
-// CHECK:         %[[PACKED:.+]] = linalg.transpose ins(%[[W]] : tensor<48x64xf32>) outs(%{{.+}} : tensor<64x48xf32>) permutation = [1, 0]
+// CHECK-NOT:     linalg.transpose
+// CHECK:         %[[PACKED:.+]] = scf.for {{.+}} -> (tensor<64x48xf32>)
+// CHECK:           vector.transfer_read %{{.+}} : tensor<16x16xf32>, vector<16x16xf32>
 // CHECK-NOT:     linalg.transpose
 // CHECK:         tensor.extract_slice %[[PACKED]]
 // CHECK-COUNT-4: vector.fma {{.+}} : vector<16xf32>

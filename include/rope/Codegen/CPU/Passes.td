@@ -101,9 +101,17 @@ def RopeVectorizeContractions
        (no serial pass over all lanes after the parallel loop).
     1. The output's innermost dim must be one of the contraction's N dims
        (columns); the operand that carries it (B) is packed so that this dim
-       is its innermost one too (`linalg.transpose` into a fresh tensor, once
-       per op: the attention's K tile becomes Kᵀ), so that one K step reads
-       B as contiguous vectors; f16/bf16 operands are converted to f32 there.
+       is its innermost one too (a copy into a fresh tensor, once per op:
+       the attention's K tile becomes Kᵀ), so that one K step reads B as
+       contiguous vectors; f16/bf16 operands are converted to f32 there.
+       Where the copy moves B's innermost dim (a transposition, K into Kᵀ)
+       and both dims are multiples of 16, it goes in 16 × 16 blocks: 16 rows
+       of B read as vectors, transposed in registers (vector.transpose's
+       16 × 16 shuffle lowering) and written as 16 rows; LLVM's own
+       vectorization of the copy gathers one element per lane (27% of a
+       decode step's time). A large op's panels (2.) stay one
+       `linalg.transpose`, which `--rope-parallelize-elementwise` splits
+       over the cores.
        A B that a `linalg.transpose` produced (a frontend's `x · Wᵀ`) is
        read through it, so that the pack is the only copy of the weight.
     2. A large op outside any loop (a user's matmul; at least 2^22
