@@ -299,7 +299,9 @@ def ggml_baseline():
     if out.returncode != 0:
         print(f"ggml baseline unavailable: {out.stderr[-2000:]}", flush=True)
         return None, None
-    return out.stdout.strip().splitlines()[-1], "llama-cpp-python 0.3.16 (its vendored ggml)"
+    binary = Path(out.stdout.strip().splitlines()[-1])
+    # build.sh builds under <root>/<llama-cpp-python version>/build.
+    return str(binary), f"llama-cpp-python {binary.parent.parent.name} (its vendored ggml)"
 
 
 def ggml_seconds(binary, *args, threads=THREADS):
@@ -698,14 +700,19 @@ def plot_prefill_at_a_glance(results, path, plt):
 
 
 def machine():
-    cpu = platform.processor() or "unknown"
+    # The first processor's fields (model name, vendor_id) from /proc/cpuinfo.
+    fields = {}
     try:
         for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
+            if not line.strip():
                 break
+            key, _, value = line.partition(":")
+            fields[key.strip()] = value.strip()
     except OSError:
         pass
+    cpu = fields.get("model name") or platform.processor() or "unknown"
+    vendor = {"GenuineIntel": "intel", "AuthenticAMD": "amd"}.get(
+        fields.get("vendor_id"), "other" if "vendor_id" in fields else "unknown")
     blas = "unknown BLAS"
     try:
         blas = os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3").split("/")[-2]
@@ -713,15 +720,6 @@ def machine():
         pass
     if "OPENBLAS_CORETYPE" in os.environ:
         blas += f" (core {os.environ['OPENBLAS_CORETYPE']})"
-    vendor = "unknown"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("vendor_id"):
-                vendor = {"GenuineIntel": "intel", "AuthenticAMD": "amd"}.get(
-                    line.split(":", 1)[1].strip(), "other")
-                break
-    except OSError:
-        pass
     info = {"cpu": cpu, "vendor": vendor, "threads": THREADS, "numpy": np.__version__, "blas": blas,
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     try:

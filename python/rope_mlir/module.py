@@ -77,11 +77,7 @@ class Module:
         """@name on the memref descriptors of checked arguments whose memory
         is `spans` ((address, bytes) each): its results."""
         results = _abi.results_type(results_sig)()
-        structs = [results, *descriptors]
-        if len(structs) > _abi.MAX_CALL_ARGS:
-            _abi.call_packed(self.packed_address(name), name, structs)
-        else:
-            _abi.call_checked(self.function_address(name), name, structs)
+        self._call_entry(name, name, [results, *descriptors])
         allocations: dict = {}
         return [_abi.take_result(getattr(results, f"r{i}"), r, spans, allocations)
                 for i, r in enumerate(results_sig)]
@@ -94,17 +90,22 @@ class Module:
         if into in self.functions:
             raise ArgumentError(f"@{name} cannot write into out=: the source defines @{into} "
                                 f"itself, so the compiler gave @{name} no destination form")
-        structs = [_abi.array_descriptor(a) for a in (*host, *dests)]
         try:
-            if len(structs) > _abi.MAX_CALL_ARGS:
-                _abi.call_packed(self.packed_address(into), name, structs)
-            else:
-                _abi.call_checked(self.function_address(into), name, structs)
+            self._call_entry(into, name, [_abi.array_descriptor(a) for a in (*host, *dests)])
         except AttributeError as e:
             raise ArgumentError(
                 f"@{name} cannot write into out=: the module has no @{into} (compiled with "
                 "destination_entry_points off, or the results' extents are not known from "
                 "the arguments' before the function runs)") from e
+
+    def _call_entry(self, symbol: str, name: str, structs) -> None:
+        """Calls @symbol's C interface with pointers to `structs`, or its
+        packed entry point where they are more than ropeRuntimeCall passes;
+        errors name @name."""
+        if len(structs) > _abi.MAX_CALL_ARGS:
+            _abi.call_packed(self.packed_address(symbol), name, structs)
+        else:
+            _abi.call_checked(self.function_address(symbol), name, structs)
 
     def __getattr__(self, name: str):
         functions = self.__dict__.get("functions", {})

@@ -112,12 +112,29 @@ static std::optional<RegisterBlock> planBlock(linalg::LinalgOp op,
   return block;
 }
 
+/// Tiles `op` with `sizes` (0: not tiled) into loops of `loopType`, in
+/// `interchange` order, and replaces it with the loop nest.
 static FailureOr<scf::SCFTilingResult>
 tileWith(RewriterBase &rewriter, linalg::GenericOp op, ArrayRef<int64_t> sizes,
          scf::SCFTilingOptions::LoopType loopType,
-         ArrayRef<int64_t> interchange = {});
+         ArrayRef<int64_t> interchange = {}) {
+  scf::SCFTilingOptions options;
+  options.setLoopType(loopType)
+      .setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes))
+      .setInterchange(interchange);
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled) || tiled->tiledOps.size() != 1)
+    return failure();
+  rewriter.replaceOp(op, tiled->replacements);
+  return tiled;
+}
 
-static linalg::GenericOp tileOf(const scf::SCFTilingResult &tiled);
+/// The single tile of a tiling result.
+static linalg::GenericOp tileOf(const scf::SCFTilingResult &tiled) {
+  return cast<linalg::GenericOp>(tiled.tiledOps.front());
+}
 
 /// Side of the square blocks a transposing pack moves through registers.
 static constexpr int64_t kTransposeBlock = 16;
@@ -142,13 +159,12 @@ static Value vectorizeTransposingPack(RewriterBase &rewriter,
     return pack.getResult(0);
   SmallVector<int64_t> sizes(rank, 1);
   sizes[q] = sizes[rank - 1] = kTransposeBlock;
-  Value whole = pack.getResult(0);
   // The caller goes on building after the pack, not in its block loop.
   OpBuilder::InsertionGuard guard(rewriter);
   FailureOr<scf::SCFTilingResult> tiled =
       tileWith(rewriter, pack, sizes, scf::SCFTilingOptions::LoopType::ForOp);
-  if (failed(tiled))
-    return whole;
+  if (failed(tiled)) // tileWith leaves the pack as it was
+    return pack.getResult(0);
   // The block: 16 rows of the source (its dim perm[rank - 1]) of 16
   // contiguous elements, converted to f32, transposed, written as 16 rows
   // of the pack (its dim q).
@@ -440,30 +456,6 @@ static bool isLargeTopLevel(linalg::GenericOp op) {
     if (!ShapedType::isDynamic(r))
       work *= r;
   return work >= kMinCacheTiledWork;
-}
-
-/// Tiles `op` with `sizes` (0: not tiled) into loops of `loopType`, in
-/// `interchange` order, and replaces it with the loop nest.
-static FailureOr<scf::SCFTilingResult>
-tileWith(RewriterBase &rewriter, linalg::GenericOp op, ArrayRef<int64_t> sizes,
-         scf::SCFTilingOptions::LoopType loopType,
-         ArrayRef<int64_t> interchange) {
-  scf::SCFTilingOptions options;
-  options.setLoopType(loopType)
-      .setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes))
-      .setInterchange(interchange);
-  rewriter.setInsertionPoint(op);
-  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), options);
-  if (failed(tiled) || tiled->tiledOps.size() != 1)
-    return failure();
-  rewriter.replaceOp(op, tiled->replacements);
-  return tiled;
-}
-
-/// The single tile of a tiling result.
-static linalg::GenericOp tileOf(const scf::SCFTilingResult &tiled) {
-  return cast<linalg::GenericOp>(tiled.tiledOps.front());
 }
 
 /// A large contraction outside any loop, its B packed into column panels:

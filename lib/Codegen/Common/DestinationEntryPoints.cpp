@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rope/Codegen/Common/Passes.h"
+#include "rope/Dialect/Rope/IR/ExtentRelations.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -284,10 +285,8 @@ LogicalResult splitEntryPoints(func::FuncOp func, StringRef intoName) {
                                          given, expected);
       std::string message;
       llvm::raw_string_ostream os(message);
-      if (auto fileLoc = loc->findInstanceOf<FileLineColLoc>())
-        os << fileLoc.getFilename().getValue() << ":" << fileLoc.getLine()
-           << ":" << fileLoc.getColumn() << ": error: ";
-      os << "destination #" << i << " of @" << func.getSymName() << " has {0} "
+      os << rope::formatRuntimeLocation(loc) << ": error: destination #" << i
+         << " of @" << func.getSymName() << " has {0} "
          << "entries along dim " << d << ", but its result has {1}";
       rope::AssertOp::create(b, loc, same, message,
                              ValueRange{given, expected});

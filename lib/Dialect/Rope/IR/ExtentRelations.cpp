@@ -66,17 +66,22 @@ mlir::rope::verifyStaticExtentRelations(Operation *op,
   return success();
 }
 
-std::string mlir::rope::formatRuntimeDiagnostic(Operation *op,
-                                                StringRef message) {
+std::string mlir::rope::formatRuntimeLocation(Location loc) {
   std::string out;
   llvm::raw_string_ostream os(out);
-  if (auto fileLoc = op->getLoc()->findInstanceOf<FileLineColLoc>())
+  if (auto fileLoc = loc->findInstanceOf<FileLineColLoc>())
     os << fileLoc.getFilename().getValue() << ":" << fileLoc.getLine() << ":"
        << fileLoc.getColumn();
   else
-    os << op->getLoc();
-  os << ": error: '" << op->getName() << "' op " << message;
+    os << loc;
   return out;
+}
+
+std::string mlir::rope::formatRuntimeDiagnostic(Operation *op,
+                                                StringRef message) {
+  return (formatRuntimeLocation(op->getLoc()) + ": error: '" +
+          op->getName().getStringRef() + "' op " + message)
+      .str();
 }
 
 /// Asserts that `relation` holds when one of its extents is dynamic.

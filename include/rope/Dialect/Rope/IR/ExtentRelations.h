@@ -65,6 +65,10 @@ void buildRuntimeChecks(
 /// diagnostic of `op`, for messages of checks that run after compilation.
 std::string formatRuntimeDiagnostic(Operation *op, StringRef message);
 
+/// The "file:line:col" that begins such a message (`loc` as MLIR prints it
+/// where it holds no file location).
+std::string formatRuntimeLocation(Location loc);
+
 } // namespace mlir::rope
 
 #endif // ROPE_DIALECT_ROPE_IR_EXTENTRELATIONS_H
