@@ -79,10 +79,9 @@ static void addFrontendToLinalgPasses(OpPassManager &pm) {
   pm.addPass(rope::createRopeDecomposeAggregatedOps());
 }
 
-void mlir::rope::buildHostLoopsToLLVMPipeline(OpPassManager &pm,
-                                              bool cWrappers,
-                                              bool approximateMath,
-                                              bool openMP) {
+void mlir::rope::buildHostLoopsToLLVMPipeline(OpPassManager &pm, bool cWrappers,
+                                              bool approximateMath, bool openMP,
+                                              bool genericAllocations) {
   // Failed runtime checks call the rope runtime; nothing happens where
   // there are none.
   pm.addPass(rope::createRopeLowerRuntimeChecks());
@@ -105,7 +104,9 @@ void mlir::rope::buildHostLoopsToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = genericAllocations;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   pm.addPass(createConvertControlFlowToLLVMPass());
   if (openMP)
     pm.addPass(createConvertOpenMPToLLVMPass());
@@ -219,8 +220,9 @@ void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
     pm.addPass(createConvertSCFToOpenMPPass());
     pm.addPass(rope::createRopeInlineAllocaScopes());
   }
-  rope::buildHostLoopsToLLVMPipeline(pm, options.cWrappers, options.approximateMath,
-                           options.parallel);
+  rope::buildHostLoopsToLLVMPipeline(pm, options.cWrappers,
+                                     options.approximateMath, options.parallel,
+                                     options.cacheAllocations);
 }
 
 void mlir::rope::buildLowerToNVVMPipeline(OpPassManager &pm,

@@ -210,8 +210,6 @@ def array_descriptor(array: np.ndarray):
                       [s // array.itemsize for s in array.strides])
 
 
-_libc = ctypes.CDLL(None)
-_libc.free.argtypes = [ctypes.c_void_p]
 _rope_runtime: ctypes.CDLL | None = None
 
 
@@ -224,6 +222,8 @@ def rope_runtime(path: Path | None = None) -> ctypes.CDLL:
     if _rope_runtime is None:
         rt = (ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL) if path is not None
               else _native.load_global("RopeRuntime"))
+        rt._mlir_memref_to_llvm_free.restype = None
+        rt._mlir_memref_to_llvm_free.argtypes = [ctypes.c_void_p]
         rt.ropeRuntimeCall.restype = ctypes.c_int
         rt.ropeRuntimeCall.argtypes = [ctypes.c_void_p, ctypes.c_int,
                                        ctypes.POINTER(ctypes.c_void_p),
@@ -263,10 +263,11 @@ def call_checked(function, name: str, structs) -> None:
 
 class _Allocation:
     """Memory the callee allocated for its results; freed when the last
-    array viewing it is gone (two results may share one allocation)."""
+    array viewing it is gone (two results may share one allocation), through
+    the rope runtime, whose cache the block may belong to (HostAllocator.h)."""
 
     def __init__(self, pointer: int):
-        weakref.finalize(self, _libc.free, pointer)
+        weakref.finalize(self, rope_runtime()._mlir_memref_to_llvm_free, pointer)
 
 
 def take_result(result, result_sig: TensorSig, arguments, allocations=None) -> np.ndarray:

@@ -14,6 +14,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+// libRopeRuntime.so (include/rope/Runtime/HostAllocator.h, a C++ header):
+// frees what compiled CPU code allocated.
+void _mlir_memref_to_llvm_free(void *ptr);
+
 typedef struct {
   float *allocated, *aligned;
   int64_t offset, sizes[4], strides[4];
@@ -80,7 +84,8 @@ int main(int argc, char **argv) {
   // CHECK: RESULT 1.0000 0.0000 0.5403 0.8415 (expected 0.5403 0.8415)
   printf("RESULT %.4f %.4f %.4f %.4f (expected %.4f %.4f)\n", out[0], out[1],
          out[2], out[3], cos(1.0), sin(1.0));
-  free(result.allocated);
+  // Compiled code's buffers come from the rope runtime (HostAllocator.h).
+  _mlir_memref_to_llvm_free(result.allocated);
   // CHECK: MISSING (nil)
   printf("MISSING %p\n", ropeJitLookup(module, "nothing"));
   ropeJitDestroy(module);

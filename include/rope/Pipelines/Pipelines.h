@@ -23,6 +23,14 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
       llvm::cl::desc("Emit _mlir_ciface_ wrappers so functions can be called "
                      "from C with memref descriptors"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> cacheAllocations{
+      *this, "cache-allocations",
+      llvm::cl::desc("Allocate buffers through MLIR's generic allocation "
+                     "functions, which libRopeRuntime.so implements with a "
+                     "cache of large blocks (no fresh pages to clear on each "
+                     "call); the host then frees returned buffers with "
+                     "_mlir_memref_to_llvm_free"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> foldRotation{
       *this, "fold-rotation",
       llvm::cl::desc("Fold rope.rotate of Q and K into the attention that "
@@ -187,9 +195,12 @@ void buildGPUMappingPipeline(OpPassManager &pm,
                              const LowerToNVVMOptions &options);
 
 /// Host loops on memrefs (scf, cf, arith, math, memref, vector, OpenMP) to
-/// the LLVM dialect: the end of `buildLowerToCPUPipeline`.
+/// the LLVM dialect: the end of `buildLowerToCPUPipeline`. With
+/// `genericAllocations`, buffers come from MLIR's generic allocation
+/// functions (libRopeRuntime.so's cache, HostAllocator.h) instead of malloc.
 void buildHostLoopsToLLVMPipeline(OpPassManager &pm, bool cWrappers,
-                                  bool approximateMath, bool openMP);
+                                  bool approximateMath, bool openMP,
+                                  bool genericAllocations = false);
 
 /// GPU code on memrefs (gpu.launch kernels, gpu.alloc, gpu.memcpy: what
 /// `buildGPUMappingPipeline` produces, or kernels written by hand) to the

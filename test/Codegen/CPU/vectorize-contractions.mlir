@@ -15,12 +15,12 @@
 // CHECK-LABEL: func.func @matmul
 // CHECK-NOT:     linalg.matmul
 // CHECK:         scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %c4
-// CHECK:           %[[ACC:.+]] = vector.transfer_read {{.+}} : tensor<4x16xf32>, vector<4x16xf32>
+// CHECK:           %[[ACC:.+]] = vector.transfer_read {{.+}} : tensor<{{.+}}>, vector<4x16xf32>
 // CHECK:           scf.for %[[K:.+]] = %{{.+}} to %{{.+}} step %c1 iter_args({{.*}}%[[R:.+]] = %[[ACC]]) -> ({{.*}}vector<4x16xf32>)
-// CHECK:             vector.transfer_read %{{.+}} : tensor<4x1xf32>, vector<4x1xf32>
-// CHECK:             vector.transfer_read %{{.+}} : tensor<1x16xf32>, vector<1x16xf32>
+// CHECK:             vector.transfer_read %{{.+}} : tensor<{{.+}}>, vector<4x1xf32>
+// CHECK:             vector.transfer_read %{{.+}} : tensor<{{.+}}>, vector<1x16xf32>
 // CHECK-COUNT-4:     vector.fma {{.+}} : vector<16xf32>
-// CHECK:           vector.transfer_write {{.+}} : vector<4x16xf32>, tensor<4x16xf32>
+// CHECK:           vector.transfer_write {{.+}} : vector<4x16xf32>, tensor<{{.+}}>
 func.func @matmul(%a: tensor<32x8xf32>, %b: tensor<8x16xf32>,
                   %c: tensor<32x16xf32>) -> tensor<32x16xf32> {
   %r = linalg.matmul ins(%a, %b : tensor<32x8xf32>, tensor<8x16xf32>)
@@ -38,14 +38,14 @@ func.func @matmul(%a: tensor<32x8xf32>, %b: tensor<8x16xf32>,
 // CHECK-LABEL: func.func @scores
 // CHECK:         %[[KT:.+]] = scf.for {{.+}} to %c128 step %c16 {{.+}} -> (tensor<128x64xf32>)
 // CHECK:           scf.for {{.+}} to %c64 step %c16
-// CHECK:             vector.transfer_read {{.+}} : tensor<16x16xf32>, vector<16x16xf32>
+// CHECK:             vector.transfer_read {{.+}} : tensor<{{.+}}>, vector<16x16xf32>
 // CHECK-COUNT-64:    vector.shuffle
-// CHECK:             vector.transfer_write {{.+}} : vector<16x16xf32>, tensor<16x16xf32>
+// CHECK:             vector.transfer_write {{.+}} : vector<16x16xf32>, tensor<{{.+}}>
 // CHECK-NOT:     vector.gather
 // CHECK:         scf.for
 // CHECK:           scf.for
 // CHECK:             scf.for {{.+}} -> ({{.*}}vector<4x16xf32>)
-// CHECK:               tensor.extract_slice %[[KT]]
+// CHECK:               vector.transfer_read %[[KT]]
 // CHECK-COUNT-4:       vector.fma
 func.func @scores(%q: tensor<64x128xf32>, %k: tensor<64x128xf32>,
                   %s: tensor<64x64xf32>) -> tensor<64x64xf32> {
@@ -147,7 +147,7 @@ func.func @narrow(%a: tensor<4x8xf32>, %b: tensor<8x12xf32>,
 // CHECK:               scf.for {{.+}} to %c16 step %c1
 // CHECK:                 scf.for {{.+}} to %c64 step %c4
 // CHECK:                   scf.for {{.+}} -> ({{.*}}vector<4x16xf32>)
-// CHECK:                     tensor.extract_slice %[[PANELS]]
+// CHECK:                     vector.transfer_read %[[PANELS]]
 // CHECK-COUNT-4:             vector.fma
 // CHECK:         tensor.collapse_shape %[[R]] {{\[\[}}0], [1, 2]] : tensor<512x32x16xf32> into tensor<512x512xf32>
 func.func @large_matmul(%a: tensor<512x512xf32>, %b: tensor<512x512xf32>,
@@ -171,7 +171,7 @@ func.func @large_matmul(%a: tensor<512x512xf32>, %b: tensor<512x512xf32>,
 // CHECK:           scf.for {{.+}} to %c4096 step %c256
 // CHECK:             scf.for {{.+}} step %c4
 // CHECK:               scf.for {{.+}} -> ({{.*}}vector<4x16xf32>)
-// CHECK:                 tensor.extract_slice %[[PANELS]]
+// CHECK:                 vector.transfer_read %[[PANELS]]
 // CHECK:             scf.for {{.+}} step %c4
 // CHECK:               scf.for {{.+}} step %c1
 func.func @projection(%x: tensor<?x4096xf32>, %w: tensor<1024x4096xf32>,
@@ -218,9 +218,9 @@ func.func @decode_scores(%q: tensor<4x1x128xf32>, %k: tensor<64x128xf32>,
 // CHECK-SAME:    (%{{.+}}: tensor<32x64xf32>, %[[W:.+]]: tensor<48x64xf32>)
 // CHECK-NOT:     linalg.transpose
 // CHECK:         %[[PACKED:.+]] = scf.for {{.+}} -> (tensor<64x48xf32>)
-// CHECK:           vector.transfer_read %{{.+}} : tensor<16x16xf32>, vector<16x16xf32>
+// CHECK:           vector.transfer_read %{{.+}} : tensor<{{.+}}>, vector<16x16xf32>
 // CHECK-NOT:     linalg.transpose
-// CHECK:         tensor.extract_slice %[[PACKED]]
+// CHECK:         vector.transfer_read %[[PACKED]]
 // CHECK-COUNT-4: vector.fma {{.+}} : vector<16xf32>
 func.func @linear_layer(%x: tensor<32x64xf32>, %w: tensor<48x64xf32>) -> tensor<32x48xf32> {
   %e = tensor.empty() : tensor<64x48xf32>
@@ -250,7 +250,7 @@ func.func @linear_layer(%x: tensor<32x64xf32>, %w: tensor<48x64xf32>) -> tensor<
 // CHECK:           linalg.fill {{.+}} -> tensor<1x64x16xf32>
 // CHECK:           scf.for {{.+}} step %c4
 // CHECK:             scf.for {{.+}} -> ({{.*}}vector<1x4x16xf32>)
-// CHECK:               vector.transfer_read {{.+}} : tensor<4x1x16xf32>, vector<4x1x16xf32>
+// CHECK:               vector.transfer_read {{.+}} : tensor<{{.+}}>, vector<4x1x16xf32>
 // CHECK:               arith.mulf {{.+}} : vector<1x4x1x16xf32>
 // CHECK:               vector.multi_reduction <add>, {{.+}} [2] : vector<1x4x1x16xf32> to vector<1x4x16xf32>
 // CHECK:           linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]
@@ -279,7 +279,7 @@ func.func @decode_linear(%x: tensor<1x256xf32>, %w: tensor<512x256xf32>) -> tens
 // CHECK:         tensor.expand_shape %[[W]] {{\[}}[0], [1, 2]] output_shape [512, 16, 16] : tensor<512x256xbf16> into tensor<512x16x16xbf16>
 // CHECK:         scf.forall
 // CHECK:           scf.for {{.+}} -> ({{.*}}vector<1x4x16xf32>)
-// CHECK:             vector.transfer_read {{.+}} : tensor<4x1x16xbf16>, vector<4x1x16xbf16>
+// CHECK:             vector.transfer_read {{.+}} : tensor<{{.+}}>, vector<4x1x16xbf16>
 // CHECK:             arith.extf {{.+}} : vector<1x4x1x16xbf16> to vector<1x4x1x16xf32>
 // CHECK:             arith.mulf {{.+}} : vector<1x4x1x16xf32>
 // CHECK-NOT:     linalg.generic {{.+}} ins(%{{.+}} : tensor<512x256xbf16>)
@@ -291,4 +291,171 @@ func.func @decode_linear_bf16(%x: tensor<1x256xbf16>, %w: tensor<512x256xbf16>) 
   %f = linalg.fill ins(%zero : f32) outs(%o : tensor<1x512xf32>) -> tensor<1x512xf32>
   %r = linalg.matmul ins(%x, %wt : tensor<1x256xbf16>, tensor<256x512xbf16>) outs(%f : tensor<1x512xf32>) -> tensor<1x512xf32>
   return %r : tensor<1x512xf32>
+}
+
+// -----
+
+// The scores' elementwise consumer (the logits: scale, causal rule on the
+// positions) is computed per register block, on the accumulator as it
+// leaves the reduction loop, into its own result; the zero fill of the
+// accumulator becomes the loop's initial vector. No pass over the scores
+// tile is left, and the K pack stays outside the blocks (done once).
+// CHECK-LABEL: func.func @score_epilogue
+// CHECK:         %[[KT:.+]] = scf.for {{.+}} -> (tensor<128x64xf32>)
+// CHECK:         scf.for %{{.+}} = %c0 to %c64 step %c4 {{.+}} -> (tensor<64x64xf32>)
+// CHECK:           scf.for %{{.+}} = %c0 to %c64 step %c16 {{.+}} -> (tensor<64x64xf32>)
+// CHECK:             %[[S:.+]]:2 = scf.for %{{.+}} = %c0 to %c128 step %c1 iter_args({{.*}}%{{.+}} = %cst{{.*}}) -> ({{.*}}vector<4x16xf32>)
+// CHECK-COUNT-4:       vector.fma
+// CHECK:             %[[SCALED:.+]] = arith.mulf %[[S]]#1, %{{.+}} : vector<4x16xf32>
+// CHECK:             %[[VISIBLE:.+]] = arith.cmpi sle, %{{.+}}, %{{.+}} : vector<4x16xi64>
+// CHECK:             %[[L:.+]] = arith.select %[[VISIBLE]], %[[SCALED]], %{{.+}} : vector<4x16xi1>, vector<4x16xf32>
+// CHECK:             vector.transfer_write %[[L]], %{{.+}} : vector<4x16xf32>, tensor<64x64xf32>
+// CHECK-NOT:     linalg.generic
+// CHECK-NOT:     linalg.fill
+func.func @score_epilogue(%q: tensor<64x128xf32>, %k: tensor<64x128xf32>,
+                          %qp: tensor<64xi64>, %kp: tensor<64xi64>) -> tensor<64x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %scale = arith.constant 0.0883883461 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %s = linalg.generic {
+      indexing_maps = [affine_map<(i, j, d) -> (i, d)>,
+                       affine_map<(i, j, d) -> (j, d)>,
+                       affine_map<(i, j, d) -> (i, j)>],
+      iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<64x128xf32>, tensor<64x128xf32>) outs(%init : tensor<64x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %a = arith.addf %acc, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<64x64xf32>
+  %e2 = tensor.empty() : tensor<64x64xf32>
+  %l = linalg.generic {
+      indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>,
+                       affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%s, %qp, %kp : tensor<64x64xf32>, tensor<64xi64>, tensor<64xi64>)
+      outs(%e2 : tensor<64x64xf32>) {
+  ^bb0(%x: f32, %i: i64, %j: i64, %out: f32):
+    %scaled = arith.mulf %x, %scale : f32
+    %visible = arith.cmpi sle, %j, %i : i64
+    %r = arith.select %visible, %scaled, %ninf : f32
+    linalg.yield %r : f32
+  } -> tensor<64x64xf32>
+  return %l : tensor<64x64xf32>
+}
+
+// -----
+
+// The online softmax's rescaling of the output tile (acc · c per row), the
+// elementwise producer of P·V's accumulator, happens per register block as
+// the block's accumulator is loaded: no separate pass over the tile.
+// CHECK-LABEL: func.func @accumulator_prologue
+// CHECK:         scf.for %{{.+}} = %c0 to %c8 step %c4 {{.+}} -> (tensor<8x32xf32>)
+// CHECK:           scf.for %{{.+}} = %c0 to %c32 step %c16 {{.+}} -> (tensor<8x32xf32>)
+// CHECK:             %[[OLD:.+]] = vector.transfer_read %{{.+}} : tensor<8x32xf32>, vector<4x16xf32>
+// CHECK:             %[[SCALED:.+]] = arith.mulf %[[OLD]], %{{.+}} : vector<4x16xf32>
+// CHECK:             %[[ACC:.+]]:2 = scf.for %{{.+}} = %c0 to %c16 step %c1 iter_args({{.*}}%{{.+}} = %[[SCALED]]) -> ({{.*}}vector<4x16xf32>)
+// CHECK-COUNT-4:       vector.fma
+// CHECK:             vector.transfer_write %[[ACC]]#1, %{{.+}} : vector<4x16xf32>, tensor<{{.+}}>
+// CHECK-NOT:     linalg.generic
+func.func @accumulator_prologue(%p: tensor<8x16xf32>, %v: tensor<16x32xf32>,
+                                %c: tensor<8xf32>, %acc: tensor<8x32xf32>) -> tensor<8x32xf32> {
+  %scaled = linalg.generic {
+      indexing_maps = [affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%c : tensor<8xf32>) outs(%acc : tensor<8x32xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %r = arith.mulf %out, %x : f32
+    linalg.yield %r : f32
+  } -> tensor<8x32xf32>
+  %r = linalg.generic {
+      indexing_maps = [affine_map<(i, j, k) -> (i, k)>,
+                       affine_map<(i, j, k) -> (k, j)>,
+                       affine_map<(i, j, k) -> (i, j)>],
+      iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<8x16xf32>, tensor<16x32xf32>) outs(%scaled : tensor<8x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %m = arith.mulf %x, %y : f32
+    %a = arith.addf %out, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<8x32xf32>
+  return %r : tensor<8x32xf32>
+}
+
+// -----
+
+// ALiBi's |i − j| in the fused logits is math on a block's rows, one row at
+// a time (a 1-D vector each: LLVM's lowering of math.absi takes no other).
+// An i1 mask would be read as a vector of bits, where memory holds a byte
+// per element: such a consumer stays a generic of its own.
+// CHECK-LABEL: func.func @alibi_epilogue
+// CHECK-COUNT-4: math.absi %{{.+}} : vector<16xi64>
+// CHECK-NOT:     linalg.generic
+// CHECK-LABEL: func.func @bool_mask_not_fused
+// CHECK:         linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<8x32xf32>, tensor<8x32xi1>)
+func.func @alibi_epilogue(%q: tensor<8x16xf32>, %k: tensor<32x16xf32>,
+                          %qp: tensor<8xi64>, %kp: tensor<32xi64>) -> tensor<8x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %slope = arith.constant -0.5 : f32
+  %e = tensor.empty() : tensor<8x32xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %s = linalg.generic {
+      indexing_maps = [affine_map<(i, j, d) -> (i, d)>,
+                       affine_map<(i, j, d) -> (j, d)>,
+                       affine_map<(i, j, d) -> (i, j)>],
+      iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<8x16xf32>, tensor<32x16xf32>) outs(%init : tensor<8x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %a = arith.addf %acc, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<8x32xf32>
+  %e2 = tensor.empty() : tensor<8x32xf32>
+  %l = linalg.generic {
+      indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>,
+                       affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%s, %qp, %kp : tensor<8x32xf32>, tensor<8xi64>, tensor<32xi64>)
+      outs(%e2 : tensor<8x32xf32>) {
+  ^bb0(%x: f32, %i: i64, %j: i64, %out: f32):
+    %d = arith.subi %i, %j : i64
+    %ad = math.absi %d : i64
+    %df = arith.sitofp %ad : i64 to f32
+    %b = arith.mulf %df, %slope : f32
+    %r = arith.addf %x, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<8x32xf32>
+  return %l : tensor<8x32xf32>
+}
+
+func.func @bool_mask_not_fused(%q: tensor<8x16xf32>, %k: tensor<32x16xf32>,
+                               %mask: tensor<8x32xi1>) -> tensor<8x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<8x32xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %s = linalg.generic {
+      indexing_maps = [affine_map<(i, j, d) -> (i, d)>,
+                       affine_map<(i, j, d) -> (j, d)>,
+                       affine_map<(i, j, d) -> (i, j)>],
+      iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<8x16xf32>, tensor<32x16xf32>) outs(%init : tensor<8x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %a = arith.addf %acc, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<8x32xf32>
+  %e2 = tensor.empty() : tensor<8x32xf32>
+  %l = linalg.generic {
+      indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>,
+                       affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%s, %mask : tensor<8x32xf32>, tensor<8x32xi1>) outs(%e2 : tensor<8x32xf32>) {
+  ^bb0(%x: f32, %keep: i1, %out: f32):
+    %r = arith.select %keep, %x, %ninf : f32
+    linalg.yield %r : f32
+  } -> tensor<8x32xf32>
+  return %l : tensor<8x32xf32>
 }

@@ -1,0 +1,51 @@
+//===- HostAllocator.h - the buffers that compiled CPU code allocates ----===//
+//
+// Code lowered by --rope-lower-to-cpu (option cache-allocations, on by
+// default) allocates and frees its buffers through MLIR's generic
+// allocation functions, which libRopeRuntime.so implements here. Large
+// buffers (1 MiB and up: an attention's accumulator, a rotated Q, a
+// frontend graph's intermediates) are kept when freed and handed out again
+// to a later allocation of about the same size, instead of going back to
+// the C library: a fresh large block comes from mmap, and the kernel then
+// clears each of its pages on first touch, which cost 15% of a prefill
+// attention call (S = 2048) on a 2-core Xeon. Smaller buffers go straight to
+// malloc/free.
+//
+// A host frees what compiled code returns (a result it allocated) with
+// _mlir_memref_to_llvm_free, never with free(): the block may belong to the
+// cache. The cache keeps at most ROPE_HOST_CACHE_MIB MiB of idle blocks
+// (default 1024; 0 turns caching off), read once per process. Thread-safe.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ROPE_RUNTIME_HOSTALLOCATOR_H
+#define ROPE_RUNTIME_HOSTALLOCATOR_H
+
+#include "rope/Runtime/RuntimeErrors.h"
+
+#include <cstddef>
+#include <cstdint>
+
+extern "C" {
+
+/// `size` bytes, 16-byte aligned (malloc's alignment); the lowering aligns
+/// further by over-allocating.
+ROPE_RUNTIME_EXPORT void *_mlir_memref_to_llvm_alloc(uint64_t size);
+
+/// `size` bytes aligned to `alignment` (a power of two).
+ROPE_RUNTIME_EXPORT void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment,
+                                                             uint64_t size);
+
+/// Frees a block from either function above (null: nothing), keeping a
+/// large one for reuse while the cache has room.
+ROPE_RUNTIME_EXPORT void _mlir_memref_to_llvm_free(void *ptr);
+
+/// Bytes of idle blocks the cache holds.
+ROPE_RUNTIME_EXPORT size_t ropeHostCachedBytes(void);
+
+/// Returns every idle block to the C library.
+ROPE_RUNTIME_EXPORT void ropeHostReleaseCachedMemory(void);
+
+} // extern "C"
+
+#endif // ROPE_RUNTIME_HOSTALLOCATOR_H

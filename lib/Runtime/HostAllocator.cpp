@@ -1,0 +1,137 @@
+//===- HostAllocator.cpp - a cache of large blocks for compiled code ------===//
+//
+// include/rope/Runtime/HostAllocator.h says what and why. Large blocks are
+// page-aligned and recorded by address while handed out, so that a free
+// knows whether the block is one of them (compiled code frees small and
+// large blocks through the same function). A program has few large blocks
+// at a time, so both records are small fixed tables scanned in order: the
+// library keeps to the C library (no libstdc++), like the rest of it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rope/Runtime/HostAllocator.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+namespace {
+
+/// Blocks at least this large are cached.
+constexpr uint64_t kCachedMinBytes = uint64_t(1) << 20;
+/// Their alignment (and that of their capacity): a page.
+constexpr uint64_t kPageBytes = 4096;
+/// Large blocks handed out and idle at a time that the tables record; more
+/// go to (and come back from) the C library directly.
+constexpr int kMaxLive = 256;
+constexpr int kMaxIdle = 64;
+
+struct Block {
+  void *address;
+  uint64_t capacity;
+};
+
+pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
+Block live[kMaxLive];
+int numLive = 0;
+Block idle[kMaxIdle];
+int numIdle = 0;
+uint64_t idleBytes = 0;
+/// ROPE_HOST_CACHE_MIB in bytes, read at the first large allocation.
+uint64_t limitBytes = 0;
+bool limitRead = false;
+
+struct Lock {
+  Lock() { pthread_mutex_lock(&mutex); }
+  ~Lock() { pthread_mutex_unlock(&mutex); }
+};
+
+/// A block of at least `size` bytes aligned to `alignment`, or null where
+/// the cache does not serve the request (small, over-aligned, off, or its
+/// table of blocks handed out is full).
+void *allocateLarge(uint64_t size, uint64_t alignment) {
+  if (size < kCachedMinBytes || alignment > kPageBytes)
+    return nullptr;
+  uint64_t capacity = (size + kPageBytes - 1) & ~(kPageBytes - 1);
+  Lock lock;
+  if (!limitRead) {
+    const char *limit = getenv("ROPE_HOST_CACHE_MIB");
+    limitBytes = (limit ? strtoull(limit, nullptr, 10) : 1024) << 20;
+    limitRead = true;
+  }
+  if (limitBytes == 0 || numLive == kMaxLive)
+    return nullptr;
+  // The smallest idle block that fits and wastes at most a quarter.
+  int best = -1;
+  for (int i = 0; i < numIdle; ++i)
+    if (idle[i].capacity >= capacity &&
+        idle[i].capacity <= capacity + capacity / 4 &&
+        (best < 0 || idle[i].capacity < idle[best].capacity))
+      best = i;
+  Block block;
+  if (best >= 0) {
+    block = idle[best];
+    idle[best] = idle[--numIdle];
+    idleBytes -= block.capacity;
+  } else {
+    block = {nullptr, capacity};
+    if (posix_memalign(&block.address, kPageBytes, capacity) != 0)
+      return nullptr;
+  }
+  live[numLive++] = block;
+  return block.address;
+}
+
+/// Takes back `address` if it is a large block handed out; false otherwise.
+bool releaseLarge(void *address) {
+  Lock lock;
+  int i = 0;
+  while (i < numLive && live[i].address != address)
+    ++i;
+  if (i == numLive)
+    return false;
+  Block block = live[i];
+  live[i] = live[--numLive];
+  if (numIdle == kMaxIdle || idleBytes + block.capacity > limitBytes) {
+    free(block.address);
+    return true;
+  }
+  idle[numIdle++] = block;
+  idleBytes += block.capacity;
+  return true;
+}
+
+} // namespace
+
+extern "C" void *_mlir_memref_to_llvm_alloc(uint64_t size) {
+  if (void *block = allocateLarge(size, 16))
+    return block;
+  return malloc(size);
+}
+
+extern "C" void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment,
+                                                    uint64_t size) {
+  if (void *block = allocateLarge(size, alignment))
+    return block;
+  void *block = nullptr;
+  if (alignment < sizeof(void *))
+    alignment = sizeof(void *);
+  return posix_memalign(&block, alignment, size) == 0 ? block : nullptr;
+}
+
+extern "C" void _mlir_memref_to_llvm_free(void *ptr) {
+  if (ptr && !releaseLarge(ptr))
+    free(ptr);
+}
+
+extern "C" size_t ropeHostCachedBytes(void) {
+  Lock lock;
+  return idleBytes;
+}
+
+extern "C" void ropeHostReleaseCachedMemory(void) {
+  Lock lock;
+  for (int i = 0; i < numIdle; ++i)
+    free(idle[i].address);
+  numIdle = 0;
+  idleBytes = 0;
+}
