@@ -80,9 +80,12 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
       llvm::cl::init(64)};
   PassOptions::Option<int64_t> splitKeys{
       *this, "split-keys",
-      llvm::cl::desc("Split attention's keys into this many partial states "
-                     "computed in parallel and merged (split-K): 0 or 1 never, "
-                     "-1 when kv heads × query tiles are fewer than 4 (decode)"),
+      llvm::cl::desc(
+          "Split attention's keys into this many partial states "
+          "computed in parallel and merged (split-K): 0 or 1 never, "
+          "-1 when kv heads × query tiles are fewer than 4, or each kv "
+          "head has one query tile with keys rotated as they are "
+          "loaded (decode)"),
       llvm::cl::init(-1)};
   PassOptions::Option<bool> destinationEntryPoints{
       *this, "destination-entry-points",

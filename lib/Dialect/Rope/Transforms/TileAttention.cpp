@@ -119,7 +119,13 @@ mlir::rope::tileOnlineAttention(RewriterBase &rewriter, OnlineAttentionOp op,
                         ? AttentionTilingOptions::kAutoSplits
                         : qType.getDimSize(1) *
                               llvm::divideCeil(sq, options.queryTile);
-    splits = tiles < AttentionTilingOptions::kAutoSplits
+    // One query tile per kv head whose keys are rotated as they are loaded
+    // (decode over an un-rotated cache): a split holds every kv head in its
+    // key tiles, so each key's cos/sin row is read once for all of them,
+    // not once per kv head (as many bytes as an f16 K and V row together).
+    bool rotatedKeysPerHead =
+        !ShapedType::isDynamic(sq) && sq <= options.queryTile && op.getKeyCos();
+    splits = tiles < AttentionTilingOptions::kAutoSplits || rotatedKeysPerHead
                  ? AttentionTilingOptions::kAutoSplits
                  : 0;
   }

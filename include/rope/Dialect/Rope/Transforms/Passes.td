@@ -57,7 +57,9 @@ def RopeTileAttention : Pass<"rope-tile-attention"> {
            "Keys per step of the key loop">,
     Option<"splitKeys", "split-keys", "int64_t", /*default=*/"-1",
            "Split the keys into this many parallel partial states (0, 1: no "
-           "split; -1: 4 splits when kv heads × query tiles are fewer than 4)">,
+           "split; -1: 4 splits when kv heads × query tiles are fewer than 4, "
+           "or each kv head has one query tile and the keys are rotated as "
+           "they are loaded)">,
     Option<"rows", "rows", "bool", /*default=*/"false",
            "One query row per parallel tile (query-tile and split-keys "
            "unused)">
@@ -131,7 +133,9 @@ def RopeDecomposeAttention : Pass<"rope-decompose-attention"> {
            "Key rows per tile">,
     Option<"splitKeys", "split-keys", "int64_t", /*default=*/"-1",
            "Split the keys into this many parallel partial states (0, 1: no "
-           "split; -1: 4 splits when kv heads × query tiles are fewer than 4)">
+           "split; -1: 4 splits when kv heads × query tiles are fewer than 4, "
+           "or each kv head has one query tile and the keys are rotated as "
+           "they are loaded)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -38,7 +38,10 @@ struct AttentionTilingOptions {
   /// partial states are computed in parallel and merged (split-K, for decode);
   /// the kv heads and queries then stay whole in each split. -1 chooses:
   /// kAutoSplits splits when the query tiles offer fewer than kAutoSplits
-  /// parallel tiles (decode with few kv heads), else none.
+  /// parallel tiles (decode with few kv heads), or when each kv head has
+  /// one query tile and the keys are rotated as they are loaded (decode
+  /// over an un-rotated cache: the key tiles of a split hold every kv head,
+  /// which then share each key's cos/sin row), else none.
   int64_t splitKeys = -1;
   static constexpr int64_t kAutoSplits = 4;
   /// GPU rows: every (batch, kv head, group head, query row) is a parallel
