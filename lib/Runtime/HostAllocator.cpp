@@ -83,6 +83,10 @@ void *allocateLarge(uint64_t size, uint64_t alignment) {
 
 /// Takes back `address` if it is a large block handed out; false otherwise.
 bool releaseLarge(void *address) {
+  // Every cached block is page-aligned: the small temporaries that compiled
+  // loops free at each step are rejected here without taking the lock.
+  if (reinterpret_cast<uintptr_t>(address) % kPageBytes != 0)
+    return false;
   Lock lock;
   int i = 0;
   while (i < numLive && live[i].address != address)
