@@ -193,7 +193,8 @@ void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
   if (options.microkernels) {
     pm.addNestedPass<func::FuncOp>(rope::createRopeVectorizeContractions(
         rope::RopeVectorizeContractionsOptions{options.registerRows,
-                                               options.registerColumns}));
+                                               options.registerColumns,
+                                               options.reductionUnroll}));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
   }

@@ -70,6 +70,11 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
                      "multiple of 8 (--rope-vectorize-contractions); 0: sized "
                      "for the host CPU (32 with AVX-512, else 16)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> reductionUnroll{
+      *this, "reduction-unroll",
+      llvm::cl::desc("K steps per iteration of a register block's reduction "
+                     "loop (--rope-vectorize-contractions); 1: not unrolled"),
+      llvm::cl::init(8)};
   PassOptions::Option<int64_t> queryTile{
       *this, "query-tile",
       llvm::cl::desc("Query rows per attention tile; 0: 128 where the "

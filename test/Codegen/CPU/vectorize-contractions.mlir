@@ -1,10 +1,15 @@
 // The block is given (the default, 0, sizes it for the host CPU, which this
 // test must not depend on); the default run only has to produce blocks.
-// RUN: rope-opt %s --split-input-file --rope-vectorize-contractions="register-rows=4 register-columns=16" | FileCheck %s
+// The reduction loops are checked one K step per iteration (reduction-unroll=1);
+// the UNROLL run checks the unrolled form.
+// RUN: rope-opt %s --split-input-file --rope-vectorize-contractions="register-rows=4 register-columns=16 reduction-unroll=1" | FileCheck %s
 // RUN: rope-opt %s --split-input-file --rope-vectorize-contractions | FileCheck %s --check-prefix=HOST
+// RUN: rope-opt %s --split-input-file --rope-vectorize-contractions="register-rows=4 register-columns=16 reduction-unroll=4" | FileCheck %s --check-prefix=UNROLL
 // RUN: not rope-opt %s --split-input-file --rope-vectorize-contractions="register-columns=12" 2>&1 | FileCheck %s --check-prefix=OPTIONS
+// RUN: not rope-opt %s --split-input-file --rope-vectorize-contractions="reduction-unroll=0" 2>&1 | FileCheck %s --check-prefix=UNROLL-OPTION
 
 // OPTIONS: register-rows must be positive and register-columns a positive multiple of 8 (or 0: sized for the host CPU), got 0 and 12
+// UNROLL-OPTION: reduction-unroll must be at least 1, got 0
 // HOST-LABEL: func.func @matmul
 // HOST-NOT:     linalg.matmul
 // HOST:         vector.fma
@@ -21,6 +26,13 @@
 // CHECK:             vector.transfer_read %{{.+}} : tensor<{{.+}}>, vector<1x16xf32>
 // CHECK-COUNT-4:     vector.fma {{.+}} : vector<16xf32>
 // CHECK:           vector.transfer_write {{.+}} : vector<4x16xf32>, tensor<{{.+}}>
+// Unrolled by 4: the 8 K steps are two iterations of 4 steps, 4 FMAs each
+// (one per row), the accumulator still carried as one vector.
+// UNROLL-LABEL: func.func @matmul
+// UNROLL:         scf.for %{{.+}} = %{{.+}} to %c8 step %c4 iter_args({{.+}}) -> ({{.*}}vector<4x16xf32>)
+// UNROLL-COUNT-16:  vector.fma {{.+}} : vector<16xf32>
+// UNROLL-NOT:       vector.fma
+// UNROLL:           scf.yield
 func.func @matmul(%a: tensor<32x8xf32>, %b: tensor<8x16xf32>,
                   %c: tensor<32x16xf32>) -> tensor<32x16xf32> {
   %r = linalg.matmul ins(%a, %b : tensor<32x8xf32>, tensor<8x16xf32>)
@@ -135,7 +147,8 @@ func.func @narrow(%a: tensor<4x8xf32>, %b: tensor<8x12xf32>,
 // A large matmul outside any loop: B packed once into column panels
 // ([n / 16][k][16]) and the output viewed as [m][n / 16][16]; rows across
 // cores (an scf.forall of 8 chunks), 256-step reduction panels, panels of 16
-// column blocks, each column block's rows in register blocks.
+// column blocks; each block of rows goes through the panel's column blocks
+// (its slice of A stays in L1 while the micro-panels of B stream by).
 // CHECK-LABEL: func.func @large_matmul
 // CHECK-SAME:    %[[A:[^:]+]]: tensor<512x512xf32>, %[[B:[^:]+]]: tensor<512x512xf32>, %[[C:[^:]+]]: tensor<512x512xf32>
 // CHECK:         %[[BSPLIT:.+]] = tensor.expand_shape %[[B]] {{\[\[}}0], [1, 2]] output_shape [512, 32, 16]
@@ -144,8 +157,8 @@ func.func @narrow(%a: tensor<4x8xf32>, %b: tensor<8x12xf32>,
 // CHECK:         %[[R:.+]] = scf.forall (%{{.+}}) = (0) to (512) step (64) shared_outs(%{{.+}} = %[[CSPLIT]])
 // CHECK:           scf.for {{.+}} to %c512 step %c256
 // CHECK:             scf.for {{.+}} to %c32 step %c16
-// CHECK:               scf.for {{.+}} to %c16 step %c1
-// CHECK:                 scf.for {{.+}} to %c64 step %c4
+// CHECK:               scf.for {{.+}} to %c64 step %c4
+// CHECK:                 scf.for {{.+}} to %c16 step %c1
 // CHECK:                   scf.for {{.+}} -> ({{.*}}vector<4x16xf32>)
 // CHECK:                     vector.transfer_read %[[PANELS]]
 // CHECK-COUNT-4:             vector.fma
