@@ -614,7 +614,8 @@ static LogicalResult tileIntoRegisterBlocks(RewriterBase &rewriter,
   // one row block's slice of A (8 rows × a 256-step panel: 8 KiB) stays
   // in L1 while the column blocks stream their micro-panels of B from L2.
   // The other way round, a micro-panel of B (256 × 32: 32 KiB) would have
-  // to stay, and it is the whole L1 (-20% on a 2-core Xeon).
+  // to stay, and it is the whole L1 (a 4096³ f32 matmul with static rows on
+  // a 2-core Xeon: 277 GFLOP/s that way, 379 this way).
   unsigned numLoops = op.getNumLoops();
   SmallVector<int64_t> tileSizes(numLoops, 1);
   tileSizes[block.rowDim] = block.rows;

@@ -125,7 +125,7 @@ def RopeVectorizeContractions
        reduction steps, whose B panel stays in L2; each row block's slice
        of A (8 KiB) stays in L1 while the panel's column blocks stream their
        micro-panels of B from L2 (a 32 KiB micro-panel kept in L1 instead
-       would be the whole of it: 20% slower on a 2-core Xeon). The
+       would be the whole of it: 27% slower on a 2-core Xeon). The
        attention tiles are already split and small.
     3. Dynamic rows: the op is tiled by `register-rows` rows and that loop
        peeled; its full tiles are cast to static shapes, the tile of the
