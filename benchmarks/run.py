@@ -25,7 +25,6 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
@@ -56,6 +55,8 @@ _openblas_core_for_this_cpu()
 import numpy as np  # noqa: E402  (after the OpenBLAS core is named)
 
 from rope_mlir import compiler, reference as ref
+
+from cpu_name import cpu_fields, cpu_name  # noqa: E402  (benchmarks/, beside this script)
 
 HERE = Path(__file__).resolve().parent
 LLVM_BIN = Path("/usr/lib/llvm-22/bin")
@@ -700,26 +701,8 @@ def plot_prefill_at_a_glance(results, path, plt):
 
 
 def machine():
-    # The first processor's fields (model name, vendor_id) from /proc/cpuinfo.
-    fields = {}
-    try:
-        for line in open("/proc/cpuinfo"):
-            if not line.strip():
-                break
-            key, _, value = line.partition(":")
-            fields[key.strip()] = value.strip()
-    except OSError:
-        pass
-    cpu = fields.get("model name") or platform.processor() or "unknown"
-    # VMs often name every Xeon alike: the family/model numbers and the
-    # matrix and low-precision ISAs tell machine kinds apart (oneDNN's bf16
-    # runs on AMX where it exists, which moves PyTorch's bf16 figures 10x).
-    if "cpu family" in fields and "model" in fields:
-        flags = set(fields.get("flags", "").split())
-        isa = [name for flag, name in (("avx512f", "AVX-512"), ("avx512_bf16", "AVX512-BF16"),
-                                        ("avx512_fp16", "AVX512-FP16"), ("amx_bf16", "AMX-BF16"))
-               if flag in flags]
-        cpu += f" (family {fields['cpu family']} model {fields['model']}; {', '.join(isa) or 'no AVX-512'})"
+    fields = cpu_fields()
+    cpu = cpu_name(fields)
     vendor = {"GenuineIntel": "intel", "AuthenticAMD": "amd"}.get(
         fields.get("vendor_id"), "other" if "vendor_id" in fields else "unknown")
     blas = "unknown BLAS"

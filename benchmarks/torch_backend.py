@@ -40,6 +40,8 @@ from pathlib import Path
 import torch
 import transformers
 
+from cpu_name import cpu_name  # benchmarks/, beside this script
+
 HERE = Path(__file__).resolve().parent
 DECODE_PROMPT, DECODE_TOKENS = 512, 32
 
@@ -134,15 +136,7 @@ def run(quick, only=None):
 
 
 def machine():
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"cpu": cpu, "threads": torch.get_num_threads(), "torch": torch.__version__,
+    return {"cpu": cpu_name(), "threads": torch.get_num_threads(), "torch": torch.__version__,
             "transformers": transformers.__version__, "python": platform.python_version()}
 
 
