@@ -388,106 +388,6 @@ LogicalResult matchRotatedProduct(linalg::LinalgOp op,
   return success();
 }
 
-/// Head dims [begin, end) of `input`.
-Value sliceHead(PatternRewriter &rewriter, Location loc, Value input,
-                int64_t begin, int64_t end) {
-  auto type = cast<RankedTensorType>(input.getType());
-  SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, input);
-  SmallVector<OpFoldResult> strides(type.getRank(), rewriter.getIndexAttr(1));
-  offsets.back() = rewriter.getIndexAttr(begin);
-  sizes.back() = rewriter.getIndexAttr(end - begin);
-  return tensor::ExtractSliceOp::create(rewriter, loc, input, offsets, sizes,
-                                        strides);
-}
-
-/// Accumulates into the init of `op` the products of the head dims that
-/// the rotation passes through, [0, offset) and [offset + r, D), as
-/// products of slices of both sides' inputs; returns the sum.
-Value accumulatePassThroughDims(PatternRewriter &rewriter, linalg::LinalgOp op,
-                                ArrayRef<RotatedOperand> sides) {
-  Location loc = op.getLoc();
-  lowering::RotaryDims dims = sides[0].dims;
-  int64_t headDim =
-      cast<RankedTensorType>(sides[0].input.getType()).getShape().back();
-  Value acc = op.getDpsInitOperand(0)->get();
-  for (auto [begin, end] :
-       {std::pair<int64_t, int64_t>{0, dims.offset},
-        std::pair<int64_t, int64_t>{dims.offset + dims.dims, headDim}}) {
-    if (begin == end)
-      continue;
-    acc = lowering::buildMultiplyAccumulate(
-        rewriter, loc, sliceHead(rewriter, loc, sides[0].input, begin, end),
-        sliceHead(rewriter, loc, sides[1].input, begin, end), acc,
-        {sides[0].map, sides[1].map,
-         op.getMatchingIndexingMap(op.getDpsInitOperand(0))},
-        op.getIteratorTypesArray());
-  }
-  return acc;
-}
-
-/// The inputs of the product over the rotated pairs, whose loop t is
-/// `reduction`, with their maps (and the init's last): per side, both
-/// members of pair t, then cos and sin of member 0 and of member 1.
-void collectPairOperands(PatternRewriter &rewriter, linalg::LinalgOp op,
-                         unsigned reduction, ArrayRef<RotatedOperand> sides,
-                         SmallVectorImpl<Value> &inputs,
-                         SmallVectorImpl<AffineMap> &maps) {
-  MLIRContext *ctx = op.getContext();
-  Location loc = op.getLoc();
-  lowering::RotaryDims dims = sides[0].dims;
-  unsigned numLoops = op.getNumLoops();
-  AffineExpr t = getAffineDimExpr(reduction, ctx);
-  for (const RotatedOperand &side : sides) {
-    // The input viewed as pairs, so that each member is read along t.
-    Value pairs = lowering::buildPairView(rewriter, loc, side.input, side.dims);
-    ArrayRef<AffineExpr> leading = side.map.getResults().drop_back();
-    AffineExpr members[2] = {getAffineConstantExpr(0, ctx),
-                             getAffineConstantExpr(1, ctx)};
-    inputs.append({pairs, pairs});
-    for (AffineExpr c : members)
-      maps.push_back(
-          lowering::pairReadMap(leading, numLoops, t, c, dims.layout));
-    // cos and sin of member 0, then of member 1 (the same tables when
-    // they hold one coefficient per pair), each read at the pair.
-    for (auto [index, c] : llvm::enumerate(members)) {
-      lowering::CosSin coefficients = lowering::buildMemberCoefficients(
-          rewriter, loc, {side.cos, side.sin}, side.dims, index);
-      AffineMap table = lowering::tableReadMap(
-          coefficients.cos, leading, numLoops, side.seqDim, side.dims, t, c);
-      inputs.append({coefficients.cos, coefficients.sin});
-      maps.append({table, table});
-    }
-  }
-  maps.push_back(op.getMatchingIndexingMap(op.getDpsInitOperand(0)));
-}
-
-/// The body of the product over the rotated pairs: adds to the accumulator
-/// (of `outType`) the products of both rotated members of Q's and K's pair.
-void buildPairProductBody(OpBuilder &b, Location nl, ValueRange args,
-                          Type outType) {
-  // Args per side: the members a, b; cos, sin of member 0; of 1.
-  auto rotated = [&](ValueRange side) {
-    Value a = lowering::toF32(b, nl, side[0]);
-    Value second = lowering::toF32(b, nl, side[1]);
-    auto f32 = [&](unsigned i) { return lowering::toF32(b, nl, side[i]); };
-    Value first =
-        lowering::buildPairRotation(b, nl, a, second, f32(2), f32(3)).first;
-    Value other =
-        lowering::buildPairRotation(b, nl, a, second, f32(4), f32(5)).second;
-    return std::pair{first, other};
-  };
-  auto [q0, q1] = rotated(args.take_front(6));
-  auto [k0, k1] = rotated(args.slice(6, 6));
-  Value pair =
-      arith::AddFOp::create(b, nl, arith::MulFOp::create(b, nl, q0, k0),
-                            arith::MulFOp::create(b, nl, q1, k1));
-  Value sum =
-      arith::AddFOp::create(b, nl, lowering::toF32(b, nl, args[12]), pair);
-  linalg::YieldOp::create(b, nl,
-                          ValueRange{lowering::fromF32(b, nl, sum, outType)});
-}
-
 /// Rotated Q and K that meet in a plain product (a Q·Kᵀ that was not raised
 /// to attention: extra ops between, an unusual mask): the product reads
 /// the un-rotated tensors and rotates them as they enter the reduction, so
@@ -510,21 +410,15 @@ struct FoldRotationsIntoProduct
     Location loc = op.getLoc();
     buildSpecTables(rewriter, loc, sides);
 
-    Value acc = accumulatePassThroughDims(rewriter, op, sides);
-
-    // The rotated dims: the reduction loop now runs over the pairs t (r/2
-    // of them); the body adds the products of both members of pair t.
-    SmallVector<Value> inputs;
-    SmallVector<AffineMap> maps;
-    collectPairOperands(rewriter, op, reduction, sides, inputs, maps);
-    Type outType = getElementTypeOrSelf(acc.getType());
-    auto product = linalg::GenericOp::create(
-        rewriter, loc, acc.getType(), inputs, ValueRange{acc}, maps,
-        op.getIteratorTypesArray(),
-        [&](OpBuilder &b, Location nl, ValueRange args) {
-          buildPairProductBody(b, nl, args, outType);
-        });
-    rewriter.replaceOp(op, product.getResults());
+    std::array<lowering::ProductSide, 2> productSides;
+    for (auto [side, productSide] : llvm::zip_equal(sides, productSides))
+      productSide = {side.input, side.map, {side.cos, side.sin}, side.seqDim};
+    Value product = lowering::buildProductRotatingPairs(
+        rewriter, loc, productSides, sides[0].dims,
+        op.getDpsInitOperand(0)->get(),
+        op.getMatchingIndexingMap(op.getDpsInitOperand(0)),
+        op.getIteratorTypesArray(), reduction);
+    rewriter.replaceOp(op, product);
     return success();
   }
 };

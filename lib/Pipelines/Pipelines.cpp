@@ -187,7 +187,8 @@ void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
                                             : 64;
   if (options.decomposeAttention)
     pm.addPass(createRopeDecomposeAttention(RopeDecomposeAttentionOptions{
-        queryTile, options.keyTile, options.splitKeys}));
+        queryTile, options.keyTile, options.splitKeys,
+        options.rowsRotatingKeysInScores}));
 
   addRopeToLinalgPasses(pm);
   if (options.microkernels) {

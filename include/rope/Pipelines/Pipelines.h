@@ -92,6 +92,13 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
           "head has one query tile with keys rotated as they are "
           "loaded (decode)"),
       llvm::cl::init(-1)};
+  PassOptions::Option<int64_t> rowsRotatingKeysInScores{
+      *this, "rows-rotating-keys-in-scores",
+      llvm::cl::desc("Attention tiles with at most this many query rows per "
+                     "kv head (decode) rotate each key pair inside the Q·Kᵀ "
+                     "reduction instead of into a tile of rotated keys; 0: "
+                     "never"),
+      llvm::cl::init(8)};
   PassOptions::Option<bool> destinationEntryPoints{
       *this, "destination-entry-points",
       llvm::cl::desc("Give each public function @f a form @f__into that "

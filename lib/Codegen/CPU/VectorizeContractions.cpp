@@ -206,17 +206,20 @@ static Value vectorizeTransposingPack(RewriterBase &rewriter,
 }
 
 /// `value` copied once into a fresh f32 tensor whose dim i is `value`'s dim
-/// perm[i] (a packed panel), or `value` itself when that changes nothing.
+/// perm[i] (a packed panel), or `value` itself when that changes nothing
+/// (or only its element type, with `narrowInPlace`: read once, f16 and
+/// bf16 are better widened in registers as they are loaded).
 /// With `blockTranspose`, a pack that moves the innermost dim goes through
 /// registers in 16 × 16 blocks (vectorizeTransposingPack); a large pack
 /// outside any loop (a weight into column panels) stays one linalg op, which
 /// --rope-parallelize-elementwise splits across the cores.
 static Value packPanel(RewriterBase &rewriter, Location loc, Value value,
-                       ArrayRef<int64_t> perm, bool blockTranspose = false) {
+                       ArrayRef<int64_t> perm, bool blockTranspose = false,
+                       bool narrowInPlace = false) {
   auto type = cast<RankedTensorType>(value.getType());
   Type f32 = rewriter.getF32Type();
   bool identity = llvm::equal(perm, llvm::seq<int64_t>(0, perm.size()));
-  if (identity && type.getElementType() == f32)
+  if (identity && (type.getElementType() == f32 || narrowInPlace))
     return value;
   SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, value);
   SmallVector<OpFoldResult> shape;
@@ -255,7 +258,7 @@ static Value packPanel(RewriterBase &rewriter, Location loc, Value value,
 /// read at, the panel first (`colBlock`) when there are panels.
 static Value packB(RewriterBase &rewriter, Location loc, Value b,
                    AffineMap bMap, AffineExpr col, AffineExpr colBlock,
-                   int64_t columns, bool columnPanels,
+                   int64_t columns, bool columnPanels, bool readOnce,
                    SmallVectorImpl<AffineExpr> &bExprs) {
   unsigned colPos = *bMap.getResultPosition(col);
   // B's dims other than the column dim, in order: the middle of either
@@ -291,7 +294,8 @@ static Value packB(RewriterBase &rewriter, Location loc, Value b,
   for (unsigned i : others)
     bExprs.push_back(bMap.getResult(i));
   bExprs.push_back(col);
-  return packPanel(rewriter, loc, b, perm, /*blockTranspose=*/!columnPanels);
+  return packPanel(rewriter, loc, b, perm, /*blockTranspose=*/!columnPanels,
+                   /*narrowInPlace=*/readOnce);
 }
 
 /// The output `init` viewed as [..., n / columns, columns], for column
@@ -396,9 +400,15 @@ static linalg::GenericOp packOperands(RewriterBase &rewriter,
   unsigned numLoops = op.getNumLoops() + (columnPanels ? 1 : 0);
   AffineExpr colBlock = getAffineDimExpr(op.getNumLoops(), ctx);
 
+  // With one block of rows (a decode tile's few query rows), each element
+  // of B is loaded once: a B laid out for the block already stays where it
+  // is, f16 or bf16 widened as it is loaded.
+  int64_t rowExtent = op.getStaticLoopRanges()[block.rowDim];
+  bool bReadOnce = !ShapedType::isDynamic(rowExtent) && rowExtent <= block.rows;
   SmallVector<AffineExpr> bExprs;
-  Value packedB = packB(rewriter, loc, inputs[block.bOperand], bMap, col,
-                        colBlock, block.columns, columnPanels, bExprs);
+  Value packedB =
+      packB(rewriter, loc, inputs[block.bOperand], bMap, col, colBlock,
+            block.columns, columnPanels, bReadOnce, bExprs);
   Value a = packPanel(
       rewriter, loc, inputs[block.aOperand()],
       llvm::to_vector(llvm::seq<int64_t>(0, maps[block.aOperand()].getNumResults())));
@@ -677,6 +687,18 @@ static LogicalResult tileIntoRegisterBlocks(RewriterBase &rewriter,
   if (failed(vectorized))
     return failure();
   rewriter.replaceOp(contract, vectorized->replacements);
+  // A B read in place in f16 or bf16 (packOperands' narrowInPlace) reaches
+  // vector.contract narrow; it is widened there, in registers.
+  tiled->loops.front()->walk([&](vector::ContractionOp op) {
+    Type f32 = rewriter.getF32Type();
+    rewriter.setInsertionPoint(op);
+    for (OpOperand *operand : {&op.getLhsMutable(), &op.getRhsMutable()}) {
+      auto type = cast<VectorType>(operand->get().getType());
+      if (type.getElementType() != f32)
+        operand->set(arith::ExtFOp::create(rewriter, op.getLoc(),
+                                           type.clone(f32), operand->get()));
+    }
+  });
 
   // Marks the block's loops: in the reduction ones the pass keeps the
   // accumulator in registers once the slices around it are simplified (in
@@ -1043,6 +1065,299 @@ static LogicalResult rewriteAsDotProducts(RewriterBase &rewriter,
   return success();
 }
 
+/// A sum along the innermost dim of two or more inputs that is not a plain
+/// contraction: out[...] += f(x₀[..., r], x₁[..., r], ...), each x read
+/// contiguously along r (its innermost dim, not sliced with a stride) and
+/// f any elementwise function. The scores of a decode tile whose keys are
+/// rotated inside the reduction (Σ_t q·rotate(k, cos, sin)) take this form:
+/// no copy of K exists to be packed into the register blocks' layout, and
+/// K's rows already run along the reduction.
+struct LaneSumForm {
+  /// Output dims of the register block's columns (the innermost) and rows
+  /// (one that the inputs reading the columns do not read, so that a row
+  /// block shares their loads), if any.
+  unsigned colDim;
+  std::optional<unsigned> rowDim;
+  int64_t extent; // of the reduction
+  /// Lanes of a step: a register of f32 (16 with AVX-512), or half of one
+  /// where the extent is not a multiple of that (a head of 80: 40 pairs).
+  int64_t lanes;
+};
+
+static std::optional<LaneSumForm> matchLaneSum(linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumDpsInputs() < 2 || op.getNumReductionLoops() != 1 ||
+      linalg::isaContractionOpInterface(op) ||
+      !getElementTypeOrSelf(op.getDpsInits()[0].getType()).isF32())
+    return std::nullopt;
+  unsigned numLoops = op.getNumLoops(), r = numLoops - 1;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (!linalg::isReductionIterator(op.getIteratorTypesArray()[r]) ||
+      llvm::any_of(ranges, ShapedType::isDynamic) ||
+      ranges[r] % (kDotLanes / 2))
+    return std::nullopt;
+  // The body adds one term to the accumulator, which nothing else reads.
+  Block &body = *op.getBlock();
+  BlockArgument acc = body.getArguments().back();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
+  if (!add || !acc.hasOneUse() || *acc.getUsers().begin() != add)
+    return std::nullopt;
+  AffineExpr reduction = getAffineDimExpr(r, op.getContext());
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    auto type = dyn_cast<RankedTensorType>(input->get().getType());
+    if (!type || map.getNumResults() == 0 ||
+        map.getResults().back() != reduction ||
+        llvm::any_of(map.getResults().drop_back(),
+                     [&](AffineExpr e) { return e.isFunctionOfDim(r); }))
+      return std::nullopt;
+    if (auto slice = input->get().getDefiningOp<tensor::ExtractSliceOp>();
+        slice && !isConstantIntValue(slice.getMixedStrides().back(), 1))
+      return std::nullopt;
+  }
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  auto dimOf = [](AffineExpr e) -> std::optional<unsigned> {
+    if (auto d = dyn_cast<AffineDimExpr>(e))
+      return d.getPosition();
+    return std::nullopt;
+  };
+  if (!outMap.isProjectedPermutation() || outMap.getNumResults() == 0)
+    return std::nullopt;
+  LaneSumForm form{*dimOf(outMap.getResults().back()), std::nullopt, ranges[r],
+                   ranges[r] % kDotLanes ? kDotLanes / 2 : kDotLanes};
+  // Rows: the innermost non-unit output dim that no input reading the
+  // columns reads.
+  for (AffineExpr e : llvm::reverse(outMap.getResults().drop_back())) {
+    unsigned d = *dimOf(e);
+    if (ranges[d] == 1)
+      continue;
+    bool shared = llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *in) {
+      AffineMap map = op.getMatchingIndexingMap(in);
+      return !map.isFunctionOfDim(form.colDim) || !map.isFunctionOfDim(d);
+    });
+    if (shared) {
+      form.rowDim = d;
+      break;
+    }
+  }
+  return form;
+}
+
+/// `op` (matchLaneSum's form) as register blocks of lane sums, as the dot
+/// products above: the reduction split into steps of L lanes, each output
+/// of a block keeping its L lanes apart in a register across the steps
+/// (lanes[..., l] += f(x[..., step, l])), then the lanes added up and into
+/// the output, per block, on the block's registers. A block holds up to
+/// `rows` rows × a few columns, as many outputs as a step has lanes (16
+/// accumulators with AVX-512): each input vector loaded is then shared by a
+/// block's rows or columns, f is computed once per loaded vector (rows
+/// share what they do not read), and the block's lanes add up by one square
+/// transpose (LaneSumByTranspose).
+static LogicalResult rewriteAsLaneSums(RewriterBase &rewriter,
+                                       linalg::GenericOp op,
+                                       const LaneSumForm &form, int64_t rows) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  rewriter.setInsertionPoint(op);
+  Type f32 = rewriter.getF32Type();
+  unsigned numLoops = op.getNumLoops(), r = numLoops - 1;
+  int64_t lanes = form.lanes, steps = form.extent / lanes;
+
+  // Inputs with their innermost dim split into [steps, L], read at (step,
+  // lane): loops (old loops, r now the step, then the lane). A dim read at
+  // a constant (a member of a pair view) is sliced off: the vectoriser
+  // takes reads through projected permutations only.
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  AffineExpr lane = getAffineDimExpr(numLoops, ctx);
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    Value value = input->get();
+    auto type = cast<RankedTensorType>(value.getType());
+    AffineMap map = op.getMatchingIndexingMap(input);
+    SmallVector<OpFoldResult> offsets, sizes;
+    SmallVector<int64_t> kept;
+    SmallVector<AffineExpr> exprs;
+    for (auto [dim, e] : llvm::enumerate(map.getResults())) {
+      auto c = dyn_cast<AffineConstantExpr>(e);
+      offsets.push_back(rewriter.getIndexAttr(c ? c.getValue() : 0));
+      sizes.push_back(rewriter.getIndexAttr(c ? 1 : type.getDimSize(dim)));
+      if (!c) {
+        kept.push_back(type.getDimSize(dim));
+        exprs.push_back(e);
+      }
+    }
+    if (kept.size() != static_cast<size_t>(type.getRank())) {
+      auto sliceType = RankedTensorType::get(kept, type.getElementType());
+      value = tensor::ExtractSliceOp::create(
+          rewriter, loc, sliceType, value, offsets, sizes,
+          SmallVector<OpFoldResult>(type.getRank(), rewriter.getIndexAttr(1)));
+      type = sliceType;
+    }
+    SmallVector<int64_t> shape(type.getShape().drop_back());
+    shape.append({steps, lanes});
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t i = 0; i + 1 < type.getRank(); ++i)
+      groups.push_back({i});
+    groups.push_back({type.getRank() - 1, type.getRank()});
+    inputs.push_back(tensor::ExpandShapeOp::create(
+        rewriter, loc, RankedTensorType::get(shape, type.getElementType()),
+        value, groups));
+    exprs.push_back(lane);
+    maps.push_back(AffineMap::get(numLoops + 1, 0, exprs, ctx));
+  }
+  auto outType = cast<RankedTensorType>(op.getDpsInits()[0].getType());
+  SmallVector<int64_t> lanesShape(outType.getShape());
+  lanesShape.push_back(lanes);
+  Value zero =
+      arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(f32));
+  Value lanesInit =
+      linalg::FillOp::create(
+          rewriter, loc, zero,
+          ValueRange{tensor::EmptyOp::create(rewriter, loc, lanesShape, f32)})
+          .getResult(0);
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  SmallVector<AffineExpr> lanesExprs(outMap.getResults());
+  lanesExprs.push_back(lane);
+  maps.push_back(AffineMap::get(numLoops + 1, 0, lanesExprs, ctx));
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  iterators.push_back(utils::IteratorType::parallel);
+  auto partial = linalg::GenericOp::create(
+      rewriter, loc, lanesInit.getType(), inputs, ValueRange{lanesInit}, maps,
+      iterators, [&](OpBuilder &b, Location, ValueRange args) {
+        IRMapping mapping;
+        mapping.map(op.getBlock()->getArguments(), args);
+        for (Operation &inner : op.getBlock()->without_terminator())
+          b.clone(inner, mapping);
+        Operation *yield = op.getBlock()->getTerminator();
+        b.clone(*yield, mapping);
+      });
+
+  // out[...] += Σ_lane lanes[..., lane]: loops (output dims, lane).
+  unsigned outRank = outType.getRank();
+  SmallVector<utils::IteratorType> totalIterators(
+      outRank, utils::IteratorType::parallel);
+  totalIterators.push_back(utils::IteratorType::reduction);
+  auto total = linalg::GenericOp::create(
+      rewriter, loc, op.getResultTypes(), partial.getResult(0),
+      op.getDpsInits()[0],
+      SmallVector<AffineMap>{
+          AffineMap::getMultiDimIdentityMap(outRank + 1, ctx),
+          AffineMap::getMultiDimIdentityMap(outRank + 1, ctx)
+              .getMajorSubMap(outRank)},
+      totalIterators, [&](OpBuilder &b, Location l, ValueRange args) {
+        linalg::YieldOp::create(
+            b, l,
+            ValueRange{
+                arith::AddFOp::create(b, l, args[1], args[0]).getResult()});
+      });
+  rewriter.replaceOp(op, total.getResult(0));
+
+  // Blocks of the output: rows × columns, the partial sums and the fill of
+  // their lanes fused into each.
+  auto outPosition = [&](unsigned loopDim) {
+    return *outMap.getResultPosition(getAffineDimExpr(loopDim, ctx));
+  };
+  SmallVector<int64_t> blockSizes(outRank + 1, 1);
+  blockSizes.back() = 0; // the lanes, whole
+  int64_t blockRows = 1;
+  if (form.rowDim) {
+    blockRows = largestDivisor(outType.getDimSize(outPosition(*form.rowDim)),
+                               {rows, 4, 2, 1})
+                    .value_or(1);
+    blockSizes[outPosition(*form.rowDim)] = blockRows;
+  }
+  int64_t maxColumns = std::max<int64_t>(1, lanes / blockRows);
+  blockSizes[outPosition(form.colDim)] =
+      largestDivisor(outType.getDimSize(outPosition(form.colDim)),
+                     {maxColumns, 8, 4, 2, 1})
+          .value_or(1);
+  for (auto [dim, size] : llvm::enumerate(blockSizes))
+    if (dim < outRank && outType.getDimSize(dim) == 1)
+      size = 0;
+  // (An output of unit dims alone is one block already.)
+  auto lanesFill = cast<linalg::FillOp>(lanesInit.getDefiningOp());
+  linalg::GenericOp blockPartial = partial, blockTotal = total;
+  linalg::FillOp blockFill = lanesFill;
+  if (llvm::any_of(blockSizes, [](int64_t size) { return size != 0; })) {
+    scf::SCFTilingOptions tiling;
+    tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForOp)
+        .setTileSizes(getAsIndexOpFoldResult(ctx, blockSizes));
+    scf::SCFTileAndFuseOptions fuseOptions;
+    fuseOptions.setTilingOptions(tiling);
+    fuseOptions.setFusionControlFn(
+        [&](tensor::ExtractSliceOp, OpResult producer, bool)
+            -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+          Operation *owner = producer.getOwner();
+          if (owner == partial.getOperation() || owner == lanesFill)
+            return scf::SCFTileAndFuseOptions::ControlFnResult{};
+          return std::nullopt;
+        });
+    rewriter.setInsertionPoint(total);
+    FailureOr<scf::SCFTileAndFuseResult> fused =
+        scf::tileConsumerAndFuseProducersUsingSCF(
+            rewriter, cast<TilingInterface>(total.getOperation()), fuseOptions);
+    if (failed(fused))
+      return failure();
+    rewriter.replaceOp(total, fused->replacements.lookup(total.getResult(0)));
+    for (Operation *dead : {partial.getOperation(), lanesFill.getOperation()})
+      if (dead->use_empty())
+        rewriter.eraseOp(dead);
+    blockPartial = blockTotal = nullptr;
+    blockFill = nullptr;
+    for (Operation *tiled : fused->tiledAndFusedOps) {
+      if (auto fill = dyn_cast<linalg::FillOp>(tiled))
+        blockFill = fill;
+      else if (auto generic = dyn_cast<linalg::GenericOp>(tiled))
+        (generic.getNumLoops() == numLoops + 1 ? blockPartial : blockTotal) =
+            generic;
+    }
+    if (!blockPartial || !blockTotal)
+      return failure();
+  }
+
+  // In each block: the steps as a loop around one vectorised step (its
+  // accumulators hoisted into registers later), the fill and the final sum
+  // vectorised on the block.
+  SmallVector<int64_t> stepSizes(numLoops + 1, 0);
+  stepSizes[r] = 1;
+  FailureOr<scf::SCFTilingResult> stepLoop =
+      tileWith(rewriter, blockPartial, stepSizes,
+               scf::SCFTilingOptions::LoopType::ForOp);
+  if (failed(stepLoop))
+    return failure();
+  // The step's tile without its unit dims, the step's reduction among them:
+  // an elementwise update of the lanes, which vectorises to the body's own
+  // ops (their fast-math flags kept, so that LLVM fuses the products into
+  // FMAs) rather than to a vector.multi_reduction over one step.
+  Operation *step = tileOf(*stepLoop);
+  linalg::ControlDropUnitDims drop;
+  drop.rankReductionStrategy =
+      linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
+  rewriter.setInsertionPoint(step);
+  FailureOr<linalg::DropUnitDimsResult> reduced =
+      linalg::dropUnitDims(rewriter, cast<linalg::GenericOp>(step), drop);
+  if (succeeded(reduced)) {
+    rewriter.replaceOp(step, reduced->replacements);
+    step = reduced->resultOp;
+  }
+  // A body the vectoriser does not take (a table looked up per element)
+  // stays a generic in the same loops: correct, as scalar code.
+  SmallVector<Operation *> toVectorize = {step, blockTotal};
+  if (blockFill)
+    toVectorize.push_back(blockFill);
+  for (Operation *tile : toVectorize) {
+    rewriter.setInsertionPoint(tile);
+    FailureOr<linalg::VectorizationResult> vectorized =
+        linalg::vectorize(rewriter, tile);
+    if (succeeded(vectorized))
+      rewriter.replaceOp(tile, vectorized->replacements);
+  }
+  for (LoopLikeOpInterface loop : stepLoop->loops)
+    loop->setAttr(kRegisterBlockLoop, rewriter.getUnitAttr());
+  return success();
+}
+
 /// Rewrites one contraction into its micro-kernel loops (`hostRows`: the
 /// rows of the host's register block).
 static LogicalResult rewriteContraction(RewriterBase &rewriter,
@@ -1122,6 +1437,92 @@ struct MathOnOneRow : RewritePattern {
   }
 };
 
+/// A step of a lane sum, acc + a·b or acc + (a·b + c·d) on vectors, as
+/// FMAs into the accumulator: fma(a, b, acc), fma(c, d, fma(a, b, acc)).
+/// The products carry the contraction's `contract` (and, for the pair,
+/// `reassoc`) flags; the add into the accumulator is what lowering the
+/// vectoriser's vector.multi_reduction leaves, which drops the flags of the
+/// body it came from (out + term, flagged alike). LLVM would otherwise keep
+/// a multiply and an add per product.
+struct LaneSumStepToFMAs : OpRewritePattern<arith::AddFOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(arith::AddFOp op,
+                                PatternRewriter &rewriter) const override {
+    auto allows = [](Operation *o, arith::FastMathFlags flags) {
+      auto fmf = cast<arith::ArithFastMathInterface>(o).getFastMathFlagsAttr();
+      return fmf && bitEnumContainsAll(fmf.getValue(), flags);
+    };
+    auto product = [&](Value v, arith::FastMathFlags flags) {
+      auto mul = v.getDefiningOp<arith::MulFOp>();
+      return mul && mul->hasOneUse() && allows(mul, flags) ? mul
+                                                           : arith::MulFOp();
+    };
+    if (!isa<VectorType>(op.getType()))
+      return failure();
+    Location loc = op.getLoc();
+    for (unsigned side : {0u, 1u}) {
+      Value term = op->getOperand(side), acc = op->getOperand(1 - side);
+      if (arith::MulFOp mul = product(term, arith::FastMathFlags::contract)) {
+        rewriter.replaceOpWithNewOp<vector::FMAOp>(op, mul.getLhs(),
+                                                   mul.getRhs(), acc);
+        return success();
+      }
+      auto both =
+          arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
+      auto pair = term.getDefiningOp<arith::AddFOp>();
+      if (!pair || !pair->hasOneUse() || !allows(pair, both))
+        continue;
+      arith::MulFOp lhs = product(pair.getLhs(), both);
+      arith::MulFOp rhs = product(pair.getRhs(), both);
+      if (!lhs || !rhs)
+        continue;
+      Value first =
+          vector::FMAOp::create(rewriter, loc, lhs.getLhs(), lhs.getRhs(), acc);
+      rewriter.replaceOpWithNewOp<vector::FMAOp>(op, rhs.getLhs(), rhs.getRhs(),
+                                                 first);
+      return success();
+    }
+    return failure();
+  }
+};
+
+/// The lane sum of a block (vector.multi_reduction <add> over the innermost
+/// dim, L lanes, of L outputs) as an L × L transpose and L − 1 whole-vector
+/// adds: the transpose lowers to shuffles in registers (vector.transpose's
+/// 16 × 16 lowering), where reducing the outputs' registers one at a time
+/// across their lanes would take log₂ L shuffles and adds each, and an n-D
+/// transpose would go element by element.
+struct LaneSumByTranspose : OpRewritePattern<vector::MultiDimReductionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::MultiDimReductionOp op,
+                                PatternRewriter &rewriter) const override {
+    VectorType type = op.getSourceVectorType();
+    int64_t lanes = type.getShape().back();
+    if (op.getKind() != vector::CombiningKind::ADD || type.isScalable() ||
+        lanes != kDotLanes || type.getNumElements() != lanes * lanes ||
+        op.getReductionDims() !=
+            ArrayRef<int64_t>{static_cast<int64_t>(type.getRank() - 1)})
+      return failure();
+    Location loc = op.getLoc();
+    Type element = type.getElementType();
+    auto square = VectorType::get({lanes, lanes}, element);
+    auto row = VectorType::get({lanes}, element);
+    Value flat =
+        vector::ShapeCastOp::create(rewriter, loc, square, op.getSource());
+    Value transposed = vector::TransposeOp::create(rewriter, loc, flat,
+                                                   ArrayRef<int64_t>{1, 0});
+    Value acc = vector::ShapeCastOp::create(rewriter, loc, row, op.getAcc());
+    for (int64_t l = 0; l < lanes; ++l)
+      acc = arith::AddFOp::create(
+          rewriter, loc,
+          vector::ExtractOp::create(rewriter, loc, transposed, l), acc);
+    rewriter.replaceOpWithNewOp<vector::ShapeCastOp>(op, op.getDestType(), acc);
+    return success();
+  }
+};
+
 /// Unrolls `loop` by `factor` where it is a register block's reduction
 /// loop: innermost, carrying a vector (the accumulators, once hoisted; the
 /// tensors it still carries pass through and are dropped later).
@@ -1167,10 +1568,14 @@ struct RopeVectorizeContractionsPass
     rope::RegisterBlockShape shape =
         rope::resolveRegisterBlock(registerRows, registerColumns);
     SmallVector<std::pair<linalg::LinalgOp, RegisterBlock>> work;
+    SmallVector<std::pair<linalg::GenericOp, LaneSumForm>> laneSums;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (std::optional<RegisterBlock> block =
               planBlock(op, shape.rows, shape.columns))
         work.push_back({op, *block});
+      else if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
+        if (std::optional<LaneSumForm> form = matchLaneSum(generic))
+          laneSums.push_back({generic, *form});
     });
     IRRewriter rewriter(&getContext());
     for (auto &[op, block] : work)
@@ -1178,7 +1583,16 @@ struct RopeVectorizeContractionsPass
         op.emitOpError("could not be rewritten into register blocks");
         return signalPassFailure();
       }
-    if (work.empty())
+    for (auto &[op, form] : laneSums) {
+      // The op may be replaced before a step fails.
+      Location loc = op.getLoc();
+      if (failed(rewriteAsLaneSums(rewriter, op, form, shape.rows))) {
+        emitError(loc, "a lane sum could not be rewritten into register "
+                       "blocks");
+        return signalPassFailure();
+      }
+    }
+    if (work.empty() && laneSums.empty())
       return;
 
     // Fold the slices of slices that tiling and unit-dim dropping leave, so
@@ -1231,6 +1645,11 @@ struct RopeVectorizeContractionsPass
     vector::populateVectorContractLoweringPatterns(
         patterns, vector::VectorContractLowering::OuterProduct);
     vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+    // The lane sums' reductions: a block's lanes transposed to be outermost
+    // (in 16 × 16 blocks of shuffles, below) and added as whole vectors,
+    // rather than each register reduced across its lanes alone.
+    vector::populateVectorMultiReductionLoweringPatterns(
+        patterns, vector::VectorMultiReductionLowering::InnerParallel);
     // The transposing packs' 16 × 16 blocks: shuffles in registers.
     vector::populateVectorTransposeLoweringPatterns(
         patterns, vector::VectorTransposeLowering::Shuffle16x16);
@@ -1254,7 +1673,8 @@ struct RopeVectorizeContractionsPass
                   row.back() = type.getShape().back();
                   return row;
                 }));
-    patterns.add<MathOnOneRow>(&getContext());
+    patterns.add<MathOnOneRow, LaneSumStepToFMAs>(&getContext());
+    patterns.add<LaneSumByTranspose>(&getContext(), /*benefit=*/2);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

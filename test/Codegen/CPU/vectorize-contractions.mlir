@@ -265,7 +265,7 @@ func.func @linear_layer(%x: tensor<32x64xf32>, %w: tensor<48x64xf32>) -> tensor<
 // CHECK:             scf.for {{.+}} -> ({{.*}}vector<1x4x16xf32>)
 // CHECK:               vector.transfer_read {{.+}} : tensor<{{.+}}>, vector<4x1x16xf32>
 // CHECK:               arith.mulf {{.+}} : vector<1x4x1x16xf32>
-// CHECK:               vector.multi_reduction <add>, {{.+}} [2] : vector<1x4x1x16xf32> to vector<1x4x16xf32>
+// CHECK:               arith.addf {{.+}} : vector<64xf32>
 // CHECK:           linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]
 // CHECK-SAME:        ins(%{{.+}} : tensor<1x64x16xf32>)
 // CHECK:           scf.forall.in_parallel
@@ -471,4 +471,80 @@ func.func @bool_mask_not_fused(%q: tensor<8x16xf32>, %k: tensor<32x16xf32>,
     linalg.yield %r : f32
   } -> tensor<8x32xf32>
   return %l : tensor<8x32xf32>
+}
+
+// -----
+
+// Lane sums: a decode tile's scores with K's pairs rotated inside the
+// reduction (not a plain contraction). Every input is read along its
+// innermost dim (pair members sliced off their pair views), split into
+// steps of 16 lanes; blocks of 4 query rows (which K does not read) × 4
+// keys, 16 accumulators carried in registers through the steps, the
+// rotation computed on K's vectors and the two products fused into FMAs;
+// then each block's lanes added up by a 16 × 16 transpose in shuffles and
+// whole-vector adds, not one reduction per output.
+// CHECK-LABEL: func.func @rotating_scores
+// CHECK-DAG:     tensor.expand_shape {{.+}} : tensor<1x2x64x32xf16> into tensor<1x2x64x2x16xf16>
+// CHECK-DAG:     tensor.expand_shape {{.+}} : tensor<64x32xf32> into tensor<64x2x16xf32>
+// CHECK:         scf.for {{.+}} step %c1
+// CHECK:           scf.for {{.+}} step %c4
+// CHECK:             scf.for {{.+}} -> ({{.*}}vector<4x4x16xf32>)
+// CHECK:               arith.extf {{.+}} : vector<4x4x16xf16> to vector<4x4x16xf32>
+// CHECK:               arith.subf {{.+}} : vector<4x4x16xf32>
+// CHECK:               vector.fma {{.+}} : vector<4x4x16xf32>
+// CHECK-NEXT:          vector.fma {{.+}} : vector<4x4x16xf32>
+// CHECK:             vector.shuffle
+// CHECK:             arith.addf {{.+}} : vector<16xf32>
+// CHECK-NOT:     vector.multi_reduction
+// CHECK:         return
+#q0 = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, 0, d5)>
+#q1 = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, 1, d5)>
+#k0 = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, 0, d5)>
+#k1 = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, 1, d5)>
+#table = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>
+#scores = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4)>
+func.func @rotating_scores(%q: tensor<1x2x4x1x2x32xf32>, %k: tensor<1x2x64x2x32xf16>, %cos: tensor<64x32xf32>, %sin: tensor<64x32xf32>, %init: tensor<1x2x4x1x64xf32>) -> tensor<1x2x4x1x64xf32> {
+  %s = linalg.generic {indexing_maps = [#q0, #q1, #k0, #k1, #table, #table, #scores], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %q, %k, %k, %cos, %sin : tensor<1x2x4x1x2x32xf32>, tensor<1x2x4x1x2x32xf32>, tensor<1x2x64x2x32xf16>, tensor<1x2x64x2x32xf16>, tensor<64x32xf32>, tensor<64x32xf32>) outs(%init : tensor<1x2x4x1x64xf32>) {
+  ^bb0(%qa: f32, %qb: f32, %ka: f16, %kb: f16, %c: f32, %sn: f32, %acc: f32):
+    %a = arith.extf %ka : f16 to f32
+    %b = arith.extf %kb : f16 to f32
+    %ac = arith.mulf %a, %c : f32
+    %bs = arith.mulf %b, %sn : f32
+    %r0 = arith.subf %ac, %bs : f32
+    %bc = arith.mulf %b, %c : f32
+    %as = arith.mulf %a, %sn : f32
+    %r1 = arith.addf %bc, %as : f32
+    %p0 = arith.mulf %qa, %r0 fastmath<reassoc,contract> : f32
+    %p1 = arith.mulf %qb, %r1 fastmath<reassoc,contract> : f32
+    %p = arith.addf %p0, %p1 fastmath<reassoc,contract> : f32
+    %sum = arith.addf %acc, %p fastmath<reassoc,contract> : f32
+    linalg.yield %sum : f32
+  } -> tensor<1x2x4x1x64xf32>
+  return %s : tensor<1x2x4x1x64xf32>
+}
+
+// -----
+
+// A decode tile's P·V over an f16 cache: its rows (4 query heads of a kv
+// head) fit one register block, so each element of V is loaded once and V
+// already has the columns innermost: it is read as stored and widened in
+// registers, with no f32 copy of the tile.
+// CHECK-LABEL: func.func @decode_probs_times_values
+// CHECK-NOT:     tensor.empty() : tensor<1x2x64x32xf32>
+// CHECK:         scf.for
+// CHECK:           vector.transfer_read %{{.+}} : tensor<1x2x64x32xf16>, vector<1x16xf16>
+// CHECK-NEXT:      arith.extf {{.+}} : vector<1x16xf16> to vector<1x16xf32>
+// CHECK:           vector.fma
+#p = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4)>
+#v = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d5)>
+#o = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d5)>
+func.func @decode_probs_times_values(%p: tensor<1x2x4x1x64xf32>, %v: tensor<1x2x64x32xf16>, %acc: tensor<1x2x4x1x32xf32>) -> tensor<1x2x4x1x32xf32> {
+  %r = linalg.generic {indexing_maps = [#p, #v, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%p, %v : tensor<1x2x4x1x64xf32>, tensor<1x2x64x32xf16>) outs(%acc : tensor<1x2x4x1x32xf32>) {
+  ^bb0(%a: f32, %b: f16, %c: f32):
+    %w = arith.extf %b : f16 to f32
+    %m = arith.mulf %a, %w fastmath<reassoc,contract> : f32
+    %s = arith.addf %c, %m fastmath<reassoc,contract> : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x4x1x32xf32>
+  return %r : tensor<1x2x4x1x32xf32>
 }

@@ -684,6 +684,109 @@ Value buildMaterializedRotation(OpBuilder &b, Location loc, Value x,
   return dest;
 }
 
+/// Head dims [begin, end) of `input`.
+static Value sliceHead(OpBuilder &b, Location loc, Value input, int64_t begin,
+                       int64_t end) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, input);
+  SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+  offsets.back() = b.getIndexAttr(begin);
+  sizes.back() = b.getIndexAttr(end - begin);
+  return tensor::ExtractSliceOp::create(b, loc, input, offsets, sizes, strides);
+}
+
+Value buildProductRotatingPairs(OpBuilder &b, Location loc,
+                                ArrayRef<ProductSide> sides, RotaryDims dims,
+                                Value init, AffineMap initMap,
+                                ArrayRef<IteratorType> iterators,
+                                unsigned reduction,
+                                arith::FastMathFlags fastMath) {
+  assert(sides.size() == 2 && "a product has two sides");
+  MLIRContext *ctx = b.getContext();
+  int64_t headDim =
+      cast<RankedTensorType>(sides[0].input.getType()).getShape().back();
+
+  // The dims the rotation passes through: plain products of slices.
+  Value acc = init;
+  for (auto [begin, end] :
+       {std::pair<int64_t, int64_t>{0, dims.offset},
+        std::pair<int64_t, int64_t>{dims.offset + dims.dims, headDim}}) {
+    if (begin == end)
+      continue;
+    acc = buildMultiplyAccumulate(
+        b, loc, sliceHead(b, loc, sides[0].input, begin, end),
+        sliceHead(b, loc, sides[1].input, begin, end), acc,
+        {sides[0].map, sides[1].map, initMap}, iterators, fastMath);
+  }
+
+  // The rotated dims: per side both members of pair t, then (where it
+  // rotates) cos and sin of member 0 and of member 1 (the same tables when
+  // they hold one coefficient per pair), each read at the pair.
+  unsigned numLoops = iterators.size();
+  AffineExpr t = getAffineDimExpr(reduction, ctx);
+  AffineExpr members[2] = {getAffineConstantExpr(0, ctx),
+                           getAffineConstantExpr(1, ctx)};
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (const ProductSide &side : sides) {
+    Value pairs = buildPairView(b, loc, side.input, dims);
+    ArrayRef<AffineExpr> leading = side.map.getResults().drop_back();
+    inputs.append({pairs, pairs});
+    for (AffineExpr c : members)
+      maps.push_back(pairReadMap(leading, numLoops, t, c, dims.layout));
+    if (!side.tables.cos)
+      continue;
+    for (auto [index, c] : llvm::enumerate(members)) {
+      CosSin coefficients =
+          buildMemberCoefficients(b, loc, side.tables, dims, index);
+      AffineMap table = tableReadMap(coefficients.cos, leading, numLoops,
+                                     side.seqDim, dims, t, c);
+      inputs.append({coefficients.cos, coefficients.sin});
+      maps.append({table, table});
+    }
+  }
+  maps.push_back(initMap);
+  Type outType = getElementTypeOrSelf(acc.getType());
+  bool rotates[2] = {static_cast<bool>(sides[0].tables.cos),
+                     static_cast<bool>(sides[1].tables.cos)};
+  return linalg::GenericOp::create(
+             b, loc, acc.getType(), inputs, ValueRange{acc}, maps, iterators,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               // Per side: the members a, b; where it rotates, cos and sin
+               // of member 0, then of member 1.
+               auto f32 = [&](unsigned i) { return toF32(nb, nl, args[i]); };
+               unsigned next = 0;
+               std::pair<Value, Value> member[2];
+               for (unsigned side = 0; side < 2; ++side) {
+                 Value a = f32(next), second = f32(next + 1);
+                 member[side] = {a, second};
+                 if (rotates[side]) {
+                   member[side] = {
+                       buildPairRotation(nb, nl, a, second, f32(next + 2),
+                                         f32(next + 3))
+                           .first,
+                       buildPairRotation(nb, nl, a, second, f32(next + 4),
+                                         f32(next + 5))
+                           .second};
+                   next += 4;
+                 }
+                 next += 2;
+               }
+               auto mul = [&](Value l, Value r) -> Value {
+                 return arith::MulFOp::create(nb, nl, l, r, fastMath);
+               };
+               Value pair = arith::AddFOp::create(
+                   nb, nl, mul(member[0].first, member[1].first),
+                   mul(member[0].second, member[1].second), fastMath);
+               Value sum =
+                   arith::AddFOp::create(nb, nl, f32(next), pair, fastMath);
+               linalg::YieldOp::create(
+                   nb, nl, ValueRange{fromF32(nb, nl, sum, outType)});
+             })
+      .getResult(0);
+}
+
 //===----------------------------------------------------------------------===//
 // Attention helpers
 //===----------------------------------------------------------------------===//

@@ -2,7 +2,8 @@
 //
 // linalg::AggregatedOpInterface of rope.online_attention: the op over its
 // (possibly tiled) operands becomes linalg on tensors:
-//   Q and K rotated as they are loaded (from the tables),
+//   Q and K rotated as they are loaded (from the tables): into tiles of
+//   their own, or K's pairs inside the Q·Kᵀ reduction (a decode tile),
 //   s = scale·Q·Kᵀ, capped, biased (mask, ALiBi, T5), −inf where not visible,
 //   m' = max(m, rowmax(s)), p = exp(s − m'), c = exp(m − m'),
 //   l' = c·l + rowsum(p), acc' = c·acc + p·V.
@@ -51,6 +52,47 @@ static Value buildTileScores(OpBuilder &b, Location loc, Value q, Value k) {
       {dimsMap(ctx, 6, {0, 1, 2, 3, 5}), dimsMap(ctx, 6, {0, 1, 4, 5}),
        dimsMap(ctx, 6, {0, 1, 2, 3, 4})},
       {kPar, kPar, kPar, kPar, kPar, kRed}, kReduceFMF);
+}
+
+/// Whether the scores of `op`'s tile rotate K inside their reduction: K
+/// rotates, Q does not (any more: a tile's Q was rotated once, outside the
+/// key loop), and the tile holds at most `maxRows` static query rows per kv
+/// head. Then each key's rotation serves a register block's rows in
+/// registers; a taller tile pays for a rotated copy of K instead (the
+/// rotation would be repeated per block of rows). Only the half layout:
+/// its pair members are two contiguous runs, read along the reduction as
+/// K is stored; the interleaved layout's members alternate.
+static bool rotatesKeysInScores(OnlineAttentionOp op, int64_t maxRows) {
+  RotarySpecAttr spec = op.getRotaryAttr();
+  if (maxRows <= 0 || !spec || op.getQueryCos() ||
+      spec.getLayout() != RotaryLayout::half)
+    return false;
+  ArrayRef<int64_t> q = op.getQueryType().getShape();
+  int64_t group = q[OnlineAttentionOp::kGroupDim],
+          rows = q[OnlineAttentionOp::kQueryDim];
+  return !ShapedType::isDynamic(group) && !ShapedType::isDynamic(rows) &&
+         group * rows <= maxRows;
+}
+
+/// The scores of a tile whose K pairs are rotated inside the reduction
+/// (buildProductRotatingPairs: no rotated K exists). Loops (b, kh, g, i, j,
+/// d), d the reduction, as buildTileScores'.
+static Value buildTileScoresRotatingKeys(OpBuilder &b, Location loc,
+                                         OnlineAttentionOp op, Value q) {
+  MLIRContext *ctx = b.getContext();
+  Value k = op.getKey();
+  SmallVector<OpFoldResult> qSizes = tensor::getMixedSizes(b, loc, q);
+  SmallVector<OpFoldResult> sizes(qSizes.begin(), qSizes.begin() + 4);
+  sizes.push_back(tensor::getMixedSize(b, loc, k, 2));
+  Value init =
+      filledTensor(b, loc, sizes, b.getF32Type(), b.getF32FloatAttr(0));
+  ProductSide query{q, dimsMap(ctx, 6, {0, 1, 2, 3, 5})};
+  ProductSide key{k, dimsMap(ctx, 6, {0, 1, 4, 5}),
+                  CosSin{op.getKeyCos(), op.getKeySin()}, /*seqDim=*/2};
+  return buildProductRotatingPairs(
+      b, loc, {query, key}, RotaryDims::of(op.getRotaryAttr(), op.getHeadDim()),
+      init, dimsMap(ctx, 6, {0, 1, 2, 3, 4}),
+      {kPar, kPar, kPar, kPar, kPar, kRed}, /*reduction=*/5, kReduceFMF);
 }
 
 /// The inputs that the logits of `op`'s tile are computed from, with their
@@ -131,10 +173,9 @@ static void buildLogitsBody(OpBuilder &nb, Location nl, ValueRange args,
       nb, nl, ValueRange{attention::buildLogit(nb, nl, t.rules, args[0], in)});
 }
 
-/// logits[b,kh,g,i,j] of the op's tile (f32).
+/// logits[b,kh,g,i,j] of the op's tile (f32) from its scores.
 static Value buildTileLogits(OpBuilder &b, Location loc, OnlineAttentionOp op,
-                             Value q, Value k) {
-  Value scores = buildTileScores(b, loc, q, k);
+                             Value scores) {
   SmallVector<Value> ins;
   SmallVector<AffineMap> maps;
   collectLogitInputs(b.getContext(), op, scores, ins, maps);
@@ -149,17 +190,29 @@ static Value buildTileLogits(OpBuilder &b, Location loc, OnlineAttentionOp op,
 }
 
 FailureOr<SmallVector<Value>> OnlineAttentionOp::decomposeOperation(OpBuilder &b) {
+  return decompose(b, /*rowsRotatingKeysInScores=*/0);
+}
+
+FailureOr<SmallVector<Value>>
+OnlineAttentionOp::decompose(OpBuilder &b, int64_t rowsRotatingKeysInScores) {
   Location loc = getLoc();
   MLIRContext *ctx = b.getContext();
   Value q = getQuery(), k = getKey();
-  if (RotarySpecAttr spec = getRotaryAttr()) {
-    RotaryDims dims = RotaryDims::of(spec, getHeadDim());
-    if (getQueryCos())
-      q = buildMaterializedRotation(b, loc, q, {getQueryCos(), getQuerySin()},
-                                    dims, 3);
-    k = buildMaterializedRotation(b, loc, k, {getKeyCos(), getKeySin()}, dims, 2);
+  Value scores;
+  if (rotatesKeysInScores(*this, rowsRotatingKeysInScores)) {
+    scores = buildTileScoresRotatingKeys(b, loc, *this, q);
+  } else {
+    if (RotarySpecAttr spec = getRotaryAttr()) {
+      RotaryDims dims = RotaryDims::of(spec, getHeadDim());
+      if (getQueryCos())
+        q = buildMaterializedRotation(b, loc, q, {getQueryCos(), getQuerySin()},
+                                      dims, 3);
+      k = buildMaterializedRotation(b, loc, k, {getKeyCos(), getKeySin()}, dims,
+                                    2);
+    }
+    scores = buildTileScores(b, loc, q, k);
   }
-  Value logits = buildTileLogits(b, loc, *this, q, k);
+  Value logits = buildTileLogits(b, loc, *this, scores);
 
   // The state is updated in place, in the op's outs (its destinations): a
   // loop over key tiles then carries one buffer of each (the accumulator is

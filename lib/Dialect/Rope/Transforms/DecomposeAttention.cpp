@@ -45,7 +45,7 @@ LogicalResult mlir::rope::tileAndDecomposeAttention(
     for (OnlineAttentionOp keyTile : *keyTiles)
       (void)guardInvisibleKeyTile(rewriter, keyTile);
   }
-  return decomposeAllOnlineAttention(root);
+  return decomposeAllOnlineAttention(root, options.rowsRotatingKeysInScores);
 }
 
 namespace {
@@ -55,16 +55,20 @@ struct RopeDecomposeAttentionPass
   using RopeDecomposeAttentionBase::RopeDecomposeAttentionBase;
 
   void runOnOperation() override {
-    if (queryTile <= 0 || keyTile <= 0 || splitKeys < -1) {
+    if (queryTile <= 0 || keyTile <= 0 || splitKeys < -1 ||
+        rowsRotatingKeysInScores < 0) {
       getOperation()->emitError()
           << "rope-decompose-attention: query-tile and key-tile must be "
-             "positive and split-keys -1 (automatic) or more, got "
+             "positive, split-keys -1 (automatic) or more and "
+             "rows-rotating-keys-in-scores 0 or more, got "
           << static_cast<int64_t>(queryTile) << ", "
-          << static_cast<int64_t>(keyTile) << " and "
-          << static_cast<int64_t>(splitKeys);
+          << static_cast<int64_t>(keyTile) << ", "
+          << static_cast<int64_t>(splitKeys) << " and "
+          << static_cast<int64_t>(rowsRotatingKeysInScores);
       return signalPassFailure();
     }
     AttentionTilingOptions options{queryTile, keyTile, splitKeys};
+    options.rowsRotatingKeysInScores = rowsRotatingKeysInScores;
     if (failed(tileAndDecomposeAttention(getOperation(), options,
                                   [](AttentionOp) { return true; })))
       signalPassFailure();

@@ -16,25 +16,29 @@ namespace mlir::rope {
 using namespace mlir;
 using namespace mlir::rope;
 
-LogicalResult mlir::rope::decomposeOnlineAttention(RewriterBase &rewriter,
-                                                   OnlineAttentionOp op) {
+LogicalResult
+mlir::rope::decomposeOnlineAttention(RewriterBase &rewriter,
+                                     OnlineAttentionOp op,
+                                     int64_t rowsRotatingKeysInScores) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   FailureOr<SmallVector<Value>> values =
-      cast<linalg::AggregatedOpInterface>(op.getOperation())
-          .decomposeOperation(rewriter);
+      op.decompose(rewriter, rowsRotatingKeysInScores);
   if (failed(values))
     return failure();
   rewriter.replaceOp(op, *values);
   return success();
 }
 
-LogicalResult mlir::rope::decomposeAllOnlineAttention(Operation *root) {
+LogicalResult
+mlir::rope::decomposeAllOnlineAttention(Operation *root,
+                                        int64_t rowsRotatingKeysInScores) {
   SmallVector<OnlineAttentionOp> ops;
   root->walk([&](OnlineAttentionOp op) { ops.push_back(op); });
   IRRewriter rewriter(root->getContext());
   for (OnlineAttentionOp op : ops)
-    if (failed(decomposeOnlineAttention(rewriter, op)))
+    if (failed(
+            decomposeOnlineAttention(rewriter, op, rowsRotatingKeysInScores)))
       return op.emitOpError("could not be decomposed");
   return success();
 }

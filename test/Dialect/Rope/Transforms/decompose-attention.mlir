@@ -89,7 +89,7 @@ func.func @mask_tiles(%q: tensor<1x2x128x16xf32>, %k: tensor<1x2x128x16xf32>, %v
 
 // Bad tile sizes are rejected with a message.
 // RUN: not rope-opt %s --rope-decompose-attention=key-tile=-1 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: query-tile and key-tile must be positive and split-keys -1 (automatic) or more, got 64, -1 and -1
+// BAD: query-tile and key-tile must be positive, split-keys -1 (automatic) or more and rows-rotating-keys-in-scores 0 or more, got 64, -1, -1 and 8
 
 // -----
 

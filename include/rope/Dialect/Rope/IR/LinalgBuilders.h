@@ -151,6 +151,31 @@ AffineMap tableReadMap(Value table, ArrayRef<AffineExpr> inputIndices,
 CosSin buildMemberCoefficients(OpBuilder &b, Location loc, CosSin table,
                                RotaryDims dims, int64_t member);
 
+/// One side of a product over the head dim (Q or K of Q·Kᵀ): `input` read
+/// at `map` (head dim last, at the product's reduction loop) and, where
+/// `tables` are given, its pairs rotated by them as they are read (the
+/// tables' rows follow `input`'s dim `seqDim`).
+struct ProductSide {
+  Value input;
+  AffineMap map;
+  CosSin tables = {};
+  int64_t seqDim = 0;
+};
+
+/// `init` + Σ_d lhs[.., d]·rhs[.., d] over the head dim, the loop
+/// `reduction` of `iterators` (`initMap` reads the result), with the pairs
+/// of `dims` of each side that has tables rotated as they are read: no
+/// rotated tensor exists. The dims the rotation passes through are one
+/// product of slices; the rotated ones one more, over the pairs t (the
+/// reduction runs over r/2 of them), whose body adds both members'
+/// products. The rotation rounds as buildPairRotation's; `fastMath` flags
+/// the products and the accumulation. Both sides pair `dims` alike.
+Value buildProductRotatingPairs(
+    OpBuilder &b, Location loc, ArrayRef<ProductSide> sides, RotaryDims dims,
+    Value init, AffineMap initMap, ArrayRef<IteratorType> iterators,
+    unsigned reduction,
+    arith::FastMathFlags fastMath = arith::FastMathFlags::none);
+
 /// Applies tables to `x` (head dim last, sequence at `seqDim`); dims outside
 /// the rotary range pass through. The result has element type `resultType`.
 Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,

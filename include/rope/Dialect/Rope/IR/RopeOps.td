@@ -429,6 +429,13 @@ def Rope_OnlineAttentionOp : Rope_Op<"online_attention", [
       return ::llvm::cast<RankedTensorType>(getQuery().getType());
     }
     int64_t getHeadDim() { return getQueryType().getShape().back(); }
+    /// `decomposeOperation`, where a tile with at most
+    /// `rowsRotatingKeysInScores` static query rows per kv head rotates its
+    /// keys inside the Q·Kᵀ reduction (each pair as it is read) instead of
+    /// into a tile of rotated keys (0: never). A decode tile uses each
+    /// rotated key for a few rows, which do not pay for writing it out.
+    ::mlir::FailureOr<::llvm::SmallVector<Value>>
+    decompose(::mlir::OpBuilder &b, int64_t rowsRotatingKeysInScores);
     /// Iteration-domain dims.
     static constexpr unsigned kBatchDim = 0, kKvHeadDim = 1, kGroupDim = 2,
                               kQueryDim = 3, kKeyDim = 4, kValueDim = 5,

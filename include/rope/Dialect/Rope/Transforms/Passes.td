@@ -124,7 +124,10 @@ def RopeDecomposeAttention : Pass<"rope-decompose-attention"> {
     have static shapes), causal and window key tiles that no query sees
     skipped, and each tile decomposed. Memory is O(S·D) rather than the S×S scores;
     the cos/sin tables are built once and each tile of Q and K is rotated as
-    it is loaded.
+    it is loaded: into a tile of its own, or, in a tile of at most
+    `rows-rotating-keys-in-scores` query rows per kv head (decode), K's pairs
+    inside the Q·Kᵀ reduction, where a register block rotates each key once
+    for all its rows and no rotated copy of K is written.
   }];
   let options = [
     Option<"queryTile", "query-tile", "int64_t", /*default=*/"64",
@@ -135,7 +138,12 @@ def RopeDecomposeAttention : Pass<"rope-decompose-attention"> {
            "Split the keys into this many parallel partial states (0, 1: no "
            "split; -1: 4 splits when kv heads × query tiles are fewer than 4, "
            "or each kv head has one query tile and the keys are rotated as "
-           "they are loaded)">
+           "they are loaded)">,
+    Option<"rowsRotatingKeysInScores", "rows-rotating-keys-in-scores",
+           "int64_t", /*default=*/"8",
+           "Tiles with at most this many query rows per kv head (decode) "
+           "rotate each key pair inside the Q·Kᵀ reduction, in registers, "
+           "instead of into a tile of rotated keys; 0: never">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

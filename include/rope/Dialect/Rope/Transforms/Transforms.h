@@ -52,6 +52,10 @@ struct AttentionTilingOptions {
   /// other tile has a static key extent, the shape the CPU micro-kernels
   /// take. Off for one row per tile, whose key loop has no contraction.
   bool peelPartialKeyTile = true;
+  /// Tiles with at most this many static query rows per kv head (decode)
+  /// rotate their keys inside the Q·Kᵀ reduction rather than into a tile
+  /// of rotated keys (OnlineAttentionOp::decompose); 0: never.
+  int64_t rowsRotatingKeysInScores = 0;
 };
 
 /// Tiles `op` through its interfaces: either parallel query tiles or parallel
@@ -67,13 +71,16 @@ tileOnlineAttention(RewriterBase &rewriter, OnlineAttentionOp op,
 /// its positions; exact for any positions). Fails when nothing is to guard.
 LogicalResult guardInvisibleKeyTile(RewriterBase &rewriter, OnlineAttentionOp op);
 
-/// Replaces `op` with its decomposition into linalg on tensors.
+/// Replaces `op` with its decomposition into linalg on tensors
+/// (OnlineAttentionOp::decompose with `rowsRotatingKeysInScores`).
 LogicalResult decomposeOnlineAttention(RewriterBase &rewriter,
-                                       OnlineAttentionOp op);
+                                       OnlineAttentionOp op,
+                                       int64_t rowsRotatingKeysInScores = 0);
 
 /// Decomposes every rope.online_attention under `root`; reports (emitOpError)
 /// the first one that cannot be.
-LogicalResult decomposeAllOnlineAttention(Operation *root);
+LogicalResult decomposeAllOnlineAttention(Operation *root,
+                                          int64_t rowsRotatingKeysInScores = 0);
 
 /// The whole configuration of attention the passes share: converts each
 /// rope.attention under `root` that `accept` takes to online attention,
