@@ -912,7 +912,9 @@ struct DotProductForm {
 };
 
 static std::optional<DotProductForm> matchDotProduct(linalg::GenericOp op) {
-  if (op.getNumLoops() != 3 || op->getParentOfType<LoopLikeOpInterface>())
+  if (op.getNumLoops() != 3 || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || !op.hasPureTensorSemantics() ||
+      op->getParentOfType<LoopLikeOpInterface>())
     return std::nullopt;
   MLIRContext *ctx = op.getContext();
   AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
@@ -1065,8 +1067,8 @@ static LogicalResult rewriteAsDotProducts(RewriterBase &rewriter,
   return success();
 }
 
-/// A sum along the innermost dim of two or more inputs that is not a plain
-/// contraction: out[...] += f(x₀[..., r], x₁[..., r], ...), each x read
+/// A sum along the innermost dim of two or more inputs: out[...] +=
+/// f(x₀[..., r], x₁[..., r], ...), each x read
 /// contiguously along r (its innermost dim, not sliced with a stride) and
 /// f any elementwise function. The scores of a decode tile whose keys are
 /// rotated inside the reduction (Σ_t q·rotate(k, cos, sin)) take this form:
@@ -1084,10 +1086,10 @@ struct LaneSumForm {
   int64_t lanes;
 };
 
-static std::optional<LaneSumForm> matchLaneSum(linalg::GenericOp op) {
+static std::optional<LaneSumForm> matchLaneSum(linalg::GenericOp op,
+                                               int64_t hostRows) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
       op.getNumDpsInputs() < 2 || op.getNumReductionLoops() != 1 ||
-      linalg::isaContractionOpInterface(op) ||
       !getElementTypeOrSelf(op.getDpsInits()[0].getType()).isF32())
     return std::nullopt;
   unsigned numLoops = op.getNumLoops(), r = numLoops - 1;
@@ -1141,6 +1143,13 @@ static std::optional<LaneSumForm> matchLaneSum(linalg::GenericOp op) {
       break;
     }
   }
+  // A plain contraction takes lane sums only where its register blocks
+  // would have one block of rows: they would transpose B (read along the
+  // reduction) for rows that use each column once (a decode tile's Q·Kᵀ
+  // over a cache of rotated keys). Taller ones amortise the transposition.
+  if (linalg::isaContractionOpInterface(op) && form.rowDim &&
+      ranges[*form.rowDim] > hostRows)
+    return std::nullopt;
   return form;
 }
 
@@ -1488,7 +1497,7 @@ struct LaneSumStepToFMAs : OpRewritePattern<arith::AddFOp> {
 };
 
 /// The lane sum of a block (vector.multi_reduction <add> over the innermost
-/// dim, L lanes, of L outputs) as an L × L transpose and L − 1 whole-vector
+/// dim, L lanes, of L outputs) as an L × L transpose and L whole-vector
 /// adds: the transpose lowers to shuffles in registers (vector.transpose's
 /// 16 × 16 lowering), where reducing the outputs' registers one at a time
 /// across their lanes would take log₂ L shuffles and adds each, and an n-D
@@ -1513,11 +1522,23 @@ struct LaneSumByTranspose : OpRewritePattern<vector::MultiDimReductionOp> {
         vector::ShapeCastOp::create(rewriter, loc, square, op.getSource());
     Value transposed = vector::TransposeOp::create(rewriter, loc, flat,
                                                    ArrayRef<int64_t>{1, 0});
-    Value acc = vector::ShapeCastOp::create(rewriter, loc, row, op.getAcc());
+    // The lanes' rows added pairwise (a tree of depth log₂ L, not a chain
+    // of L dependent adds), then the accumulator.
+    SmallVector<Value> sums;
     for (int64_t l = 0; l < lanes; ++l)
-      acc = arith::AddFOp::create(
-          rewriter, loc,
-          vector::ExtractOp::create(rewriter, loc, transposed, l), acc);
+      sums.push_back(vector::ExtractOp::create(rewriter, loc, transposed, l));
+    while (sums.size() > 1) {
+      SmallVector<Value> next;
+      for (size_t i = 0; i + 1 < sums.size(); i += 2)
+        next.push_back(
+            arith::AddFOp::create(rewriter, loc, sums[i], sums[i + 1]));
+      if (sums.size() % 2)
+        next.push_back(sums.back());
+      sums = std::move(next);
+    }
+    Value acc = arith::AddFOp::create(
+        rewriter, loc, sums.front(),
+        vector::ShapeCastOp::create(rewriter, loc, row, op.getAcc()));
     rewriter.replaceOpWithNewOp<vector::ShapeCastOp>(op, op.getDestType(), acc);
     return success();
   }
@@ -1570,12 +1591,18 @@ struct RopeVectorizeContractionsPass
     SmallVector<std::pair<linalg::LinalgOp, RegisterBlock>> work;
     SmallVector<std::pair<linalg::GenericOp, LaneSumForm>> laneSums;
     getOperation().walk([&](linalg::LinalgOp op) {
+      // Lane sums first, except for a one-row product outside any loop,
+      // whose dot products (0.) also split W's rows over the cores.
+      auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+      if (generic && !matchDotProduct(generic))
+        if (std::optional<LaneSumForm> form =
+                matchLaneSum(generic, shape.rows)) {
+          laneSums.push_back({generic, *form});
+          return;
+        }
       if (std::optional<RegisterBlock> block =
               planBlock(op, shape.rows, shape.columns))
         work.push_back({op, *block});
-      else if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
-        if (std::optional<LaneSumForm> form = matchLaneSum(generic))
-          laneSums.push_back({generic, *form});
     });
     IRRewriter rewriter(&getContext());
     for (auto &[op, block] : work)

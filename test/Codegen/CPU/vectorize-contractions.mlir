@@ -200,11 +200,20 @@ func.func @projection(%x: tensor<?x4096xf32>, %w: tensor<1024x4096xf32>,
 // -----
 
 // Decode's scores: one query row per head of a GQA group ([group, 1, keys]).
-// The rows of the block are the group's heads, not the unit query dim, so
-// the four heads share every load of Kᵀ.
+// Its 4 rows fit one register block, which would transpose K for rows that
+// use each key once: lane sums instead, over K's rows as stored. The
+// block's rows are the group's heads, not the unit query dim, so the four
+// heads share every load of K; its 4 × 4 outputs' lanes add up by a
+// transpose and a tree of adds.
 // CHECK-LABEL: func.func @decode_scores
-// CHECK:         scf.for {{.+}} -> ({{.*}}vector<4x16xf32>)
-// CHECK-COUNT-4:   vector.fma {{.+}} : vector<16xf32>
+// CHECK-NOT:     linalg.transpose
+// CHECK:         tensor.expand_shape {{.+}} : tensor<64x128xf32> into tensor<64x8x16xf32>
+// CHECK:         scf.for {{.+}} step %c4
+// CHECK:           scf.for {{.+}} -> ({{.*}}vector<4x4x16xf32>)
+// CHECK:             vector.transfer_read {{.+}} : tensor<64x8x16xf32>, vector<4x4x16xf32>
+// CHECK:             arith.mulf {{.+}} : vector<4x4x16xf32>
+// CHECK:           vector.shuffle
+// CHECK-COUNT-16:  arith.addf {{.+}} : vector<16xf32>
 func.func @decode_scores(%q: tensor<4x1x128xf32>, %k: tensor<64x128xf32>,
                          %s: tensor<4x1x64xf32>) -> tensor<4x1x64xf32> {
   %r = linalg.generic {
