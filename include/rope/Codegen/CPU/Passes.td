@@ -99,18 +99,21 @@ def RopeVectorizeContractions
        `register-rows` rows of W, for the whole K sweep), the rows split over
        the cores (`scf.forall`), and each chunk's lanes summed in the chunk
        (no serial pass over all lanes after the parallel loop).
-       Lane sums generalise this to a reduction of two or more inputs that
-       is not a plain contraction, all inputs read along their innermost
-       dim: `out[...] += f(x₀[..., r], x₁[..., r], ...)`, f any elementwise
-       function (a decode tile's scores with K's pairs rotated inside the
-       reduction, `Σ_t q·rotate(k, cos, sin)`). Its reduction splits into
+       Lane sums generalise this to a reduction of two or more inputs, all
+       read along their innermost dim: `out[...] += f(x₀[..., r], x₁[..., r],
+       ...)`, f any elementwise function (a decode tile's scores with K's
+       pairs rotated inside the reduction, `Σ_t q·rotate(k, cos, sin)`), or
+       a plain contraction whose rows fit one register block (a decode
+       tile's Q·Kᵀ over a cache of rotated keys, which 1. would transpose
+       for rows that use each key once). Its reduction splits into
        steps of 16 lanes (8 where it is not a multiple of 16: a head of 80),
        the output into blocks of as many outputs (rows that the column
        inputs do not read × columns: 4 query rows × 4 keys), each block's
        lanes held in registers across the steps (the step's unit dims
        dropped, so that it vectorises to the body's own ops and its
        products fuse into FMAs), then added up by one 16 × 16 transpose in
-       shuffles and 16 vector adds, rather than a shuffle tree per output.
+       shuffles and a tree of 16 vector adds, rather than a shuffle tree
+       per output.
        f runs once per loaded vector: the block's rows share what they do
        not read (a key's rotation serves the 4 rows of its group).
     1. The output's innermost dim must be one of the contraction's N dims
