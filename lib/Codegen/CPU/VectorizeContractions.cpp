@@ -938,21 +938,20 @@ static std::optional<DotProductForm> matchDotProduct(linalg::GenericOp op) {
   return DotProductForm{a, w, ranges[1], ranges[2]};
 }
 
-/// Tiles `total` (the lane sum of `partial`) into an scf.forall of chunks of
-/// `chunk` rows of W, with `partial` and the fill of its lanes fused into
-/// each chunk, and returns the fused `partial` of a chunk.
-static std::optional<linalg::GenericOp>
-fuseLanesIntoRowChunks(RewriterBase &rewriter, linalg::GenericOp total,
-                       linalg::GenericOp partial, int64_t chunk) {
+/// Tiles `total` (the lane sum of `partial`, whose lanes a fill zeroes) by
+/// `sizes` into loops of `loopType`, with `partial` and that fill fused
+/// into each tile (only they: the inputs, an activation's norm say, stay
+/// computed once, outside), and replaces `total`. Returns the tiled ops.
+static FailureOr<SmallVector<Operation *>>
+tileLaneSum(RewriterBase &rewriter, linalg::GenericOp total,
+            linalg::GenericOp partial, ArrayRef<int64_t> sizes,
+            scf::SCFTilingOptions::LoopType loopType) {
   Operation *lanesFill = partial.getDpsInits()[0].getDefiningOp();
   scf::SCFTilingOptions tiling;
-  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
-      .setTileSizes(
-          getAsIndexOpFoldResult(rewriter.getContext(), {0, chunk, 0}));
+  tiling.setLoopType(loopType).setTileSizes(
+      getAsIndexOpFoldResult(rewriter.getContext(), sizes));
   scf::SCFTileAndFuseOptions options;
   options.setTilingOptions(tiling);
-  // Only the lanes' producers: the activations (a norm, say) stay computed
-  // once, outside.
   options.setFusionControlFn(
       [&](tensor::ExtractSliceOp, OpResult producer,
           bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
@@ -966,17 +965,32 @@ fuseLanesIntoRowChunks(RewriterBase &rewriter, linalg::GenericOp total,
       scf::tileConsumerAndFuseProducersUsingSCF(
           rewriter, cast<TilingInterface>(total.getOperation()), options);
   if (failed(fused))
-    return std::nullopt;
-  std::optional<linalg::GenericOp> chunkKernel;
-  for (Operation *tiled : fused->tiledAndFusedOps)
-    if (auto generic = dyn_cast<linalg::GenericOp>(tiled);
-        generic && generic.getNumLoops() == partial.getNumLoops() &&
-        generic.getNumReductionLoops() == 1 && generic.getNumDpsInputs() == 2)
-      chunkKernel = generic;
+    return failure();
   rewriter.replaceOp(total, fused->replacements.lookup(total.getResult(0)));
   for (Operation *dead : {partial.getOperation(), lanesFill})
     if (dead && dead->use_empty())
       rewriter.eraseOp(dead);
+  return llvm::to_vector(fused->tiledAndFusedOps);
+}
+
+/// Tiles `total` (the lane sum of `partial`) into an scf.forall of chunks of
+/// `chunk` rows of W, with `partial` and the fill of its lanes fused into
+/// each chunk, and returns the fused `partial` of a chunk.
+static std::optional<linalg::GenericOp>
+fuseLanesIntoRowChunks(RewriterBase &rewriter, linalg::GenericOp total,
+                       linalg::GenericOp partial, int64_t chunk) {
+  unsigned numLoops = partial.getNumLoops();
+  FailureOr<SmallVector<Operation *>> tiled =
+      tileLaneSum(rewriter, total, partial, {0, chunk, 0},
+                  scf::SCFTilingOptions::LoopType::ForallOp);
+  if (failed(tiled))
+    return std::nullopt;
+  std::optional<linalg::GenericOp> chunkKernel;
+  for (Operation *op : *tiled)
+    if (auto generic = dyn_cast<linalg::GenericOp>(op);
+        generic && generic.getNumLoops() == numLoops &&
+        generic.getNumReductionLoops() == 1 && generic.getNumDpsInputs() == 2)
+      chunkKernel = generic;
   return chunkKernel;
 }
 
@@ -1289,35 +1303,17 @@ static LogicalResult rewriteAsLaneSums(RewriterBase &rewriter,
   linalg::GenericOp blockPartial = partial, blockTotal = total;
   linalg::FillOp blockFill = lanesFill;
   if (llvm::any_of(blockSizes, [](int64_t size) { return size != 0; })) {
-    scf::SCFTilingOptions tiling;
-    tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForOp)
-        .setTileSizes(getAsIndexOpFoldResult(ctx, blockSizes));
-    scf::SCFTileAndFuseOptions fuseOptions;
-    fuseOptions.setTilingOptions(tiling);
-    fuseOptions.setFusionControlFn(
-        [&](tensor::ExtractSliceOp, OpResult producer, bool)
-            -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-          Operation *owner = producer.getOwner();
-          if (owner == partial.getOperation() || owner == lanesFill)
-            return scf::SCFTileAndFuseOptions::ControlFnResult{};
-          return std::nullopt;
-        });
-    rewriter.setInsertionPoint(total);
-    FailureOr<scf::SCFTileAndFuseResult> fused =
-        scf::tileConsumerAndFuseProducersUsingSCF(
-            rewriter, cast<TilingInterface>(total.getOperation()), fuseOptions);
-    if (failed(fused))
+    FailureOr<SmallVector<Operation *>> tiled =
+        tileLaneSum(rewriter, total, partial, blockSizes,
+                    scf::SCFTilingOptions::LoopType::ForOp);
+    if (failed(tiled))
       return failure();
-    rewriter.replaceOp(total, fused->replacements.lookup(total.getResult(0)));
-    for (Operation *dead : {partial.getOperation(), lanesFill.getOperation()})
-      if (dead->use_empty())
-        rewriter.eraseOp(dead);
     blockPartial = blockTotal = nullptr;
     blockFill = nullptr;
-    for (Operation *tiled : fused->tiledAndFusedOps) {
-      if (auto fill = dyn_cast<linalg::FillOp>(tiled))
+    for (Operation *op : *tiled) {
+      if (auto fill = dyn_cast<linalg::FillOp>(op))
         blockFill = fill;
-      else if (auto generic = dyn_cast<linalg::GenericOp>(tiled))
+      else if (auto generic = dyn_cast<linalg::GenericOp>(op))
         (generic.getNumLoops() == numLoops + 1 ? blockPartial : blockTotal) =
             generic;
     }
