@@ -196,6 +196,7 @@ void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
         rope::RopeVectorizeContractionsOptions{options.registerRows,
                                                options.registerColumns,
                                                options.reductionUnroll}));
+    pm.addNestedPass<func::FuncOp>(rope::createRopeVectorizeRowReductions());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
   }

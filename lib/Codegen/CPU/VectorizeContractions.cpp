@@ -8,8 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rope/Codegen/CPU/Passes.h"
 #include "rope/Codegen/CPU/HostRegisterBlock.h"
+#include "rope/Codegen/CPU/LaneReductions.h"
+#include "rope/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -896,8 +897,8 @@ tileWithElementwiseNeighbours(RewriterBase &rewriter, linalg::GenericOp op,
 }
 
 /// Vector lanes of the dot-product kernel (f32 accumulators): one AVX-512
-/// register, two AVX2 ones.
-static constexpr int64_t kDotLanes = 16;
+/// register, two AVX2 ones; the lanes that one lane reduction adds up.
+static constexpr int64_t kDotLanes = rope::kReductionLanes;
 
 /// The operands of a one-row contraction that reads both its inputs along
 /// the reduction dim, contiguously: out[0, n] += a[0, k] · w[n, k], the
@@ -1175,8 +1176,8 @@ static std::optional<LaneSumForm> matchLaneSum(linalg::GenericOp op,
 /// `rows` rows × a few columns, as many outputs as a step has lanes (16
 /// accumulators with AVX-512): each input vector loaded is then shared by a
 /// block's rows or columns, f is computed once per loaded vector (rows
-/// share what they do not read), and the block's lanes add up by one square
-/// transpose (LaneSumByTranspose).
+/// share what they do not read), and the block's lanes add up by a
+/// butterfly of shuffles across its registers (populateLaneReductionPatterns).
 static LogicalResult rewriteAsLaneSums(RewriterBase &rewriter,
                                        linalg::GenericOp op,
                                        const LaneSumForm &form, int64_t rows) {
@@ -1492,54 +1493,6 @@ struct LaneSumStepToFMAs : OpRewritePattern<arith::AddFOp> {
   }
 };
 
-/// The lane sum of a block (vector.multi_reduction <add> over the innermost
-/// dim, L lanes, of L outputs) as an L × L transpose and L whole-vector
-/// adds: the transpose lowers to shuffles in registers (vector.transpose's
-/// 16 × 16 lowering), where reducing the outputs' registers one at a time
-/// across their lanes would take log₂ L shuffles and adds each, and an n-D
-/// transpose would go element by element.
-struct LaneSumByTranspose : OpRewritePattern<vector::MultiDimReductionOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(vector::MultiDimReductionOp op,
-                                PatternRewriter &rewriter) const override {
-    VectorType type = op.getSourceVectorType();
-    int64_t lanes = type.getShape().back();
-    if (op.getKind() != vector::CombiningKind::ADD || type.isScalable() ||
-        lanes != kDotLanes || type.getNumElements() != lanes * lanes ||
-        op.getReductionDims() !=
-            ArrayRef<int64_t>{static_cast<int64_t>(type.getRank() - 1)})
-      return failure();
-    Location loc = op.getLoc();
-    Type element = type.getElementType();
-    auto square = VectorType::get({lanes, lanes}, element);
-    auto row = VectorType::get({lanes}, element);
-    Value flat =
-        vector::ShapeCastOp::create(rewriter, loc, square, op.getSource());
-    Value transposed = vector::TransposeOp::create(rewriter, loc, flat,
-                                                   ArrayRef<int64_t>{1, 0});
-    // The lanes' rows added pairwise (a tree of depth log₂ L, not a chain
-    // of L dependent adds), then the accumulator.
-    SmallVector<Value> sums;
-    for (int64_t l = 0; l < lanes; ++l)
-      sums.push_back(vector::ExtractOp::create(rewriter, loc, transposed, l));
-    while (sums.size() > 1) {
-      SmallVector<Value> next;
-      for (size_t i = 0; i + 1 < sums.size(); i += 2)
-        next.push_back(
-            arith::AddFOp::create(rewriter, loc, sums[i], sums[i + 1]));
-      if (sums.size() % 2)
-        next.push_back(sums.back());
-      sums = std::move(next);
-    }
-    Value acc = arith::AddFOp::create(
-        rewriter, loc, sums.front(),
-        vector::ShapeCastOp::create(rewriter, loc, row, op.getAcc()));
-    rewriter.replaceOpWithNewOp<vector::ShapeCastOp>(op, op.getDestType(), acc);
-    return success();
-  }
-};
-
 /// Unrolls `loop` by `factor` where it is a register block's reduction
 /// loop: innermost, carrying a vector (the accumulators, once hoisted; the
 /// tensors it still carries pass through and are dropped later).
@@ -1668,9 +1621,10 @@ struct RopeVectorizeContractionsPass
     vector::populateVectorContractLoweringPatterns(
         patterns, vector::VectorContractLowering::OuterProduct);
     vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
-    // The lane sums' reductions: a block's lanes transposed to be outermost
-    // (in 16 × 16 blocks of shuffles, below) and added as whole vectors,
-    // rather than each register reduced across its lanes alone.
+    // The lane sums' reductions: a block's 16 registers added pairwise by
+    // a butterfly of shuffles (populateLaneReductionPatterns, below), rather
+    // than each register reduced across its lanes alone; what it does not
+    // take (8 lanes) through the vector dialect's own lowering.
     vector::populateVectorMultiReductionLoweringPatterns(
         patterns, vector::VectorMultiReductionLowering::InnerParallel);
     // The transposing packs' 16 × 16 blocks: shuffles in registers.
@@ -1697,7 +1651,7 @@ struct RopeVectorizeContractionsPass
                   return row;
                 }));
     patterns.add<MathOnOneRow, LaneSumStepToFMAs>(&getContext());
-    patterns.add<LaneSumByTranspose>(&getContext(), /*benefit=*/2);
+    rope::populateLaneReductionPatterns(patterns, /*benefit=*/2);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

@@ -204,7 +204,7 @@ func.func @projection(%x: tensor<?x4096xf32>, %w: tensor<1024x4096xf32>,
 // use each key once: lane sums instead, over K's rows as stored. The
 // block's rows are the group's heads, not the unit query dim, so the four
 // heads share every load of K; its 4 × 4 outputs' lanes add up by a
-// transpose and a tree of adds.
+// butterfly of shuffles and adds (15 adds, then the output's own).
 // CHECK-LABEL: func.func @decode_scores
 // CHECK-NOT:     linalg.transpose
 // CHECK:         tensor.expand_shape {{.+}} : tensor<64x128xf32> into tensor<64x8x16xf32>
@@ -490,7 +490,7 @@ func.func @bool_mask_not_fused(%q: tensor<8x16xf32>, %k: tensor<32x16xf32>,
 // steps of 16 lanes; blocks of 4 query rows (which K does not read) × 4
 // keys, 16 accumulators carried in registers through the steps, the
 // rotation computed on K's vectors and the two products fused into FMAs;
-// then each block's lanes added up by a 16 × 16 transpose in shuffles and
+// then each block's lanes added up by a butterfly of shuffles and
 // whole-vector adds, not one reduction per output.
 // CHECK-LABEL: func.func @rotating_scores
 // CHECK-DAG:     tensor.expand_shape {{.+}} : tensor<1x2x64x32xf16> into tensor<1x2x64x2x16xf16>

@@ -111,9 +111,10 @@ def RopeVectorizeContractions
        inputs do not read × columns: 4 query rows × 4 keys), each block's
        lanes held in registers across the steps (the step's unit dims
        dropped, so that it vectorises to the body's own ops and its
-       products fuse into FMAs), then added up by one 16 × 16 transpose in
-       shuffles and a tree of 16 vector adds, rather than a shuffle tree
-       per output.
+       products fuse into FMAs), then added up by a butterfly across the
+       block's 16 registers (pairs of registers, each pair's two shuffles
+       gathering halves of its outputs' lanes for one add: 30 shuffles and
+       15 adds), rather than a shuffle tree per output.
        f runs once per loaded vector: the block's rows share what they do
        not read (a key's rotation serves the 4 rows of its group).
     1. The output's innermost dim must be one of the contraction's N dims
@@ -210,6 +211,47 @@ def RopeVectorizeContractions
     "::mlir::affine::AffineDialect",
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def RopeVectorizeRowReductions
+    : Pass<"rope-vectorize-row-reductions", "::mlir::func::FuncOp"> {
+  let summary = "Row reductions of static f32 tiles (softmax's row max and "
+                "row sum) 16 rows at a time, combined across lanes by a "
+                "butterfly of shuffles";
+  let description = [{
+    Rewrites each `linalg.generic` on tensors that reduces the innermost
+    dim of one static f32 input into an output of the other dims
+    (`out[..., r] = out[..., r] ∘ in[..., r, c]`, ∘ one of `arith.addf`
+    with the `reassoc` flag, `arith.maximumf`, `arith.maxnumf`,
+    `arith.minimumf`, `arith.minnumf`), whose rows are a multiple of 16 and
+    whose columns are a multiple of 16 and at most 256: the attention tiles'
+    running max and row sum (`[.., 128 query rows, 64 keys]`), a softmax.
+
+    The op is tiled into blocks of 16 rows (`scf.for`), each vectorised to
+    a `vector.multi_reduction`, which is lowered as whole-vector ops: each
+    row's slices of 16 lanes combined elementwise into one register, then a
+    butterfly across the 16 rows' registers (pairs of registers, each
+    pair's two shuffles gathering halves of its rows' lanes for one
+    combination; 16 lanes a row, then 8, 4, 2, 1), which leaves row r in
+    lane r: 30 shuffles and 15 combinations for 16 rows. Left to LLVM's
+    loop vectoriser, each row was reduced alone, its last register across
+    its own lanes through a chain of dependent shuffles and (for
+    `maximumf`, which orders -0 below +0 and propagates NaN) blends and
+    compares: 7% of prefill attention's time on a 2-core Xeon, now 2–3%
+    (prefill 4–10% faster, S = 1024–2048).
+
+    A `maximumf` or `minimumf` is reassociated as it stands (the result
+    does not depend on the order); an `addf` only where its `reassoc` flag
+    allows it. Other generics are left alone.
+    `--rope-lower-to-cpu` runs it after `--rope-vectorize-contractions`
+    when its option `microkernels` is on.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
     "::mlir::vector::VectorDialect"
