@@ -40,15 +40,20 @@ static AffineMap maskMap(MLIRContext *ctx, Value mask) {
   return AffineMap::get(5, 0, exprs, ctx);
 }
 
-/// scores[b,kh,g,i,j] = Σ_d q[b,kh,g,i,d]·k[b,kh,j,d] of a tile (f32).
-static Value buildTileScores(OpBuilder &b, Location loc, Value q, Value k) {
-  MLIRContext *ctx = b.getContext();
-  Type f32 = b.getF32Type();
+/// The zeroed f32 scores [b, kh, g, i, j] of a tile of `q` [b, kh, g, i, d]
+/// against `k` [b, kh, j, d], which its Q·Kᵀ accumulates into.
+static Value buildZeroScores(OpBuilder &b, Location loc, Value q, Value k) {
   SmallVector<OpFoldResult> qSizes = tensor::getMixedSizes(b, loc, q);
   SmallVector<OpFoldResult> sizes(qSizes.begin(), qSizes.begin() + 4);
   sizes.push_back(tensor::getMixedSize(b, loc, k, 2));
+  return filledTensor(b, loc, sizes, b.getF32Type(), b.getF32FloatAttr(0));
+}
+
+/// scores[b,kh,g,i,j] = Σ_d q[b,kh,g,i,d]·k[b,kh,j,d] of a tile (f32).
+static Value buildTileScores(OpBuilder &b, Location loc, Value q, Value k) {
+  MLIRContext *ctx = b.getContext();
   return buildMultiplyAccumulate(
-      b, loc, q, k, filledTensor(b, loc, sizes, f32, b.getF32FloatAttr(0)),
+      b, loc, q, k, buildZeroScores(b, loc, q, k),
       {dimsMap(ctx, 6, {0, 1, 2, 3, 5}), dimsMap(ctx, 6, {0, 1, 4, 5}),
        dimsMap(ctx, 6, {0, 1, 2, 3, 4})},
       {kPar, kPar, kPar, kPar, kPar, kRed}, kReduceFMF);
@@ -81,11 +86,7 @@ static Value buildTileScoresRotatingKeys(OpBuilder &b, Location loc,
                                          OnlineAttentionOp op, Value q) {
   MLIRContext *ctx = b.getContext();
   Value k = op.getKey();
-  SmallVector<OpFoldResult> qSizes = tensor::getMixedSizes(b, loc, q);
-  SmallVector<OpFoldResult> sizes(qSizes.begin(), qSizes.begin() + 4);
-  sizes.push_back(tensor::getMixedSize(b, loc, k, 2));
-  Value init =
-      filledTensor(b, loc, sizes, b.getF32Type(), b.getF32FloatAttr(0));
+  Value init = buildZeroScores(b, loc, q, k);
   ProductSide query{q, dimsMap(ctx, 6, {0, 1, 2, 3, 5})};
   ProductSide key{k, dimsMap(ctx, 6, {0, 1, 4, 5}),
                   CosSin{op.getKeyCos(), op.getKeySin()}, /*seqDim=*/2};
