@@ -11,6 +11,7 @@
 #include "rope/Codegen/CPU/HostRegisterBlock.h"
 #include "rope/Codegen/CPU/LaneReductions.h"
 #include "rope/Codegen/CPU/Passes.h"
+#include "rope/Codegen/CPU/Tiling.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -32,6 +33,8 @@ namespace mlir::rope {
 } // namespace mlir::rope
 
 using namespace mlir;
+using rope::tileOf;
+using rope::tileWith;
 
 namespace {
 /// Where the register block of one contraction lies: loop dims and sizes.
@@ -114,30 +117,6 @@ static std::optional<RegisterBlock> planBlock(linalg::LinalgOp op,
   AffineMap map0 = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
   block.bOperand = map0.isFunctionOfDim(*col) ? 0 : 1;
   return block;
-}
-
-/// Tiles `op` with `sizes` (0: not tiled) into loops of `loopType`, in
-/// `interchange` order, and replaces it with the loop nest.
-static FailureOr<scf::SCFTilingResult>
-tileWith(RewriterBase &rewriter, linalg::GenericOp op, ArrayRef<int64_t> sizes,
-         scf::SCFTilingOptions::LoopType loopType,
-         ArrayRef<int64_t> interchange = {}) {
-  scf::SCFTilingOptions options;
-  options.setLoopType(loopType)
-      .setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes))
-      .setInterchange(interchange);
-  rewriter.setInsertionPoint(op);
-  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), options);
-  if (failed(tiled) || tiled->tiledOps.size() != 1)
-    return failure();
-  rewriter.replaceOp(op, tiled->replacements);
-  return tiled;
-}
-
-/// The single tile of a tiling result.
-static linalg::GenericOp tileOf(const scf::SCFTilingResult &tiled) {
-  return cast<linalg::GenericOp>(tiled.tiledOps.front());
 }
 
 /// Side of the square blocks a transposing pack moves through registers.
@@ -974,114 +953,6 @@ tileLaneSum(RewriterBase &rewriter, linalg::GenericOp total,
   return llvm::to_vector(fused->tiledAndFusedOps);
 }
 
-/// Tiles `total` (the lane sum of `partial`) into an scf.forall of chunks of
-/// `chunk` rows of W, with `partial` and the fill of its lanes fused into
-/// each chunk, and returns the fused `partial` of a chunk.
-static std::optional<linalg::GenericOp>
-fuseLanesIntoRowChunks(RewriterBase &rewriter, linalg::GenericOp total,
-                       linalg::GenericOp partial, int64_t chunk) {
-  unsigned numLoops = partial.getNumLoops();
-  FailureOr<SmallVector<Operation *>> tiled =
-      tileLaneSum(rewriter, total, partial, {0, chunk, 0},
-                  scf::SCFTilingOptions::LoopType::ForallOp);
-  if (failed(tiled))
-    return std::nullopt;
-  std::optional<linalg::GenericOp> chunkKernel;
-  for (Operation *op : *tiled)
-    if (auto generic = dyn_cast<linalg::GenericOp>(op);
-        generic && generic.getNumLoops() == numLoops &&
-        generic.getNumReductionLoops() == 1 && generic.getNumDpsInputs() == 2)
-      chunkKernel = generic;
-  return chunkKernel;
-}
-
-/// `op` (matchDotProduct's form) as dot products over the rows of W as
-/// stored: no copy of W, which a one-row product reads exactly once (packing
-/// it, as the register blocks want, would read and write it twice more).
-/// The reduction is split into K / L steps of L lanes, the lanes kept apart
-/// in an [1, N, L] accumulator (a register per row of a block of `rows`
-/// rows of W across the whole K sweep), then added up per output. Rows of W
-/// are split over the cores, each chunk summing its own lanes.
-static LogicalResult rewriteAsDotProducts(RewriterBase &rewriter,
-                                          linalg::GenericOp op,
-                                          const DotProductForm &form,
-                                          int64_t rows) {
-  Location loc = op.getLoc();
-  MLIRContext *ctx = rewriter.getContext();
-  rewriter.setInsertionPoint(op);
-  Type f32 = rewriter.getF32Type();
-  int64_t steps = form.k / kDotLanes;
-  auto split = [&](Value v, int64_t outer) {
-    return tensor::ExpandShapeOp::create(
-        rewriter, loc,
-        RankedTensorType::get({outer, steps, kDotLanes},
-                              getElementTypeOrSelf(v.getType())),
-        v, SmallVector<ReassociationIndices>{{0}, {1, 2}});
-  };
-  Value a = split(form.a, 1), w = split(form.w, form.n);
-  Value zero =
-      arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(f32));
-  Value lanes =
-      linalg::FillOp::create(
-          rewriter, loc, zero,
-          ValueRange{tensor::EmptyOp::create(
-              rewriter, loc, ArrayRef<int64_t>{1, form.n, kDotLanes}, f32)})
-          .getResult(0);
-  // (m, n, step, lane): lanes[m, n, lane] += a[m, step, lane] · w[n, step,
-  // lane].
-  AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
-             st = getAffineDimExpr(2, ctx), l = getAffineDimExpr(3, ctx);
-  using utils::IteratorType;
-  linalg::GenericOp partial = buildCanonicalContraction(
-      rewriter, loc, ValueRange{a, w}, lanes,
-      {AffineMap::get(4, 0, {m, st, l}, ctx),
-       AffineMap::get(4, 0, {n, st, l}, ctx),
-       AffineMap::get(4, 0, {m, n, l}, ctx)},
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
-       IteratorType::parallel});
-  // out[m, n] += Σ_lane lanes[m, n, lane]: loops (m, n, lane).
-  AffineExpr lane = getAffineDimExpr(2, ctx);
-  auto total = linalg::GenericOp::create(
-      rewriter, loc, op.getResultTypes(), partial.getResult(0),
-      op.getDpsInits()[0],
-      SmallVector<AffineMap>{AffineMap::get(3, 0, {m, n, lane}, ctx),
-                             AffineMap::get(3, 0, {m, n}, ctx)},
-      SmallVector<IteratorType>{IteratorType::parallel, IteratorType::parallel,
-                                IteratorType::reduction},
-      [&](OpBuilder &b, Location l2, ValueRange args) {
-        linalg::YieldOp::create(
-            b, l2,
-            ValueRange{
-                arith::AddFOp::create(b, l2, args[1], args[0]).getResult()});
-      });
-  rewriter.replaceOp(op, total.getResult(0));
-
-  // Rows of W over the cores: each chunk fills, accumulates and sums its own
-  // lanes (a cache-resident [1, N / chunks, L] slice), so that no serial pass
-  // over all the lanes follows. Then blocks of `rows` rows × one step.
-  linalg::GenericOp kernel = partial;
-  if (form.n % (kRowChunks * rows) == 0)
-    if (std::optional<linalg::GenericOp> chunk = fuseLanesIntoRowChunks(
-            rewriter, total, partial, form.n / kRowChunks))
-      kernel = *chunk;
-  int64_t block = largestDivisor(form.n, {rows, 4, 2, 1}).value_or(1);
-  FailureOr<scf::SCFTilingResult> tiled =
-      tileWith(rewriter, kernel, {1, block, 1, kDotLanes},
-               scf::SCFTilingOptions::LoopType::ForOp, {0, 1, 3, 2});
-  if (failed(tiled))
-    return failure();
-  linalg::GenericOp tile = tileOf(*tiled);
-  rewriter.setInsertionPoint(tile);
-  FailureOr<linalg::VectorizationResult> vectorized =
-      linalg::vectorize(rewriter, tile);
-  if (failed(vectorized))
-    return failure();
-  rewriter.replaceOp(tile, vectorized->replacements);
-  for (LoopLikeOpInterface loop : tiled->loops)
-    loop->setAttr(kRegisterBlockLoop, rewriter.getUnitAttr());
-  return success();
-}
-
 /// A sum along the innermost dim of two or more inputs: out[...] +=
 /// f(x₀[..., r], x₁[..., r], ...), each x read
 /// contiguously along r (its innermost dim, not sliced with a stride) and
@@ -1168,8 +1039,8 @@ static std::optional<LaneSumForm> matchLaneSum(linalg::GenericOp op,
   return form;
 }
 
-/// `op` (matchLaneSum's form) as register blocks of lane sums, as the dot
-/// products above: the reduction split into steps of L lanes, each output
+/// `op` (matchLaneSum's form) as register blocks of lane sums: the
+/// reduction split into steps of L lanes, each output
 /// of a block keeping its L lanes apart in a register across the steps
 /// (lanes[..., l] += f(x[..., step, l])), then the lanes added up and into
 /// the output, per block, on the block's registers. A block holds up to
@@ -1362,6 +1233,47 @@ static LogicalResult rewriteAsLaneSums(RewriterBase &rewriter,
   for (LoopLikeOpInterface loop : stepLoop->loops)
     loop->setAttr(kRegisterBlockLoop, rewriter.getUnitAttr());
   return success();
+}
+
+/// `op` (matchDotProduct's form) as dot products over the rows of W as
+/// stored: no copy of W, which a one-row product reads exactly once (packing
+/// it, as the register blocks want, would read and write it twice more).
+/// It is a lane sum whose columns are W's rows, read from W itself rather
+/// than through the transpose a frontend writes (rewriteAsLaneSums: blocks
+/// of 16 rows of W, each row's lanes in a register of its own across the
+/// whole K sweep, then added up by the butterfly). The rows of W are first
+/// split over the cores (an scf.forall of kRowChunks chunks), each chunk
+/// summing its own lanes: no serial pass over them follows.
+static LogicalResult rewriteAsDotProducts(RewriterBase &rewriter,
+                                          linalg::GenericOp op,
+                                          const DotProductForm &form,
+                                          int64_t rows) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  rewriter.setInsertionPoint(op);
+  AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
+             k = getAffineDimExpr(2, ctx);
+  using utils::IteratorType;
+  linalg::GenericOp product = buildCanonicalContraction(
+      rewriter, loc, ValueRange{form.a, form.w}, op.getDpsInits()[0],
+      {AffineMap::get(3, 0, {m, k}, ctx), AffineMap::get(3, 0, {n, k}, ctx),
+       AffineMap::get(3, 0, {m, n}, ctx)},
+      {IteratorType::parallel, IteratorType::parallel,
+       IteratorType::reduction});
+  rewriter.replaceOp(op, product.getResult(0));
+  linalg::GenericOp chunk = product;
+  if (form.n % (kRowChunks * kDotLanes) == 0) {
+    FailureOr<scf::SCFTilingResult> chunks =
+        tileWith(rewriter, product, {0, form.n / kRowChunks, 0},
+                 scf::SCFTilingOptions::LoopType::ForallOp);
+    if (failed(chunks))
+      return failure();
+    chunk = tileOf(*chunks);
+  }
+  std::optional<LaneSumForm> laneSum = matchLaneSum(chunk, rows);
+  if (!laneSum)
+    return failure();
+  return rewriteAsLaneSums(rewriter, chunk, *laneSum, rows);
 }
 
 /// Rewrites one contraction into its micro-kernel loops (`hostRows`: the

@@ -9,9 +9,9 @@
 
 #include "rope/Codegen/CPU/LaneReductions.h"
 #include "rope/Codegen/CPU/Passes.h"
+#include "rope/Codegen/CPU/Tiling.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
-#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -82,16 +82,11 @@ static LogicalResult vectorizeInRowBlocks(RewriterBase &rewriter,
   SmallVector<int64_t> sizes(op.getNumLoops(), 1);
   sizes[sizes.size() - 2] = rope::kReductionLanes;
   sizes.back() = 0;
-  scf::SCFTilingOptions options;
-  options.setLoopType(scf::SCFTilingOptions::LoopType::ForOp)
-      .setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
-  rewriter.setInsertionPoint(op);
-  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), options);
-  if (failed(tiled) || tiled->tiledOps.size() != 1)
+  FailureOr<scf::SCFTilingResult> tiled = rope::tileWith(
+      rewriter, op, sizes, scf::SCFTilingOptions::LoopType::ForOp);
+  if (failed(tiled))
     return failure();
-  rewriter.replaceOp(op, tiled->replacements);
-  auto block = cast<linalg::GenericOp>(tiled->tiledOps.front());
+  linalg::GenericOp block = rope::tileOf(*tiled);
   rewriter.setInsertionPoint(block);
   FailureOr<linalg::VectorizationResult> vectorized =
       linalg::vectorize(rewriter, block);

@@ -258,25 +258,25 @@ func.func @linear_layer(%x: tensor<32x64xf32>, %w: tensor<48x64xf32>) -> tensor<
 
 // A decode step's linear layer: one row times Wᵀ, W stored [out, in]. Each
 // element of W is used once, so W is read as stored, by dot products along
-// its rows (no pack, no transpose): the reduction split into steps of 16
-// lanes kept apart in a [1, N, 16] accumulator (one vector register per row
-// of a block of 4 rows across the K sweep), rows over the cores in chunks of
-// 64, each chunk filling, accumulating and summing its own [1, 64, 16] lanes
-// (no serial pass over all of them after the parallel loop).
+// its rows (no pack, no transpose): a lane sum whose columns are W's rows.
+// The rows go over the cores in chunks of 64; in a chunk, blocks of 16 rows
+// of W, the reduction in steps of 16 lanes, each row's lanes in a register
+// of its own ([16, 16] accumulators across the K sweep), then the block's
+// lanes added up by a butterfly (30 shuffles) into its 16 outputs, in the
+// chunk (no serial pass over all of them after the parallel loop).
 // CHECK-LABEL: func.func @decode_linear
 // CHECK-SAME:    (%[[X:.+]]: tensor<1x256xf32>, %[[W:.+]]: tensor<512x256xf32>)
 // CHECK-NOT:     linalg.transpose
-// CHECK-DAG:     tensor.expand_shape %[[X]] {{\[}}[0], [1, 2]] output_shape [1, 16, 16] : tensor<1x256xf32> into tensor<1x16x16xf32>
-// CHECK-DAG:     tensor.expand_shape %[[W]] {{\[}}[0], [1, 2]] output_shape [512, 16, 16] : tensor<512x256xf32> into tensor<512x16x16xf32>
-// CHECK:         scf.forall (%{{.+}}) = (0) to (512) step (64) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<1x512xf32>)
-// CHECK:           linalg.fill {{.+}} -> tensor<1x64x16xf32>
-// CHECK:           scf.for {{.+}} step %c4
-// CHECK:             scf.for {{.+}} -> ({{.*}}vector<1x4x16xf32>)
-// CHECK:               vector.transfer_read {{.+}} : tensor<{{.+}}>, vector<4x1x16xf32>
-// CHECK:               arith.mulf {{.+}} : vector<1x4x1x16xf32>
-// CHECK:               arith.addf {{.+}} : vector<64xf32>
-// CHECK:           linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]
-// CHECK-SAME:        ins(%{{.+}} : tensor<1x64x16xf32>)
+// CHECK:         scf.forall (%[[C:.+]]) = (0) to (512) step (64) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<1x512xf32>)
+// CHECK:           %[[ROWS:.+]] = tensor.extract_slice %[[W]][%[[C]], 0] [64, 256] [1, 1]
+// CHECK-DAG:       tensor.expand_shape %[[X]] {{\[}}[0], [1, 2]] output_shape [1, 16, 16] : tensor<1x256xf32> into tensor<1x16x16xf32>
+// CHECK-DAG:       tensor.expand_shape %[[ROWS]] {{\[}}[0], [1, 2]] output_shape [64, 16, 16] : tensor<64x256xf32> into tensor<64x16x16xf32>
+// CHECK:           scf.for {{.+}} step %c16
+// CHECK:             scf.for {{.+}} -> ({{.*}}vector<16x16xf32>)
+// CHECK:               vector.transfer_read {{.+}} : tensor<64x16x16xf32>, vector<16x16xf32>
+// CHECK:               vector.fma {{.+}} : vector<16x16xf32>
+// CHECK-COUNT-30:    vector.shuffle
+// CHECK:             vector.transfer_write {{.+}} : vector<1x16xf32>, tensor<1x64xf32>
 // CHECK:           scf.forall.in_parallel
 // CHECK-NOT:     linalg.generic
 // CHECK:         return
@@ -298,12 +298,12 @@ func.func @decode_linear(%x: tensor<1x256xf32>, %w: tensor<512x256xf32>) -> tens
 // CHECK-LABEL: func.func @decode_linear_bf16
 // CHECK-SAME:    (%[[X:.+]]: tensor<1x256xbf16>, %[[W:.+]]: tensor<512x256xbf16>)
 // CHECK-NOT:     linalg.transpose
-// CHECK:         tensor.expand_shape %[[W]] {{\[}}[0], [1, 2]] output_shape [512, 16, 16] : tensor<512x256xbf16> into tensor<512x16x16xbf16>
 // CHECK:         scf.forall
-// CHECK:           scf.for {{.+}} -> ({{.*}}vector<1x4x16xf32>)
-// CHECK:             vector.transfer_read {{.+}} : tensor<{{.+}}>, vector<4x1x16xbf16>
-// CHECK:             arith.extf {{.+}} : vector<1x4x1x16xbf16> to vector<1x4x1x16xf32>
-// CHECK:             arith.mulf {{.+}} : vector<1x4x1x16xf32>
+// CHECK:           tensor.expand_shape %{{.+}} {{\[}}[0], [1, 2]] output_shape [64, 16, 16] : tensor<64x256xbf16> into tensor<64x16x16xbf16>
+// CHECK:           scf.for {{.+}} -> ({{.*}}vector<16x16xf32>)
+// CHECK:             vector.transfer_read {{.+}} : tensor<64x16x16xbf16>, vector<16x16xbf16>
+// CHECK:             arith.extf {{.+}} : vector<16x16xbf16> to vector<16x16xf32>
+// CHECK:             vector.fma {{.+}} : vector<16x16xf32>
 // CHECK-NOT:     linalg.generic {{.+}} ins(%{{.+}} : tensor<512x256xbf16>)
 func.func @decode_linear_bf16(%x: tensor<1x256xbf16>, %w: tensor<512x256xbf16>) -> tensor<1x512xf32> {
   %e = tensor.empty() : tensor<256x512xbf16>

@@ -94,13 +94,13 @@ def RopeVectorizeContractions
        linear layer, W stored [out, in]) is not packed: each element of W is
        used once, so W is read as stored, by dot products along its rows
        (f16 and bf16 operands widened in registers as they are loaded).
-       The reduction is split into steps of 16 lanes kept apart in a
-       `[1, N, 16]` accumulator (a vector register per row of a block of
-       `register-rows` rows of W, for the whole K sweep), the rows split over
-       the cores (`scf.forall`), and each chunk's lanes summed in the chunk
-       (no serial pass over all lanes after the parallel loop).
-       Lane sums generalise this to a reduction of two or more inputs, all
-       read along their innermost dim: `out[...] += f(x₀[..., r], x₁[..., r],
+       The rows of W are split over the cores (`scf.forall` of 8 chunks),
+       and each chunk is a lane sum (below) whose columns are W's rows:
+       blocks of 16 rows, each row's 16 lanes in a register of its own for
+       the whole K sweep, added up in the chunk (no serial pass over all
+       lanes after the parallel loop).
+       Lane sums are any reduction of two or more inputs, all read along
+       their innermost dim: `out[...] += f(x₀[..., r], x₁[..., r],
        ...)`, f any elementwise function (a decode tile's scores with K's
        pairs rotated inside the reduction, `Σ_t q·rotate(k, cos, sin)`), or
        a plain contraction whose rows fit one register block (a decode
