@@ -24,10 +24,10 @@ static Value combineAsTree(OpBuilder &b, Location loc,
   return values.front();
 }
 
-/// One level of the butterfly: `a` and `b` each hold `runs` outputs in
-/// runs of `width` lanes (a's outputs before b's); the result holds the
-/// 2 · `runs` outputs, a's then b's, in runs of `width` / 2 lanes, each the
-/// combination of its run's two halves. Two shuffles and one combination.
+/// One level of the butterfly: `lhs` and `rhs` each hold 16 / `width`
+/// outputs in runs of `width` lanes; the result holds all of them, lhs's
+/// then rhs's, in runs of `width` / 2 lanes, each run the combination of
+/// the two halves it came from. Two shuffles and one combination.
 static Value combineHalves(OpBuilder &b, Location loc,
                            vector::CombiningKind kind, Value lhs, Value rhs,
                            int64_t width) {

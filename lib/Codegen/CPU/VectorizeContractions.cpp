@@ -888,7 +888,7 @@ static constexpr int64_t kDotLanes = rope::kReductionLanes;
 /// its size.
 struct DotProductForm {
   Value a, w; // a: [1, K], w: [N, K], f32, f16 or bf16
-  int64_t n, k;
+  int64_t n;  // W's rows
 };
 
 static std::optional<DotProductForm> matchDotProduct(linalg::GenericOp op) {
@@ -915,7 +915,7 @@ static std::optional<DotProductForm> matchDotProduct(linalg::GenericOp op) {
       !getElementTypeOrSelf(op.getDpsInits()[0].getType()).isF32() ||
       !linalg::isReductionIterator(op.getIteratorTypesArray()[2]))
     return std::nullopt;
-  return DotProductForm{a, w, ranges[1], ranges[2]};
+  return DotProductForm{a, w, ranges[1]};
 }
 
 /// Tiles `total` (the lane sum of `partial`, whose lanes a fill zeroes) by
