@@ -1261,8 +1261,10 @@ static LogicalResult rewriteAsDotProducts(RewriterBase &rewriter,
       {IteratorType::parallel, IteratorType::parallel,
        IteratorType::reduction});
   rewriter.replaceOp(op, product.getResult(0));
+  // Chunks of whole register blocks of the host's rows (a lane sum's blocks
+  // are as wide as their chunk allows: 16 rows of W, else 8, 4, ...).
   linalg::GenericOp chunk = product;
-  if (form.n % (kRowChunks * kDotLanes) == 0) {
+  if (form.n % (kRowChunks * rows) == 0) {
     FailureOr<scf::SCFTilingResult> chunks =
         tileWith(rewriter, product, {0, form.n / kRowChunks, 0},
                  scf::SCFTilingOptions::LoopType::ForallOp);

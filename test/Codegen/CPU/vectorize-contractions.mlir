@@ -292,6 +292,27 @@ func.func @decode_linear(%x: tensor<1x256xf32>, %w: tensor<512x256xf32>) -> tens
 
 // -----
 
+// Rows that 8 chunks of whole 16-row blocks do not divide (576 = 8 × 72)
+// still go over the cores: chunks of 72 rows (whole blocks of the host's
+// rows), each in lane-sum blocks of 8 rows of W.
+// CHECK-LABEL: func.func @decode_linear_uneven_chunks
+// CHECK:         scf.forall (%{{.+}}) = (0) to (576) step (72)
+// CHECK:           scf.for {{.+}} step %c8
+// CHECK:             scf.for {{.+}} -> ({{.*}}vector<8x16xf32>)
+// CHECK:               vector.fma {{.+}} : vector<8x16xf32>
+// CHECK:           scf.forall.in_parallel
+func.func @decode_linear_uneven_chunks(%x: tensor<1x256xf32>, %w: tensor<576x256xf32>) -> tensor<1x576xf32> {
+  %e = tensor.empty() : tensor<256x576xf32>
+  %wt = linalg.transpose ins(%w : tensor<576x256xf32>) outs(%e : tensor<256x576xf32>) permutation = [1, 0]
+  %zero = arith.constant 0.0 : f32
+  %o = tensor.empty() : tensor<1x576xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%o : tensor<1x576xf32>) -> tensor<1x576xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<1x256xf32>, tensor<256x576xf32>) outs(%f : tensor<1x576xf32>) -> tensor<1x576xf32>
+  return %r : tensor<1x576xf32>
+}
+
+// -----
+
 // The same decode linear layer on a bf16 model: the weight is read as stored,
 // 16 bf16 lanes at a time, widened exactly in registers (arith.extf), and
 // accumulated in f32; no pack converts the whole weight on every call.
