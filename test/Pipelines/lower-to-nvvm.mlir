@@ -43,7 +43,7 @@ func.func @rotate(%x: tensor<2x4x?x64xf16>, %p: tensor<?xi64>) -> tensor<2x4x?x6
 //   STAGES-NOT:   linalg.generic
 //       STAGES:   gpu.launch blocks
 //       STAGES:     math.roundeven
-//       STAGES:     math.absf
+//       STAGES:     math.fma
 //       STAGES:   gpu.launch blocks
 //       STAGES:     arith.extf {{.+}} : vector<8xf16> to vector<8xf32>
 //       STAGES:     arith.truncf {{.+}} : vector<8xf32> to vector<8xf16>

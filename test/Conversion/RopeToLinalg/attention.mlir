@@ -19,7 +19,7 @@
 // CHECK-DAG: %[[NEG_INF:.+]] = arith.constant 0xFF800000 : f32
 // CHECK-DAG: %[[SCALE:.+]] = arith.constant 2.500000e-01 : f32
 // CHECK-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
-// CHECK-NOT: math.absf
+// CHECK-NOT: math.roundeven
 // CHECK: %[[Q5:.+]] = tensor.expand_shape %[[Q]] {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 1, 8, 16] : tensor<1x2x8x16xf32> into tensor<1x2x1x8x16xf32>
 // CHECK: %[[SINIT:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.+}} : tensor<1x2x1x8x8xf32>)
 // CHECK: %[[SCORES:.+]] = linalg.generic {indexing_maps = [#[[QK_Q]], #[[QK_K]], #[[QK_S]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]}
@@ -257,20 +257,20 @@ func.func @attention_f16(%q: tensor<1x2x8x16xf16>, %k: tensor<1x2x8x16xf16>, %v:
 // CHECK-LABEL: func.func @attention_rotary_shared_table
 // CHECK-SAME: %[[P:[^:]+]]: tensor<8xi64>
 // CHECK: %[[T:.+]]:2 = linalg.generic {{.+}} ins(%[[P]], %{{.+}} : tensor<8xi64>, tensor<8xf64>)
-// CHECK-COUNT-1: math.absf
-// CHECK-NOT: math.absf
+// CHECK-COUNT-1: math.roundeven
+// CHECK-NOT: math.roundeven
 // CHECK: %[[QROT:.+]] = linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}, #[[QTAB]], #[[QTAB]], #{{.+}}]
 // CHECK-SAME: ins(%{{.+}}, %{{.+}}, %[[T]]#0, %[[T]]#1 : tensor<1x2x2x8x2x8xf32>, tensor<1x2x2x8x2x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>)
 // CHECK: %[[QR:.+]] = tensor.insert_slice %[[QROT]] into %{{.+}}[0, 0, 0, 0, 0] [1, 2, 2, 8, 8] [1, 1, 1, 1, 1] : tensor<1x2x2x8x8xf32> into tensor<1x2x2x8x16xf32>
 // CHECK: %[[QROT2:.+]] = linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}, #[[QTAB]], #[[QTAB]], #{{.+}}]
 // CHECK: %[[QM:.+]] = tensor.insert_slice %[[QROT2]] into %[[QR]][0, 0, 0, 0, 8] [1, 2, 2, 8, 8]
-// CHECK-NOT: math.absf
+// CHECK-NOT: math.roundeven
 // CHECK: %[[KROT:.+]] = linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}, #[[KTAB]], #[[KTAB]], #{{.+}}]
 // CHECK-SAME: ins(%{{.+}}, %{{.+}}, %[[T]]#0, %[[T]]#1 : tensor<1x2x8x2x8xf32>, tensor<1x2x8x2x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>)
 // CHECK: %[[KR:.+]] = tensor.insert_slice %[[KROT]] into %{{.+}}[0, 0, 0, 0] [1, 2, 8, 8] [1, 1, 1, 1] : tensor<1x2x8x8xf32> into tensor<1x2x8x16xf32>
 // CHECK: %[[KROT2:.+]] = linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}, #[[KTAB]], #[[KTAB]], #{{.+}}]
 // CHECK: %[[KM:.+]] = tensor.insert_slice %[[KROT2]] into %[[KR]][0, 0, 0, 8] [1, 2, 8, 8]
-// CHECK-NOT: math.absf
+// CHECK-NOT: math.roundeven
 // CHECK: linalg.generic {{.+}} ins(%[[QM]], %[[KM]] : tensor<1x2x2x8x16xf32>, tensor<1x2x8x16xf32>)
 func.func @attention_rotary_shared_table(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %p: tensor<8xi64>) -> tensor<1x4x8x16xf32> {
   %0 = rope.attention %q, %k, %v positions(%p, %p : tensor<8xi64>, tensor<8xi64>) rotary(#rope.spec<>) : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>

@@ -17,7 +17,7 @@
 // CHECK-SAME: (%[[Q:[^:]+]]: tensor<1x2x8x16xf32>, %[[K:[^:]+]]: tensor<1x2x8x16xf32>, %[[V:[^:]+]]: tensor<1x2x8x32xf32>)
 // CHECK-DAG: %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
 // CHECK-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
-// CHECK-NOT: math.absf
+// CHECK-NOT: math.roundeven
 // CHECK: %[[PHIQ:.+]] = linalg.generic {indexing_maps = [#[[ID4]], #[[ID4]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[Q]] : tensor<1x2x8x16xf32>)
 // CHECK-NEXT: ^bb0(%[[X:[^:]+]]: f32, %{{[^:]+}}: f32):
 // CHECK-NEXT: %[[POS:.+]] = arith.cmpf ogt, %[[X]], %[[ZERO]] : f32
@@ -59,15 +59,15 @@ func.func @linear_attention(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, 
 // CHECK-NEXT: %[[I64:.+]] = arith.index_cast %[[I]] : index to i64
 // CHECK-NEXT: linalg.yield %[[I64]] : i64
 // CHECK: %[[T:.+]]:2 = linalg.generic {{.+}} ins(%[[POS]], %{{.+}} : tensor<8xi64>, tensor<8xf64>)
-// CHECK-COUNT-1: math.absf
-// CHECK-NOT: math.absf
+// CHECK-COUNT-1: math.roundeven
+// CHECK-NOT: math.roundeven
 // CHECK: tensor.expand_shape %[[PHIQ]]
 // CHECK: %[[RQ:.+]] = linalg.generic {{.+}} ins(%{{.+}}, %{{.+}}, %[[T]]#0, %[[T]]#1 :
 // CHECK: %[[RQC:.+]] = tensor.collapse_shape %[[RQ]]
 // CHECK: tensor.expand_shape %[[PHIK]]
 // CHECK: %[[RK:.+]] = linalg.generic {{.+}} ins(%{{.+}}, %{{.+}}, %[[T]]#0, %[[T]]#1 :
 // CHECK: %[[RKC:.+]] = tensor.collapse_shape %[[RK]]
-// CHECK-NOT: math.absf
+// CHECK-NOT: math.roundeven
 // CHECK: %[[KV:.+]] = linalg.generic {{.+}} ins(%[[RKC]], %[[V]] :
 // CHECK: linalg.generic {{.+}} ins(%[[RQC]], %[[KV]] :
 // CHECK: %[[KSUM:.+]] = linalg.generic {{.+}} ins(%[[PHIK]] :
@@ -96,7 +96,7 @@ func.func @linear_attention_rotary_batch_positions(%q: tensor<2x2x8x8xf32>, %k: 
 
 // Positions without rotary are not read.
 // CHECK-LABEL: func.func @linear_attention_positions_without_rotary
-// CHECK-NOT: math.absf
+// CHECK-NOT: math.roundeven
 // CHECK: return
 func.func @linear_attention_positions_without_rotary(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %p: tensor<8xi64>) -> tensor<1x2x8x16xf32> {
   %0 = rope.linear_attention %q, %k, %v positions(%p : tensor<8xi64>) : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>

@@ -20,8 +20,8 @@
 // CHECK-DAG: #[[ID4:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func.func @rotate_half
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<2x4x8xf32>, %[[P:[^:]+]]: tensor<4xi64>)
-// CHECK-DAG: %[[TWO_PI:.+]] = arith.constant 6.2831853071795862 : f64
-// CHECK-DAG: %[[INV_TWO_PI:.+]] = arith.constant 0.15915494309189535 : f64
+// CHECK-DAG: %[[PIO2_HI:.+]] = arith.constant 1.5707963267948966 : f64
+// CHECK-DAG: %[[TWO_OVER_PI:.+]] = arith.constant 0.63661977236758138 : f64
 // CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
 // CHECK-DAG: %[[INV_FREQ:.+]] = arith.constant dense<[1.000000e+00, 1.000000e-01, 1.000000e-02, 1.000000e-03]> : tensor<4xf64>
 // CHECK: %[[TINIT:.+]] = tensor.empty() : tensor<4x4xf32>
@@ -30,13 +30,11 @@
 // CHECK-NEXT: ^bb0(%[[IP:[^:]+]]: i64, %[[IF:[^:]+]]: f64, %{{[^:]+}}: f32, %{{[^:]+}}: f32):
 // CHECK-NEXT: %[[PF:.+]] = arith.sitofp %[[IP]] : i64 to f64
 // CHECK-NEXT: %[[PHASE:.+]] = arith.mulf %[[PF]], %[[IF]] : f64
-// CHECK-NEXT: %[[TURNS_F:.+]] = arith.mulf %[[PHASE]], %[[INV_TWO_PI]] : f64
-// CHECK-NEXT: %[[TURNS:.+]] = math.roundeven %[[TURNS_F]] : f64
-// CHECK-NEXT: %[[WHOLE:.+]] = arith.mulf %[[TURNS]], %[[TWO_PI]] : f64
-// CHECK-NEXT: %[[RED:.+]] = arith.subf %[[PHASE]], %[[WHOLE]] : f64
-// CHECK-NEXT: %[[QF:.+]] = arith.mulf %[[RED]], %{{.+}} : f64
+// CHECK-NEXT: %[[QF:.+]] = arith.mulf %[[PHASE]], %[[TWO_OVER_PI]] : f64
 // CHECK-NEXT: %[[Q:.+]] = math.roundeven %[[QF]] : f64
-// CHECK: math.absf %[[Q]] : f64
+// CHECK-NEXT: %[[NEG_Q:.+]] = arith.negf %[[Q]] : f64
+// CHECK-NEXT: math.fma %[[NEG_Q]], %[[PIO2_HI]], %[[PHASE]] : f64
+// CHECK: arith.fptosi %[[Q]] : f64 to i64
 // CHECK: %[[TC:.+]] = arith.truncf %{{.+}} : f64 to f32
 // CHECK-NEXT: %[[TS:.+]] = arith.truncf %{{.+}} : f64 to f32
 // CHECK-NEXT: linalg.yield %[[TC]], %[[TS]] : f32, f32
@@ -138,7 +136,7 @@ func.func @rotate_partial_interleaved(%x: tensor<4x8xf32>, %p: tensor<4xi64>) ->
 // CHECK-LABEL: func.func @rotate_inverse
 // CHECK-DAG: %[[NEG:.+]] = arith.constant -1.000000e+00 : f64
 // CHECK: linalg.generic
-// CHECK: math.absf
+// CHECK: math.roundeven
 // CHECK: %[[NS:.+]] = arith.mulf %{{.+}}, %[[NEG]] : f64
 // CHECK-NEXT: %[[C:.+]] = arith.truncf %{{.+}} : f64 to f32
 // CHECK-NEXT: %[[S:.+]] = arith.truncf %[[NS]] : f64 to f32
@@ -184,7 +182,7 @@ func.func @rotate_inverse_attention_factor(%x: tensor<4x8xf32>, %p: tensor<4xi64
 
 // Without an attention factor or inverse, no scaling multiply is emitted.
 // CHECK-LABEL: func.func @rotate_no_table_scaling
-// CHECK: math.absf
+// CHECK: arith.fptosi
 // CHECK-NOT: arith.mulf
 // CHECK: %[[C:.+]] = arith.truncf %{{.+}} : f64 to f32
 // CHECK-NEXT: %[[S:.+]] = arith.truncf %{{.+}} : f64 to f32
@@ -445,12 +443,12 @@ func.func @rotate_longrope_scaling(%x: tensor<4x8xbf16>, %p: tensor<4xi16>) -> t
 // CHECK-LABEL: func.func @rotate_q_and_k_share_one_table
 // CHECK-SAME: (%[[Q:[^:]+]]: tensor<1x4x8x16xf32>, %[[K:[^:]+]]: tensor<1x2x8x16xf32>, %[[P:[^:]+]]: tensor<8xi64>)
 // CHECK: %[[T:.+]]:2 = linalg.generic {{.+}} ins(%[[P]], %{{.+}} : tensor<8xi64>, tensor<8xf64>)
-// CHECK-COUNT-1: math.absf
-// CHECK-NOT: math.absf
+// CHECK-COUNT-1: math.roundeven
+// CHECK-NOT: math.roundeven
 // CHECK: linalg.generic {{.+}} ins(%{{.+}}, %{{.+}}, %[[T]]#0, %[[T]]#1 : tensor<1x4x8x2x8xf32>, tensor<1x4x8x2x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>)
-// CHECK-NOT: math.absf
+// CHECK-NOT: math.roundeven
 // CHECK: linalg.generic {{.+}} ins(%{{.+}}, %{{.+}}, %[[T]]#0, %[[T]]#1 : tensor<1x2x8x2x8xf32>, tensor<1x2x8x2x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>)
-// CHECK-NOT: math.absf
+// CHECK-NOT: math.roundeven
 // CHECK: return
 func.func @rotate_q_and_k_share_one_table(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %p: tensor<8xi64>) -> (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>) {
   %0 = rope.rotate %q, %p rotary(#rope.spec<>) : tensor<1x4x8x16xf32>, tensor<8xi64>
@@ -464,10 +462,10 @@ func.func @rotate_q_and_k_share_one_table(%q: tensor<1x4x8x16xf32>, %k: tensor<1
 // CHECK-LABEL: func.func @rotate_different_positions_two_tables
 // CHECK-SAME: %[[QP:[^:]+]]: tensor<8xi64>, %[[KP:[^:]+]]: tensor<8xi64>
 // CHECK: linalg.generic {{.+}} ins(%[[QP]], %{{.+}} : tensor<8xi64>, tensor<8xf64>)
-// CHECK-COUNT-1: math.absf
+// CHECK-COUNT-1: math.roundeven
 // CHECK: linalg.generic {{.+}} ins(%[[KP]], %{{.+}} : tensor<8xi64>, tensor<8xf64>)
-// CHECK-COUNT-1: math.absf
-// CHECK-NOT: math.absf
+// CHECK-COUNT-1: math.roundeven
+// CHECK-NOT: math.roundeven
 func.func @rotate_different_positions_two_tables(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %qp: tensor<8xi64>, %kp: tensor<8xi64>) -> (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>) {
   %0 = rope.rotate %q, %qp rotary(#rope.spec<>) : tensor<1x4x8x16xf32>, tensor<8xi64>
   %1 = rope.rotate %k, %kp rotary(#rope.spec<>) : tensor<1x2x8x16xf32>, tensor<8xi64>
@@ -478,8 +476,8 @@ func.func @rotate_different_positions_two_tables(%q: tensor<1x4x8x16xf32>, %k: t
 
 // Different specs (the inverse negates sin): one table each.
 // CHECK-LABEL: func.func @rotate_different_specs_two_tables
-// CHECK-COUNT-2: math.absf
-// CHECK-NOT: math.absf
+// CHECK-COUNT-2: math.roundeven
+// CHECK-NOT: math.roundeven
 func.func @rotate_different_specs_two_tables(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %p: tensor<8xi64>) -> (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>) {
   %0 = rope.rotate %q, %p rotary(#rope.spec<>) : tensor<1x4x8x16xf32>, tensor<8xi64>
   %1 = rope.rotate %k, %p rotary(#rope.spec<inverse = true>) : tensor<1x2x8x16xf32>, tensor<8xi64>

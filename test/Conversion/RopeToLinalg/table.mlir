@@ -1,16 +1,18 @@
 // RUN: rope-opt %s --convert-rope-to-linalg -split-input-file | FileCheck %s
 
 // rope.table becomes one linalg.generic with two f32 results (cos, sin) over
-// positions × [r/2]; the phase p·inv_freq is formed in f64 and reduced
-// modulo 2π before the f32 cos/sin.
+// positions × [r/2]; the phase p·inv_freq is formed in f64, reduced by its
+// nearest multiple of π/2 (two fused multiply-adds), and its cos/sin taken in
+// f64 from the quadrant's low bits before one rounding to f32.
 
 // CHECK-DAG: #[[POS:.+]] = affine_map<(d0, d1) -> (d0)>
 // CHECK-DAG: #[[FREQ:.+]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-LABEL: func.func @table
 // CHECK-SAME: (%[[P:[^:]+]]: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>)
-// CHECK-DAG: %[[TWO_PI:.+]] = arith.constant 6.2831853071795862 : f64
-// CHECK-DAG: %[[INV_TWO_PI:.+]] = arith.constant 0.15915494309189535 : f64
+// CHECK-DAG: %[[PIO2_HI:.+]] = arith.constant 1.5707963267948966 : f64
+// CHECK-DAG: %[[PIO2_LO:.+]] = arith.constant 6.123233995736766E-17 : f64
+// CHECK-DAG: %[[TWO_OVER_PI:.+]] = arith.constant 0.63661977236758138 : f64
 // CHECK-DAG: %[[F:.+]] = arith.constant dense<[1.000000e+00, 1.000000e-01, 1.000000e-02, 1.000000e-03]> : tensor<4xf64>
 // CHECK: %[[INIT:.+]] = tensor.empty() : tensor<8x4xf32>
 // CHECK: %[[T:.+]]:2 = linalg.generic {indexing_maps = [#[[POS]], #[[FREQ]], #[[OUT]], #[[OUT]]], iterator_types = ["parallel", "parallel"]}
@@ -18,13 +20,13 @@
 // CHECK-NEXT: ^bb0(%[[IP:[^:]+]]: i64, %[[IF:[^:]+]]: f64, %{{[^:]+}}: f32, %{{[^:]+}}: f32):
 // CHECK-NEXT: %[[PF:.+]] = arith.sitofp %[[IP]] : i64 to f64
 // CHECK-NEXT: %[[PHASE:.+]] = arith.mulf %[[PF]], %[[IF]] : f64
-// CHECK-NEXT: %[[TURNS_F:.+]] = arith.mulf %[[PHASE]], %[[INV_TWO_PI]] : f64
-// CHECK-NEXT: %[[TURNS:.+]] = math.roundeven %[[TURNS_F]] : f64
-// CHECK-NEXT: %[[WHOLE:.+]] = arith.mulf %[[TURNS]], %[[TWO_PI]] : f64
-// CHECK-NEXT: %[[RED:.+]] = arith.subf %[[PHASE]], %[[WHOLE]] : f64
-// CHECK-NEXT: %[[QF:.+]] = arith.mulf %[[RED]], %{{.+}} : f64
+// CHECK-NEXT: %[[QF:.+]] = arith.mulf %[[PHASE]], %[[TWO_OVER_PI]] : f64
 // CHECK-NEXT: %[[Q:.+]] = math.roundeven %[[QF]] : f64
-// CHECK: math.absf %[[Q]] : f64
+// CHECK-NEXT: %[[NEG_Q:.+]] = arith.negf %[[Q]] : f64
+// CHECK-NEXT: %[[R_HI:.+]] = math.fma %[[NEG_Q]], %[[PIO2_HI]], %[[PHASE]] : f64
+// CHECK-NEXT: %{{.+}} = math.fma %[[NEG_Q]], %[[PIO2_LO]], %[[R_HI]] : f64
+// CHECK: %[[QI:.+]] = arith.fptosi %[[Q]] : f64 to i64
+// CHECK: arith.andi %[[QI]]
 // CHECK: linalg.yield %{{.+}}, %{{.+}} : f32, f32
 // CHECK: return %[[T]]#0, %[[T]]#1 : tensor<8x4xf32>, tensor<8x4xf32>
 func.func @table(%p: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {

@@ -270,75 +270,86 @@ Value buildInverseFrequencies(OpBuilder &b, Location loc, RotarySpecAttr spec,
       .getResult(0);
 }
 
-/// cos/sin tables of shape positions × [h] (f32) with the attention factor and
-/// the direction folded in. The phase p·f is formed in f64 and reduced to
-/// [-π, π] there; the f32 sine and cosine of the reduced phase are then
-/// corrected to first order for the f32 rounding of the argument, which keeps
-/// the tables within about an ulp for positions far beyond 2^20.
-/// cos and sin (f64) of a phase `x` (f64) already reduced to [-π, π]:
-/// x = k·π/2 + r with k = round(2x/π) ∈ {-2, ..., 2} and |r| ≤ π/4 (π/2 in
-/// two parts, so that r is exact to ~1e-20), Taylor polynomials of r (the
-/// first omitted terms are below 3e-14), and the quadrant's swap and signs
-/// by selects. Plain arithmetic and selects, unlike libm calls, vectorise;
-/// rounded to f32 the results are within 0.5 ulp + 1e-13 of the true
-/// values.
-static std::pair<Value, Value> buildCosSinOfReducedPhase(OpBuilder &b,
-                                                         Location loc,
-                                                         Value x) {
+/// cos and sin (f64, each within about 1e-10 of the true value; the caller
+/// rounds them to f32) of the phase x = p·f of an integer position p and an
+/// f64 frequency f, in straight-line arithmetic that vectorises (libm calls
+/// do not):
+///   x = k·π/2 + r, k = round(2x/π), |r| ≤ π/4: π/2 in two parts whose sum
+///     is exact to ~1e-33, each subtracted by one fused multiply-add, so r
+///     carries only its own rounding for any phase an i64 position reaches;
+///   sin r and cos r by Horner in r² of their Taylor series up to r^11 and
+///     r^10 (the first terms left out, r^13/13! and r^12/12!, are below
+///     3e-11 and 2e-10 at π/4: under 0.005 ulp of f32);
+///   the quadrant k mod 4 swaps them (k odd) and flips their signs, read
+///   from k's low bits.
+/// Rounded to f32 the results are within 0.5 ulp + 0.005 ulp of cos x and
+/// sin x, where x is p·f rounded to f64 once. Against the libm-free series
+/// this replaced (a reduction to [-π, π] first, series to r^14, quadrant by
+/// comparisons) it is half the vector instructions: the table is ~15% of a
+/// decode step over an f16 cache, whose keys it rotates.
+static std::pair<Value, Value> buildCosSinOfPhase(OpBuilder &b, Location loc,
+                                                  Value position,
+                                                  Value frequency) {
+  Type i64 = b.getI64Type();
   auto cst = [&](double v) { return f64Const(b, loc, v); };
+  auto icst = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, i64, v).getResult();
+  };
   auto mul = [&](Value l, Value r) {
     return arith::MulFOp::create(b, loc, l, r).getResult();
   };
-  auto add = [&](Value l, Value r) {
-    return arith::AddFOp::create(b, loc, l, r).getResult();
+  auto fma = [&](Value x, Value y, Value z) {
+    return math::FmaOp::create(b, loc, x, y, z).getResult();
   };
-  auto sub = [&](Value l, Value r) {
-    return arith::SubFOp::create(b, loc, l, r).getResult();
-  };
-  // π/2 = kPio2Hi + kPio2Lo; kPio2Hi has 33 significant bits, so k·kPio2Hi
-  // is exact for |k| ≤ 2.
-  constexpr double kPio2Hi = 1.57079632673412561417e+00;
-  constexpr double kPio2Lo = 6.07710050650619224932e-11;
+  Value x = mul(arith::SIToFPOp::create(b, loc, b.getF64Type(),
+                                        positionToI64(b, loc, position)),
+                frequency);
+  // π/2 = kPio2Hi + kPio2Lo, kPio2Hi the double nearest π/2.
+  constexpr double kPio2Hi = 1.5707963267948966;
+  constexpr double kPio2Lo = 6.123233995736766e-17;
   Value k = math::RoundEvenOp::create(b, loc, mul(x, cst(2.0 / M_PI)));
-  Value r = sub(sub(x, mul(k, cst(kPio2Hi))), mul(k, cst(kPio2Lo)));
+  Value negK = arith::NegFOp::create(b, loc, k);
+  Value r = fma(negK, cst(kPio2Lo), fma(negK, cst(kPio2Hi), x));
+  // Past 2^52 (positions near the ends of i64) x no longer resolves its
+  // quadrant and r is noise: kept within ±π/2 there, the pair stays a
+  // rotation (cos² + sin² = 1 to 1e-6). Below, |r| ≤ π/4 + 2^-53·|x|.
+  r = arith::MaximumFOp::create(
+      b, loc, arith::MinimumFOp::create(b, loc, r, cst(M_PI_2)), cst(-M_PI_2));
   Value r2 = mul(r, r);
-  // Horner in r² of the Taylor series: sin r = r·Σ (−1)^i r^{2i}/(2i+1)!,
-  // cos r = Σ (−1)^i r^{2i}/(2i)!, up to r^13 and r^14.
+  // Taylor coefficients: sin r = r·Σ (−1)^i r^{2i}/(2i+1)!, i ≤ 5;
+  // cos r = Σ (−1)^i r^{2i}/(2i)!, i ≤ 5.
+  double sinCoefficients[6], cosCoefficients[6];
+  double factorial = 1.0;
+  cosCoefficients[0] = 1.0;
+  for (int n = 1; n <= 11; ++n) {
+    factorial *= n;
+    double sign = ((n / 2) % 2) ? -1.0 : 1.0;
+    (n % 2 ? sinCoefficients : cosCoefficients)[n / 2] = sign / factorial;
+  }
   auto series = [&](ArrayRef<double> coefficients) {
     Value acc = cst(coefficients.back());
     for (double c : llvm::reverse(coefficients.drop_back()))
-      acc = add(mul(acc, r2), cst(c));
+      acc = fma(acc, r2, cst(c));
     return acc;
   };
-  double sinCoefficients[7], cosCoefficients[8];
-  double factorial = 1.0;
-  for (int n = 1; n <= 15; ++n) {
-    factorial *= n;
-    double sign = ((n / 2) % 2) ? -1.0 : 1.0;
-    if (n % 2 == 1 && n <= 13)
-      sinCoefficients[n / 2] = sign / factorial;
-    if (n % 2 == 0 && n <= 14)
-      cosCoefficients[n / 2] = sign / factorial;
-  }
-  cosCoefficients[0] = 1.0;
   Value sinR = mul(r, series(sinCoefficients));
   Value cosR = series(cosCoefficients);
-  // Quadrant k mod 4 (k = −2, −1, 0, 1, 2 is 2, 3, 0, 1, 2): sin and cos
-  // swap for odd k; sin is negated for k ∈ {−2, −1, 2}, cos for
-  // k ∈ {−2, 1, 2}.
-  auto is = [&](Value v, double c) {
-    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, v, cst(c))
+  // Quadrant q = k mod 4 (two's complement keeps it right for k < 0): sin x
+  // is ±sin r for even q and ±cos r for odd q, negative for q ∈ {2, 3}; cos
+  // x is ±cos r or ∓sin r, negative for q ∈ {1, 2}, i.e. where q + 1 has
+  // bit 1 set.
+  Value q = arith::FPToSIOp::create(b, loc, i64, k);
+  auto bitSet = [&](Value v, int64_t bit) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                 arith::AndIOp::create(b, loc, v, icst(bit)),
+                                 icst(0))
         .getResult();
   };
-  auto any = [&](Value l, Value r) {
-    return arith::OrIOp::create(b, loc, l, r).getResult();
-  };
-  Value absK = math::AbsFOp::create(b, loc, k);
-  Value odd = is(absK, 1.0);
-  Value negSin = any(is(absK, 2.0), is(k, -1.0));
-  Value negCos = any(is(absK, 2.0), is(k, 1.0));
+  Value odd = bitSet(q, 1);
   Value sinV = arith::SelectOp::create(b, loc, odd, cosR, sinR);
   Value cosV = arith::SelectOp::create(b, loc, odd, sinR, cosR);
+  Value negSin = bitSet(q, 2);
+  Value negCos = bitSet(arith::AddIOp::create(b, loc, q, icst(1)), 2);
   sinV = arith::SelectOp::create(b, loc, negSin,
                                  arith::NegFOp::create(b, loc, sinV), sinV);
   cosV = arith::SelectOp::create(b, loc, negCos,
@@ -346,6 +357,8 @@ static std::pair<Value, Value> buildCosSinOfReducedPhase(OpBuilder &b,
   return {cosV, sinV};
 }
 
+/// cos/sin tables of shape positions × [h] (f32) with the attention factor and
+/// the direction folded in (buildCosSinOfPhase, then one rounding to f32).
 CosSin buildTable(OpBuilder &b, Location loc, Value positions, Value invFreq,
                   RotarySpecAttr spec) {
   MLIRContext *ctx = b.getContext();
@@ -367,8 +380,7 @@ CosSin buildTable(OpBuilder &b, Location loc, Value positions, Value invFreq,
       b, loc, TypeRange{init.getType(), init.getType()},
       ValueRange{positions, invFreq}, ValueRange{init, init}, maps, iters,
       [&](OpBuilder &nb, Location nl, ValueRange args) {
-        Value reduced = buildReducedPhase(nb, nl, args[0], args[1]);
-        auto [c, s] = buildCosSinOfReducedPhase(nb, nl, reduced);
+        auto [c, s] = buildCosSinOfPhase(nb, nl, args[0], args[1]);
         // The factor and the direction applied in f64, then one rounding.
         if (m != 1.0)
           c = arith::MulFOp::create(nb, nl, c, f64Const(nb, nl, m));
