@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/DenseMap.h"
 #include <cmath>
@@ -301,7 +302,14 @@ struct LowerTable : public OpRewritePattern<TableOp> {
     Value invFreq = buildInverseFrequencies(
         rewriter, loc, op.getSpec(), op.getHeadDim(),
         [&]() { return buildMaxPosition(rewriter, loc, op.getPositions()); });
-    CosSin table = buildTable(rewriter, loc, op.getPositions(), invFreq, op.getSpec());
+    // A table inside a loop is a tile's (a decode's key tile): its
+    // positions are usually one run, which angle addition serves cheaper.
+    bool inLoop = op->getParentOfType<LoopLikeOpInterface>() != nullptr;
+    CosSin table = inLoop && tableTakesRunCheck(op.getPositions(), op.getSpec())
+                       ? buildTableOfRun(rewriter, loc, op.getPositions(),
+                                         invFreq, op.getSpec(), op.getHeadDim())
+                       : buildTable(rewriter, loc, op.getPositions(), invFreq,
+                                    op.getSpec());
     replaceWithCasts(rewriter, op, {table.cos, table.sin});
     return success();
   }

@@ -137,3 +137,47 @@ func.func @table_different_head_dims(%p: tensor<8xi64>) -> (tensor<8x4xf32>, ten
   %c1, %s1 = rope.table %p rotary(#rope.spec<>) head_dim = 16 : tensor<8xi64>
   return %c0, %c1 : tensor<8x4xf32>, tensor<8x8xf32>
 }
+
+// -----
+
+// A table inside a loop (a decode's key tile) of 64 static positions checks
+// whether they are one run p0, p0 + 1, ... (a reduction of p[j] == p0 + j);
+// if so, cos/sin of p0·f (one series per pair) combined by angle addition
+// with those of j·f, compile-time constants [64, h] in f64; otherwise the
+// series for every entry. A table outside any loop takes the series alone.
+// CHECK-LABEL: func.func @table_of_a_tile
+// CHECK-COUNT-2: arith.constant dense<{{.+}}> : tensor<64x4xf64>
+// CHECK:         scf.for
+// CHECK:           %[[P:.+]] = tensor.extract_slice
+// CHECK:           %[[P0:.+]] = tensor.extract %[[P]][%{{.+}}] : tensor<64xi64>
+// CHECK:           %[[EVERY:.+]] = linalg.generic {{.+}} iterator_types = ["reduction"]} ins(%[[P]] : tensor<64xi64>)
+// CHECK:             arith.cmpi eq
+// CHECK:             arith.andi
+// CHECK:           %[[CONSECUTIVE:.+]] = tensor.extract %[[EVERY]][] : tensor<i1>
+// CHECK:           scf.if %[[CONSECUTIVE]] -> (tensor<64x4xf32>, tensor<64x4xf32>)
+// CHECK:             %[[BASE:.+]]:2 = linalg.generic {{.+}} outs(%{{.+}}, %{{.+}} : tensor<4xf64>, tensor<4xf64>)
+// CHECK:             linalg.generic {{.+}} ins(%[[BASE]]#0, %[[BASE]]#1, %{{.+}}, %{{.+}} : tensor<4xf64>, tensor<4xf64>, tensor<64x4xf64>, tensor<64x4xf64>) outs(%{{.+}}, %{{.+}} : tensor<64x4xf32>, tensor<64x4xf32>)
+// CHECK:               arith.subf
+// CHECK:               arith.addf
+// CHECK:           } else {
+// CHECK:             math.roundeven
+// CHECK:           }
+// CHECK-LABEL: func.func @table_outside_a_loop
+// CHECK-NOT:     scf.if
+// CHECK:         math.roundeven
+func.func @table_of_a_tile(%p: tensor<256xi64>, %init: tensor<64x4xf32>) -> tensor<64x4xf32> {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  %r = scf.for %i = %c0 to %c256 step %c64 iter_args(%acc = %init) -> (tensor<64x4xf32>) {
+    %tile = tensor.extract_slice %p[%i] [64] [1] : tensor<256xi64> to tensor<64xi64>
+    %c, %s = rope.table %tile rotary(#rope.spec<>) head_dim = 8 : tensor<64xi64>
+    %sum = arith.addf %c, %s : tensor<64x4xf32>
+    scf.yield %sum : tensor<64x4xf32>
+  }
+  return %r : tensor<64x4xf32>
+}
+func.func @table_outside_a_loop(%p: tensor<64xi64>) -> (tensor<64x4xf32>, tensor<64x4xf32>) {
+  %c, %s = rope.table %p rotary(#rope.spec<>) head_dim = 8 : tensor<64xi64>
+  return %c, %s : tensor<64x4xf32>, tensor<64x4xf32>
+}

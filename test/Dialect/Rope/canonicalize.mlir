@@ -392,6 +392,22 @@ func.func @share_identical_tables(%p: tensor<8xi64>) -> (tensor<8x8xf32>, tensor
 
 // -----
 
+// A table of positions cast to a less static type (a loop's 64-key tile
+// seen as tensor<?xi64>) is the table of the static positions, cast back.
+// CHECK-LABEL: func.func @table_of_static_positions
+// CHECK-SAME: (%[[P:.+]]: tensor<64xi64>)
+// CHECK: %[[COS:.+]], %[[SIN:.+]] = rope.table %[[P]] rotary(#rope.spec<>) head_dim = 16 : tensor<64xi64>
+// CHECK: %[[C:.+]] = tensor.cast %[[COS]] : tensor<64x8xf32> to tensor<?x8xf32>
+// CHECK: %[[S:.+]] = tensor.cast %[[SIN]] : tensor<64x8xf32> to tensor<?x8xf32>
+// CHECK: return %[[C]], %[[S]]
+func.func @table_of_static_positions(%p: tensor<64xi64>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
+  %d = tensor.cast %p : tensor<64xi64> to tensor<?xi64>
+  %c, %s = rope.table %d rotary(#rope.spec<>) head_dim = 16 : tensor<?xi64>
+  return %c, %s : tensor<?x8xf32>, tensor<?x8xf32>
+}
+
+// -----
+
 // Tables of different specs stay apart.
 // CHECK-LABEL: func.func @keep_different_tables
 // CHECK-COUNT-2: rope.table

@@ -10,7 +10,11 @@ not: f32, f16 and bf16 caches; GQA (4 query rows per kv head), MHA (1), MQA
 computed without lane sums) and split-K ranges of unequal length; window,
 soft-cap, sinks and ALiBi; a partial rotation (its pass-through dims a plain
 product beside the rotated pairs) and the interleaved layout (which keeps a
-rotated tile of K). Each case is also compiled with the option at 0 (rotated
+rotated tile of K). Each key tile computes its own cos/sin table; a tile
+whose positions are one run p₀, p₀ + 1, ... takes them by angle addition
+from p₀'s: the cases' positions are runs (from 1000, and from 3·10⁶ where
+an error in p₀'s phase would show), and one case's are not (sorted with
+gaps: the series for every key). Each case is also compiled with the option at 0 (rotated
 tiles of K, the other configuration) and must agree with the f64 reference
 just the same.
 
@@ -35,12 +39,13 @@ def ty(*shape, e="f32"):
 
 
 def case(name, *, Hq, Hkv, Sk, D=128, Sq=1, dtype="f32", rotary=LLAMA3, window=None,
-         softcap=None, sinks=False, alibi=False, start=1000):
+         softcap=None, sinks=False, alibi=False, start=1000, run=True):
     B = 2
     q = T.quantize(g.standard_normal((B, Hq, Sq, D)), dtype)
     k = T.quantize(g.standard_normal((B, Hkv, Sk, D)), dtype)
     v = T.quantize(g.standard_normal((B, Hkv, Sk, D)), dtype)
-    kp = np.arange(start, start + Sk)
+    kp = (np.arange(start, start + Sk) if run
+          else np.sort(g.choice(np.arange(start, start + 10 * Sk), Sk, replace=False)))
     qp = kp[-Sq:]
     qt, kt = ty(B, Hq, Sq, D, e=dtype), ty(B, Hkv, Sk, D, e=dtype)
     args = [f"%q: {qt}", f"%k: {kt}", f"%v: {kt}", f"%qp: {ty(Sq, e='i64')}",
@@ -102,6 +107,8 @@ case("f32 partial rotation", Hq=8, Hkv=2, Sk=192,
      rotary=ref.RotarySpec(base=10000.0, rotary_dims=64))
 case("f32 interleaved", Hq=8, Hkv=2, Sk=192,
      rotary=ref.RotarySpec(base=10000.0, layout="interleaved"))
+case("f32 gqa far run", Hq=8, Hkv=2, Sk=256, start=3_000_000)
+case("f16 gqa positions not a run", Hq=8, Hkv=2, Sk=256, dtype="f16", run=False)
 T.finish()
 
 # CHECK: PASS f32 gqa rows=8:
@@ -128,4 +135,8 @@ T.finish()
 # CHECK: PASS f32 partial rotation rows=0:
 # CHECK: PASS f32 interleaved rows=8:
 # CHECK: PASS f32 interleaved rows=0:
+# CHECK: PASS f32 gqa far run rows=8:
+# CHECK: PASS f32 gqa far run rows=0:
+# CHECK: PASS f16 gqa positions not a run rows=8:
+# CHECK: PASS f16 gqa positions not a run rows=0:
 # CHECK-NOT: failed

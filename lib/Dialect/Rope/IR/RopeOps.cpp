@@ -486,11 +486,32 @@ struct ShareIdenticalTables : public OpRewritePattern<TableOp> {
     return rewriter.notifyMatchFailure(op, "no earlier identical table");
   }
 };
+
+/// A table of positions cast to a less static type (what folding a loop's
+/// tile sizes leaves: a 64-key slice seen as tensor<?xi64>) is the table of
+/// the static positions, cast back: its consumers then see static tiles.
+struct TableOfStaticPositions : public OpRewritePattern<TableOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TableOp op,
+                                PatternRewriter &rewriter) const override {
+    auto cast = op.getPositions().getDefiningOp<tensor::CastOp>();
+    if (!cast || !tensor::canFoldIntoConsumerOp(cast))
+      return rewriter.notifyMatchFailure(op, "positions not a folding cast");
+    auto table = TableOp::create(rewriter, op.getLoc(), cast.getSource(),
+                                 op.getSpec(), op.getHeadDim());
+    SmallVector<Value> results;
+    for (auto [old, now] : llvm::zip_equal(op.getResults(), table.getResults()))
+      results.push_back(
+          tensor::CastOp::create(rewriter, op.getLoc(), old.getType(), now));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
 } // namespace
 
 void TableOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                           MLIRContext *context) {
-  results.add<ShareIdenticalTables>(context);
+  results.add<ShareIdenticalTables, TableOfStaticPositions>(context);
 }
 
 void TableOp::getAsmResultNames(function_ref<void(Value, StringRef)> setNameFn) {

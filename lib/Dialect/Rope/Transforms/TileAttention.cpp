@@ -11,6 +11,7 @@
 #include "rope/Dialect/Rope/Transforms/Transforms.h"
 #include "rope/Dialect/Rope/IR/LinalgBuilders.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
@@ -100,6 +101,58 @@ static OnlineAttentionOp rotateKeysOnce(RewriterBase &rewriter,
                              /*keyRotated=*/true);
 }
 
+/// Computes the key tables of `op` (a tile whose key cos/sin are slices of
+/// one rope.table) where the tile reads them: the slices become the table of
+/// the tile's own positions (TableOp's TilingInterface). Only for tiles that
+/// visit each key once (split-K tiles hold every head and query row): the
+/// table is then computed once per key as before, but tile by tile in the
+/// loop that reads it, from the cache (32 KiB per 64 keys, read by every kv
+/// head), not written whole to memory by a pass of its own and read back
+/// (at 32k keys, 16 MiB each way beside 128 MiB of f16 K and V). Leaves
+/// `op` as it is where the table does not tile.
+static void computeKeyTablesInTile(RewriterBase &rewriter,
+                                   OnlineAttentionOp op) {
+  auto cosSlice = op.getKeyCos().getDefiningOp<tensor::ExtractSliceOp>();
+  auto sinSlice = op.getKeySin().getDefiningOp<tensor::ExtractSliceOp>();
+  if (!cosSlice || !sinSlice)
+    return;
+  auto table = cosSlice.getSource().getDefiningOp<TableOp>();
+  if (!table || cosSlice.getSource() != table.getCos() ||
+      sinSlice.getSource() != table.getSin() || !cosSlice.hasUnitStride() ||
+      !sinSlice.hasUnitStride() || cosSlice.getType() != sinSlice.getType() ||
+      !isEqualConstantIntOrValueArray(cosSlice.getMixedOffsets(),
+                                      sinSlice.getMixedOffsets()) ||
+      !isEqualConstantIntOrValueArray(cosSlice.getMixedSizes(),
+                                      sinSlice.getMixedSizes()))
+    return;
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(cosSlice);
+  // A full tile's size is a constant map until canonicalisation folds it:
+  // folded now, the tile's table has static positions (which its lowering
+  // wants, see LowerTable).
+  SmallVector<OpFoldResult> sizes = cosSlice.getMixedSizes();
+  for (OpFoldResult &size : sizes)
+    if (auto apply =
+            dyn_cast_if_present<Value>(size)
+                ? cast<Value>(size).getDefiningOp<affine::AffineApplyOp>()
+                : nullptr;
+        apply && apply.getAffineMap().isSingleConstant())
+      size =
+          rewriter.getIndexAttr(apply.getAffineMap().getSingleConstantResult());
+  FailureOr<TilingResult> tile =
+      table.getTiledImplementation(rewriter, cosSlice.getMixedOffsets(), sizes);
+  if (failed(tile))
+    return;
+  for (auto [slice, value] :
+       llvm::zip_equal(SmallVector<tensor::ExtractSliceOp>{cosSlice, sinSlice},
+                       tile->tiledValues)) {
+    if (value.getType() != slice.getType())
+      value = tensor::CastOp::create(rewriter, slice.getLoc(), slice.getType(),
+                                     value);
+    rewriter.replaceOp(slice, value);
+  }
+}
+
 FailureOr<SmallVector<OnlineAttentionOp, 2>>
 mlir::rope::tileOnlineAttention(RewriterBase &rewriter, OnlineAttentionOp op,
                                 const AttentionTilingOptions &options) {
@@ -167,6 +220,11 @@ mlir::rope::tileOnlineAttention(RewriterBase &rewriter, OnlineAttentionOp op,
   if (failed(tiled))
     return failure();
   *tiled = rotateQueryOnce(rewriter, *tiled);
+  // Split-K tiles hold every kv head and query row: each key is visited
+  // once, and its tables can be computed where they are read.
+  bool keysVisitedOnce = splits > 1;
+  if (keysVisitedOnce)
+    computeKeyTablesInTile(rewriter, *tiled);
 
   SmallVector<OpFoldResult> keySizes(OnlineAttentionOp::kNumLoops, zero);
   keySizes[OnlineAttentionOp::kKeyDim] = rewriter.getIndexAttr(options.keyTile);
@@ -187,6 +245,10 @@ mlir::rope::tileOnlineAttention(RewriterBase &rewriter, OnlineAttentionOp op,
       succeeded(scf::peelForLoopAndSimplifyBounds(rewriter, loop, partial)))
     llvm::append_range(keyTiles,
                        partial.getBody()->getOps<OnlineAttentionOp>());
+  // After peeling: a full tile's table then has static positions.
+  if (keysVisitedOnce)
+    for (OnlineAttentionOp tile : keyTiles)
+      computeKeyTablesInTile(rewriter, tile);
   return keyTiles;
 }
 

@@ -120,11 +120,33 @@ struct RotaryDims {
 CosSin buildTable(OpBuilder &b, Location loc, Value positions, Value invFreq,
                   RotarySpecAttr spec);
 
+/// Lengths of the position runs that buildTableOfRun takes (a decode's key
+/// tiles are 64 keys).
+constexpr int64_t kMinTableRun = 8, kMaxTableRun = 256;
+
+/// Whether a table of `positions` may be built by buildTableOfRun: 1-D,
+/// static, of kMinTableRun to kMaxTableRun positions, with frequencies known
+/// at compile time.
+bool tableTakesRunCheck(Value positions, RotarySpecAttr spec);
+
+/// buildTable's tables of `positions` [n] (tableTakesRunCheck), computed by
+/// angle addition where the positions are one run p₀, p₀ + 1, ..., p₀ + n − 1
+/// (checked at run time; a decode's key tiles are): cos and sin of p₀·f
+/// (longer series, within ~1e-15) combined with those of j·f, compile-time
+/// constants, in f64: 4 multiply-adds an entry instead of a series, 1/4 of
+/// the vector work. The entries are then within 0.5 ulp + 1e-15 of the
+/// exact values. Other positions take buildTable.
+CosSin buildTableOfRun(OpBuilder &b, Location loc, Value positions,
+                       Value invFreq, RotarySpecAttr spec, int64_t headDim);
+
 /// The rotation of one pair (a, b) by cos and sin (scalars or vectors of
 /// f32): (a·cos − b·sin, b·cos + a·sin). Every lowering of a rotation uses
-/// this, so they round alike.
-std::pair<Value, Value> buildPairRotation(OpBuilder &b, Location loc, Value a,
-                                          Value second, Value cos, Value sin);
+/// this, so they round alike (`fastMath` lets a rotation that only feeds
+/// contracted products contract too).
+std::pair<Value, Value>
+buildPairRotation(OpBuilder &b, Location loc, Value a, Value second, Value cos,
+                  Value sin,
+                  arith::FastMathFlags fastMath = arith::FastMathFlags::none);
 
 /// Map from `numLoops` loops to member `member` of pair `pair` of a pair
 /// view (buildPairView) whose leading dims are read at `leading`.
@@ -168,8 +190,9 @@ struct ProductSide {
 /// rotated tensor exists. The dims the rotation passes through are one
 /// product of slices; the rotated ones one more, over the pairs t (the
 /// reduction runs over r/2 of them), whose body adds both members'
-/// products. The rotation rounds as buildPairRotation's; `fastMath` flags
-/// the products and the accumulation. Both sides pair `dims` alike.
+/// products. The rotation is buildPairRotation's, contracted into FMAs where
+/// `fastMath` (which flags the products and the accumulation) contracts. Both
+/// sides pair `dims` alike.
 Value buildProductRotatingPairs(
     OpBuilder &b, Location loc, ArrayRef<ProductSide> sides, RotaryDims dims,
     Value init, AffineMap initMap, ArrayRef<IteratorType> iterators,

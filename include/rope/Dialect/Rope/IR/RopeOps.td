@@ -165,6 +165,9 @@ def Rope_RotateWithTablesOp : Rope_Op<"rotate_with_tables", [
 def Rope_TableOp : Rope_Op<"table", [
     DeclareOpInterfaceMethods<RuntimeVerifiableOpInterface>,
     Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<TilingInterface, [
+        "getLoopIteratorTypes", "getIterationDomain", "getTiledImplementation",
+        "getResultTilePosition", "generateResultTileValue"]>,
     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>,
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
   let summary = "Materialises the cos/sin coefficients of a rotation";
@@ -176,6 +179,12 @@ def Rope_TableOp : Rope_Op<"table", [
     so two rotations with the same spec and positions (Q and K) share one.
     The phase is formed in f64 so the f32 tables stay within a few ulps for
     positions up to 2^20.
+
+    Tiling (TilingInterface) slices the positions: a tile of the table is
+    the table of a slice of the positions, over every pair of the head.
+    Where the frequencies depend on the largest position (dynamic NTK,
+    LongRoPE's short/long factors) a tile would see only its own positions:
+    such a table does not tile.
   }];
   let arguments = (ins Rope_PositionTensor:$positions,
                        Rope_RotarySpecAttr:$spec,

@@ -46,9 +46,13 @@ def RopeTileAttention : Pass<"rope-tile-attention"> {
     f32 keys and queries are rotated once, whole, before the tiling (in the
     tiles, each key would be rotated once per query tile); otherwise the
     one query tile is rotated once, before its key loop, and each key tile
-    rotates its keys. With `rows`, every (batch, kv head, group head, query
-    row) is a parallel tile of its own (the GPU rows configuration). Each
-    tile is again a `rope.online_attention` on slices of every operand.
+    rotates its keys. Split-K tiles hold every kv head and query row, so
+    each key is visited once: their key cos/sin become the `rope.table` of
+    the tile's own positions (`rope.table`'s tiling), computed where they
+    are read instead of sliced from a table of every key written to memory
+    beforehand. With `rows`, every (batch, kv head, group head, query row)
+    is a parallel tile of its own (the GPU rows configuration). Each tile is
+    again a `rope.online_attention` on slices of every operand.
   }];
   let options = [
     Option<"queryTile", "query-tile", "int64_t", /*default=*/"64",
