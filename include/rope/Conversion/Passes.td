@@ -25,9 +25,9 @@ def ConvertRopeToLinalg : Pass<"convert-rope-to-linalg"> {
     time whether they are one run p₀, p₀ + 1, ...: then its entries are
     those of p₀ combined with compile-time cos/sin of j·f by angle
     addition in f64 (4 multiply-adds an entry instead of a series, within
-    0.5 ulp + 1e-15), otherwise the series as above. Rotations that share a spec and positions share one cos/sin
-    table. `rope.assert` (a runtime check on scalars) is left for
-    `--rope-lower-runtime-checks`.
+    0.5 ulp + 1e-15), otherwise the series as above. Rotations that share a
+    spec and positions share one cos/sin table. `rope.assert` (a runtime
+    check on scalars) is left for `--rope-lower-runtime-checks`.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

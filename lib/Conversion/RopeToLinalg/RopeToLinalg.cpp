@@ -299,17 +299,20 @@ struct LowerTable : public OpRewritePattern<TableOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(TableOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value invFreq = buildInverseFrequencies(
-        rewriter, loc, op.getSpec(), op.getHeadDim(),
-        [&]() { return buildMaxPosition(rewriter, loc, op.getPositions()); });
     // A table inside a loop is a tile's (a decode's key tile): its
     // positions are usually one run, which angle addition serves cheaper.
     bool inLoop = op->getParentOfType<LoopLikeOpInterface>() != nullptr;
-    CosSin table = inLoop && tableTakesRunCheck(op.getPositions(), op.getSpec())
-                       ? buildTableOfRun(rewriter, loc, op.getPositions(),
-                                         invFreq, op.getSpec(), op.getHeadDim())
-                       : buildTable(rewriter, loc, op.getPositions(), invFreq,
-                                    op.getSpec());
+    if (inLoop && tableTakesRunCheck(op.getPositions(), op.getSpec())) {
+      CosSin table = buildTableOfRun(rewriter, loc, op.getPositions(),
+                                     op.getSpec(), op.getHeadDim());
+      replaceWithCasts(rewriter, op, {table.cos, table.sin});
+      return success();
+    }
+    Value invFreq = buildInverseFrequencies(
+        rewriter, loc, op.getSpec(), op.getHeadDim(),
+        [&]() { return buildMaxPosition(rewriter, loc, op.getPositions()); });
+    CosSin table =
+        buildTable(rewriter, loc, op.getPositions(), invFreq, op.getSpec());
     replaceWithCasts(rewriter, op, {table.cos, table.sin});
     return success();
   }

@@ -271,23 +271,22 @@ Value buildInverseFrequencies(OpBuilder &b, Location loc, RotarySpecAttr spec,
       .getResult(0);
 }
 
-/// cos and sin (f64, each within about 1e-10 of the true value; the caller
-/// rounds them to f32) of the phase x = p·f of an integer position p and an
-/// f64 frequency f, in straight-line arithmetic that vectorises (libm calls
-/// do not):
+/// cos and sin (f64; the caller rounds them to f32) of the phase x = p·f of
+/// an integer position p and an f64 frequency f, in straight-line arithmetic
+/// that vectorises (libm calls do not):
 ///   x = k·π/2 + r, k = round(2x/π), |r| ≤ π/4: π/2 in two parts whose sum
 ///     is exact to ~1e-33, each subtracted by one fused multiply-add, so r
 ///     carries only its own rounding for any phase an i64 position reaches;
-///   sin r and cos r by Horner in r² of their Taylor series up to r^11 and
-///     r^10 (the first terms left out, r^13/13! and r^12/12!, are below
-///     3e-11 and 2e-10 at π/4: under 0.005 ulp of f32);
+///   sin r and cos r by Horner in r² of `terms` terms of their Taylor
+///     series: with 6, up to r^11 and r^10 (the first terms left out,
+///     r^13/13! and r^12/12!, are below 3e-11 and 2e-10 at π/4: under
+///     0.005 ulp of f32); with 9, up to r^17 and r^16 (below 1e-15);
 ///   the quadrant k mod 4 swaps them (k odd) and flips their signs, read
 ///   from k's low bits.
-/// Rounded to f32 the results are within 0.5 ulp + 0.005 ulp of cos x and
-/// sin x, where x is p·f rounded to f64 once. Against the libm-free series
-/// this replaced (a reduction to [-π, π] first, series to r^14, quadrant by
-/// comparisons) it is half the vector instructions: the table is ~15% of a
-/// decode step over an f16 cache, whose keys it rotates.
+/// With 6 terms, rounded to f32, the results are within 0.5 ulp + 0.005 ulp
+/// of cos x and sin x, where x is p·f rounded to f64 once: the fewest
+/// instructions that keep the tables' half-ulp bound (they are a decode
+/// step's largest cost after its two products).
 static std::pair<Value, Value> buildCosSinOfPhase(OpBuilder &b, Location loc,
                                                   Value position,
                                                   Value frequency,
@@ -359,8 +358,25 @@ static std::pair<Value, Value> buildCosSinOfPhase(OpBuilder &b, Location loc,
   return {cosV, sinV};
 }
 
+/// Yields a table entry from cos and sin (f64): the attention factor and
+/// the direction applied in f64, then one rounding to f32.
+static void yieldTableEntry(OpBuilder &b, Location loc, Value cos, Value sin,
+                            RotarySpecAttr spec) {
+  double m = spec.getEffectiveAttentionFactor();
+  double sinScale = spec.getInverse() ? -m : m;
+  if (m != 1.0)
+    cos = arith::MulFOp::create(b, loc, cos, f64Const(b, loc, m));
+  if (sinScale != 1.0)
+    sin = arith::MulFOp::create(b, loc, sin, f64Const(b, loc, sinScale));
+  Type f32 = b.getF32Type();
+  linalg::YieldOp::create(
+      b, loc,
+      ValueRange{arith::TruncFOp::create(b, loc, f32, cos),
+                 arith::TruncFOp::create(b, loc, f32, sin)});
+}
+
 /// cos/sin tables of shape positions × [h] (f32) with the attention factor and
-/// the direction folded in (buildCosSinOfPhase, then one rounding to f32).
+/// the direction folded in (buildCosSinOfPhase, then yieldTableEntry).
 CosSin buildTable(OpBuilder &b, Location loc, Value positions, Value invFreq,
                   RotarySpecAttr spec) {
   MLIRContext *ctx = b.getContext();
@@ -370,9 +386,6 @@ CosSin buildTable(OpBuilder &b, Location loc, Value positions, Value invFreq,
   SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, positions);
   sizes.push_back(b.getIndexAttr(h));
   Value init = emptyTensor(b, loc, sizes, b.getF32Type());
-  double m = spec.getEffectiveAttentionFactor();
-  double sinScale = spec.getInverse() ? -m : m;
-
   SmallVector<AffineMap> maps = {dimsMap(ctx, pr + 1, range(0, pr)),
                                  dimsMap(ctx, pr + 1, {pr}),
                                  dimsMap(ctx, pr + 1, range(0, pr + 1)),
@@ -383,16 +396,7 @@ CosSin buildTable(OpBuilder &b, Location loc, Value positions, Value invFreq,
       ValueRange{positions, invFreq}, ValueRange{init, init}, maps, iters,
       [&](OpBuilder &nb, Location nl, ValueRange args) {
         auto [c, s] = buildCosSinOfPhase(nb, nl, args[0], args[1]);
-        // The factor and the direction applied in f64, then one rounding.
-        if (m != 1.0)
-          c = arith::MulFOp::create(nb, nl, c, f64Const(nb, nl, m));
-        if (sinScale != 1.0)
-          s = arith::MulFOp::create(nb, nl, s, f64Const(nb, nl, sinScale));
-        Type f32 = nb.getF32Type();
-        linalg::YieldOp::create(
-            nb, nl,
-            ValueRange{arith::TruncFOp::create(nb, nl, f32, c),
-                       arith::TruncFOp::create(nb, nl, f32, s)});
+        yieldTableEntry(nb, nl, c, s, spec);
       });
   return {generic.getResult(0), generic.getResult(1)};
 }
@@ -407,12 +411,13 @@ bool tableTakesRunCheck(Value positions, RotarySpecAttr spec) {
 }
 
 CosSin buildTableOfRun(OpBuilder &b, Location loc, Value positions,
-                       Value invFreq, RotarySpecAttr spec, int64_t headDim) {
+                       RotarySpecAttr spec, int64_t headDim) {
   MLIRContext *ctx = b.getContext();
   Type f32 = b.getF32Type(), f64 = b.getF64Type(), i64 = b.getI64Type();
   int64_t n = cast<RankedTensorType>(positions.getType()).getDimSize(0);
   SmallVector<double> freqs = spec.getInverseFrequencies(headDim, 0);
   int64_t h = freqs.size();
+  Value invFreq = f64Tensor(b, loc, freqs);
   // cos and sin of j·f for j < n, in double (libm: within an ulp of f64).
   SmallVector<double> offsetCos, offsetSin;
   for (int64_t j = 0; j < n; ++j)
@@ -452,8 +457,6 @@ CosSin buildTableOfRun(OpBuilder &b, Location loc, Value positions,
   Value consecutive = tensor::ExtractOp::create(b, loc, all, ValueRange{});
 
   auto tableType = RankedTensorType::get({n, h}, f32);
-  double m = spec.getEffectiveAttentionFactor();
-  double sinScale = spec.getInverse() ? -m : m;
   auto ifOp = scf::IfOp::create(
       b, loc, consecutive,
       [&](OpBuilder &tb, Location tl) {
@@ -471,7 +474,7 @@ CosSin buildTableOfRun(OpBuilder &b, Location loc, Value positions,
               linalg::YieldOp::create(nb, nl, ValueRange{c, s});
             });
         // cos((p0 + j)f) = cos(p0 f)cos(jf) − sin(p0 f)sin(jf), and sin
-        // alike, in f64; then the factor, the direction and one rounding.
+        // alike, in f64.
         Value init =
             emptyTensor(tb, tl, {tb.getIndexAttr(n), tb.getIndexAttr(h)}, f32);
         AffineMap perPair = dimsMap(ctx, 2, {1}),
@@ -490,14 +493,7 @@ CosSin buildTableOfRun(OpBuilder &b, Location loc, Value positions,
               Value c0 = args[0], s0 = args[1], cj = args[2], sj = args[3];
               Value c = arith::SubFOp::create(nb, nl, mul(c0, cj), mul(s0, sj));
               Value s = arith::AddFOp::create(nb, nl, mul(s0, cj), mul(c0, sj));
-              if (m != 1.0)
-                c = mul(c, f64Const(nb, nl, m));
-              if (sinScale != 1.0)
-                s = mul(s, f64Const(nb, nl, sinScale));
-              linalg::YieldOp::create(
-                  nb, nl,
-                  ValueRange{arith::TruncFOp::create(nb, nl, f32, c),
-                             arith::TruncFOp::create(nb, nl, f32, s)});
+              yieldTableEntry(nb, nl, c, s, spec);
             });
         scf::YieldOp::create(tb, tl, table.getResults());
       },

@@ -131,14 +131,13 @@ static void computeKeyTablesInTile(RewriterBase &rewriter,
   // folded now, the tile's table has static positions (which its lowering
   // wants, see LowerTable).
   SmallVector<OpFoldResult> sizes = cosSlice.getMixedSizes();
-  for (OpFoldResult &size : sizes)
-    if (auto apply =
-            dyn_cast_if_present<Value>(size)
-                ? cast<Value>(size).getDefiningOp<affine::AffineApplyOp>()
-                : nullptr;
-        apply && apply.getAffineMap().isSingleConstant())
+  for (OpFoldResult &size : sizes) {
+    auto value = dyn_cast<Value>(size);
+    auto apply = value ? value.getDefiningOp<affine::AffineApplyOp>() : nullptr;
+    if (apply && apply.getAffineMap().isSingleConstant())
       size =
           rewriter.getIndexAttr(apply.getAffineMap().getSingleConstantResult());
+  }
   FailureOr<TilingResult> tile =
       table.getTiledImplementation(rewriter, cosSlice.getMixedOffsets(), sizes);
   if (failed(tile))
@@ -221,7 +220,9 @@ mlir::rope::tileOnlineAttention(RewriterBase &rewriter, OnlineAttentionOp op,
     return failure();
   *tiled = rotateQueryOnce(rewriter, *tiled);
   // Split-K tiles hold every kv head and query row: each key is visited
-  // once, and its tables can be computed where they are read.
+  // once, and its tables can be computed where they are read. This first
+  // step gives the split its own table, which is what the key tiles' slices
+  // then read from and take their own tables in place of (leaving it dead).
   bool keysVisitedOnce = splits > 1;
   if (keysVisitedOnce)
     computeKeyTablesInTile(rewriter, *tiled);

@@ -137,7 +137,7 @@ bool tableTakesRunCheck(Value positions, RotarySpecAttr spec);
 /// the vector work. The entries are then within 0.5 ulp + 1e-15 of the
 /// exact values. Other positions take buildTable.
 CosSin buildTableOfRun(OpBuilder &b, Location loc, Value positions,
-                       Value invFreq, RotarySpecAttr spec, int64_t headDim);
+                       RotarySpecAttr spec, int64_t headDim);
 
 /// The rotation of one pair (a, b) by cos and sin (scalars or vectors of
 /// f32): (a·cos − b·sin, b·cos + a·sin). Every lowering of a rotation uses
