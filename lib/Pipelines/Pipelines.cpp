@@ -214,6 +214,10 @@ void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
   // is an argument updated in place); clones become alloc + copy.
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(rope::createRopeStridedCopiesToLoops());
+  // The attention's key loop: its Q·Kᵀ and P·V blocks fetch the next V and
+  // K tiles while they compute.
+  if (options.microkernels && options.prefetchTiles)
+    pm.addNestedPass<func::FuncOp>(rope::createRopePrefetchStreamedTiles());
 
   // Loops and LLVM. scf.forall (independent attention tiles) runs on all
   // cores through OpenMP, or as a plain loop nest.

@@ -75,6 +75,12 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
       llvm::cl::desc("K steps per iteration of a register block's reduction "
                      "loop (--rope-vectorize-contractions); 1: not unrolled"),
       llvm::cl::init(8)};
+  PassOptions::Option<bool> prefetchTiles{
+      *this, "prefetch-tiles",
+      llvm::cl::desc("Register blocks prefetch the K or V tile that the "
+                     "attention's key loop reads next "
+                     "(--rope-prefetch-streamed-tiles)"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> queryTile{
       *this, "query-tile",
       llvm::cl::desc("Query rows per attention tile; 0: 128 where the "

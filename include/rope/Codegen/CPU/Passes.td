@@ -79,6 +79,44 @@ def RopeStridedCopiesToLoops
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def RopePrefetchStreamedTiles
+    : Pass<"rope-prefetch-streamed-tiles", "::mlir::func::FuncOp"> {
+  let summary = "Register blocks prefetch the tile that their loop reads next";
+  let description = [{
+    In a loop that reads one tile of a buffer per iteration (a *stream*:
+    the attention's key loop reads a tile of K and one of V per key tile)
+    around two or more register-block nests (its Q·Kᵀ and P·V), each nest
+    prefetches, into L2, the tile of the stream read next: the first stream
+    read after the nest in the same iteration, else the first stream's
+    tile of the next iteration. The tile's lines are spread evenly over the
+    nest's iterations (one `memref.prefetch` or a few at the top of each
+    reduction step), so the fetch overlaps the FMAs.
+
+    A stream is a `vector.transfer_read` of a buffer defined outside the
+    loop whose index along one dim is the loop's induction variable plus an
+    offset (an `affine.apply` or `arith.addi` of it), the indices before
+    that dim loop-invariant, and that dim the last one or the one before a
+    contiguous static last dim (a tile is `step` whole rows). Tiles under
+    4 KiB (a tile's positions) are left to demand loads. A register-block
+    nest is the loops with static trip counts around an `scf.for` that
+    carries one 2-D vector of accumulators updated by `vector.fma` (what
+    `rope-vectorize-contractions` builds); the nests of a single matmul are
+    left alone (their own reduction reads their operands next). The rows of
+    the last tile's successor are clamped to the buffer.
+
+    Without it, the first register blocks that touch a tile stall on its
+    lines (from L3 or memory: a head's K and V outgrow L2 from a few
+    thousand keys) while later ones find them in cache. Causal prefill,
+    S = 2048–4096, 32 heads: 5–9% faster (A/B in one process), the P·V
+    loop's share of the samples 41% → 37% and the K tile's transposition
+    6.8% → 3.1%. `--rope-lower-to-cpu` runs it after bufferization (option
+    `prefetch-tiles`).
+  }];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def RopeVectorizeContractions
     : Pass<"rope-vectorize-contractions", "::mlir::func::FuncOp"> {
   let summary = "Register-blocked FMA micro-kernels for linalg contractions";
