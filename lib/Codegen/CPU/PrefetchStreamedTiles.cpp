@@ -25,23 +25,43 @@ using namespace mlir;
 /// Tiles smaller than this (a tile's positions) are cheap to fetch when read.
 static constexpr int64_t kMinTileBytes = 4096;
 
+/// Tiles larger than this (a decode split's K or V tile of every kv head,
+/// 128 KiB in f16) are read once, in one pass, which the hardware's stream
+/// prefetchers follow; prefetching them as well made decode 4-12% slower.
+/// The tiles worth it are those that the register blocks revisit (prefill:
+/// 32 KiB, read by every block of query rows).
+static constexpr int64_t kMaxTileBytes = 64 * 1024;
+
 /// Lines a reduction step may prefetch: more would crowd its loads.
 static constexpr int64_t kMaxLinesPerStep = 8;
 
 static constexpr int64_t kLineBytes = 64;
 
 namespace {
-/// Tiles of a buffer defined outside a loop, one per iteration: the reads'
-/// index along `dim` is the loop's induction variable plus an offset inside
-/// the tile, the indices before `dim` are loop-invariant, and `dim` is the
-/// buffer's last dim or the one before a contiguous last dim (one row per
-/// index, read whole).
+/// Tiles of a buffer defined outside a loop, one per iteration: a box of
+/// the buffer whose offset along `dim` is `start` over `startOperands` (its
+/// dims; the loop's induction variable plus loop-invariant values), and
+/// whose offsets along the other dims are loop-invariant (or 0 where the box
+/// spans the whole dim).
 struct Stream {
   Value buffer;
   unsigned dim;
-  SmallVector<Value> leading;
-  /// Position of the first read in the loop body (pre-order).
+  AffineExpr start;
+  SmallVector<OpFoldResult> startOperands;
+  SmallVector<OpFoldResult> offsets;
+  SmallVector<int64_t> sizes;
+  /// Position of the first access in the loop body (pre-order).
   int64_t order;
+
+  bool sameTiles(const Stream &other) const {
+    return buffer == other.buffer && dim == other.dim && sizes == other.sizes &&
+           start == other.start &&
+           isEqualConstantIntOrValueArray(startOperands, other.startOperands) &&
+           llvm::all_of(llvm::seq<unsigned>(0, sizes.size()), [&](unsigned d) {
+             return d == dim ||
+                    isEqualConstantIntOrValue(offsets[d], other.offsets[d]);
+           });
+  }
 };
 
 /// A register block's loop nest inside the streaming loop: its loops, from
@@ -62,98 +82,171 @@ static std::optional<int64_t> tripCount(scf::ForOp loop) {
   return llvm::divideCeil(*ub - *lb, *step);
 }
 
-/// Whether `index` is `iv` or one addition (affine.apply, arith.addi) away.
-static bool isInductionPlusOffset(Value index, Value iv) {
-  if (index == iv)
-    return true;
-  Operation *def = index.getDefiningOp();
-  if (auto apply = dyn_cast_if_present<affine::AffineApplyOp>(def))
-    return llvm::is_contained(apply.getMapOperands(), iv);
-  if (auto add = dyn_cast_if_present<arith::AddIOp>(def))
-    return add.getLhs() == iv || add.getRhs() == iv;
-  return false;
-}
-
 static bool isDefinedOutside(Value value, scf::ForOp loop) {
   return !loop->isAncestor(value.getParentRegion()->getParentOp());
 }
 
-/// Elements of one row of `stream`'s buffer (1 without a last dim).
-static int64_t rowElements(const Stream &stream) {
-  auto type = cast<MemRefType>(stream.buffer.getType());
-  return stream.dim + 1 < type.getRank() ? type.getShape().back() : 1;
-}
-
-/// Bytes of one tile of `stream`, `step` rows.
-static int64_t tileBytes(const Stream &stream, int64_t step) {
-  auto type = cast<MemRefType>(stream.buffer.getType());
-  return step * rowElements(stream) * type.getElementTypeBitWidth() / 8;
-}
-
-/// The stream that `read` (in `loop`) belongs to, if it reads a tile per
-/// iteration.
-static std::optional<Stream> streamOf(scf::ForOp loop,
-                                      vector::TransferReadOp read) {
-  Value buffer = read.getBase();
-  auto type = dyn_cast<MemRefType>(buffer.getType());
-  if (!type || !isDefinedOutside(buffer, loop) ||
-      !type.getElementType().isIntOrFloat() ||
-      type.getElementTypeBitWidth() % 8 != 0)
-    return std::nullopt;
+/// Where the tile that `index` reads in starts, if `index` follows `loop`:
+/// `index` is the induction variable, or one addition (arith.addi,
+/// affine.apply) of it and loop-invariant values and offsets inside the
+/// tile (values defined in the loop, taken as 0). Sets `stream.start` and
+/// `stream.startOperands`.
+static bool setTileStart(Value index, scf::ForOp loop, Stream &stream) {
+  MLIRContext *ctx = loop.getContext();
   Value iv = loop.getInductionVar();
-  std::optional<unsigned> dim;
-  for (auto [i, index] : llvm::enumerate(read.getIndices())) {
-    if (!isInductionPlusOffset(index, iv))
-      continue;
-    if (dim)
-      return std::nullopt;
-    dim = i;
+  Builder b(ctx);
+  auto operand = [&](Value v) -> OpFoldResult {
+    return v == iv || isDefinedOutside(v, loop) ? OpFoldResult(v)
+                                                : b.getIndexAttr(0);
+  };
+  stream.startOperands.clear();
+  if (index == iv) {
+    stream.start = getAffineDimExpr(0, ctx);
+    stream.startOperands.push_back(iv);
+    return true;
   }
-  int64_t rank = type.getRank();
-  if (!dim || *dim + 2 < rank)
+  Operation *def = index.getDefiningOp();
+  if (auto add = dyn_cast_if_present<arith::AddIOp>(def)) {
+    if (add.getLhs() != iv && add.getRhs() != iv)
+      return false;
+    stream.start = getAffineDimExpr(0, ctx) + getAffineDimExpr(1, ctx);
+    stream.startOperands = {operand(add.getLhs()), operand(add.getRhs())};
+    return true;
+  }
+  auto apply = dyn_cast_if_present<affine::AffineApplyOp>(def);
+  if (!apply || !llvm::is_contained(apply.getMapOperands(), iv))
+    return false;
+  // The map's dims and symbols become dims 0 .. n - 1.
+  AffineMap map = apply.getAffineMap();
+  SmallVector<AffineExpr> symbols;
+  for (unsigned i = 0; i < map.getNumSymbols(); ++i)
+    symbols.push_back(getAffineDimExpr(map.getNumDims() + i, ctx));
+  stream.start = map.getResult(0).replaceSymbols(symbols);
+  for (Value v : apply.getMapOperands())
+    stream.startOperands.push_back(operand(v));
+  return true;
+}
+
+/// Bytes of one tile of `stream`.
+static int64_t tileBytes(const Stream &stream) {
+  auto type = cast<MemRefType>(stream.buffer.getType());
+  int64_t bytes = type.getElementTypeBitWidth() / 8;
+  for (int64_t size : stream.sizes)
+    bytes *= size;
+  return bytes;
+}
+
+/// Whether `buffer` can hold a stream: a memref of whole bytes whose last
+/// dim is static and contiguous (lines run along it).
+static bool isStreamable(Value buffer, scf::ForOp loop) {
+  auto type = dyn_cast<MemRefType>(buffer.getType());
+  if (!type || type.getRank() == 0 || !isDefinedOutside(buffer, loop) ||
+      !type.getElementType().isIntOrFloat() ||
+      type.getElementTypeBitWidth() % 8 != 0 ||
+      type.isDynamicDim(type.getRank() - 1))
+    return false;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(type.getStridesAndOffset(strides, offset)) &&
+         strides.back() == 1;
+}
+
+/// The stream that `read` (in `loop`) belongs to: its index along one dim
+/// follows the loop (the tile is `step` long there, from the induction
+/// variable), the last dim is read whole, and every other index is
+/// loop-invariant (one element) or varies inside the loop (the whole dim,
+/// which must be static).
+static std::optional<Stream> streamOfRead(scf::ForOp loop, int64_t step,
+                                          vector::TransferReadOp read) {
+  Value buffer = read.getBase();
+  if (!isStreamable(buffer, loop))
     return std::nullopt;
-  Stream stream{buffer, *dim, {}, 0};
-  for (Value index : read.getIndices().take_front(*dim)) {
-    if (!isDefinedOutside(index, loop))
+  auto type = cast<MemRefType>(buffer.getType());
+  Value iv = loop.getInductionVar();
+  Builder b(loop.getContext());
+  Stream stream{buffer, 0, AffineExpr(), {}, {}, {}, 0};
+  std::optional<unsigned> dim;
+  for (auto [d, index] : llvm::enumerate(read.getIndices())) {
+    bool last = d + 1 == static_cast<size_t>(type.getRank());
+    if (!dim && setTileStart(index, loop, stream)) {
+      dim = d;
+      stream.offsets.push_back(iv);
+      stream.sizes.push_back(step);
+    } else if (!last && isDefinedOutside(index, loop)) {
+      stream.offsets.push_back(index);
+      stream.sizes.push_back(1);
+    } else if (!type.isDynamicDim(d)) {
+      stream.offsets.push_back(b.getIndexAttr(0));
+      stream.sizes.push_back(type.getDimSize(d));
+    } else {
       return std::nullopt;
-    stream.leading.push_back(index);
+    }
   }
-  if (*dim + 1 < rank) {
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    if (type.isDynamicDim(rank - 1) ||
-        failed(type.getStridesAndOffset(strides, offset)) ||
-        strides.back() != 1)
-      return std::nullopt;
-  }
+  if (!dim)
+    return std::nullopt;
+  stream.dim = *dim;
   return stream;
 }
 
-/// Whether `loop` is a register block's reduction loop: it carries one 2-D
-/// vector of accumulators that FMAs update.
+/// The stream of `subview` (in `loop`): a static box of unit strides whose
+/// offset along one dim follows the loop, the others loop-invariant.
+static std::optional<Stream> streamOfSubView(scf::ForOp loop,
+                                             memref::SubViewOp subview) {
+  Value buffer = subview.getSource();
+  if (!isStreamable(buffer, loop) || !subview.hasUnitStride() ||
+      subview.getSourceType().getRank() !=
+          static_cast<int64_t>(subview.getMixedSizes().size()))
+    return std::nullopt;
+  Stream stream{buffer, 0, AffineExpr(), {}, subview.getMixedOffsets(), {}, 0};
+  for (OpFoldResult size : subview.getMixedSizes()) {
+    std::optional<int64_t> s = getConstantIntValue(size);
+    if (!s)
+      return std::nullopt;
+    stream.sizes.push_back(*s);
+  }
+  for (auto [d, offset] : llvm::enumerate(stream.offsets)) {
+    auto value = dyn_cast<Value>(offset);
+    if (!value || isDefinedOutside(value, loop))
+      continue;
+    if (stream.start || !setTileStart(value, loop, stream))
+      return std::nullopt;
+    stream.dim = d;
+  }
+  if (!stream.start)
+    return std::nullopt;
+  return stream;
+}
+
+/// Whether `loop` is a register block's reduction loop: it carries one
+/// vector of accumulators (a block of rows, or of rows × lanes) that FMAs
+/// update.
 static bool isRegisterBlockReduction(scf::ForOp loop) {
   if (loop.getNumRegionIterArgs() != 1)
     return false;
   auto type = dyn_cast<VectorType>(loop.getRegionIterArgs()[0].getType());
-  return type && type.getRank() == 2 &&
+  return type && type.getRank() >= 2 &&
          llvm::any_of(loop.getBody()->getOperations(),
                       [](Operation &op) { return isa<vector::FMAOp>(op); });
 }
 
 /// Prefetches (to L2), from the reduction loop of `nest`, the tile of
-/// `stream` that `loop` reads at iteration iv + `ahead`: its lines spread
-/// over the nest's iterations, the same number in each.
+/// `stream` that `loop` reads `ahead` iterations' worth of elements later
+/// (0: the one of this iteration): its lines spread over the nest's
+/// iterations, the same number in each.
 static void prefetchFrom(OpBuilder &b, scf::ForOp loop,
                          const RegisterBlockNest &nest, const Stream &stream,
                          int64_t ahead) {
   auto type = cast<MemRefType>(stream.buffer.getType());
-  int64_t step = *getConstantIntValue(loop.getStep());
+  unsigned rank = type.getRank();
+  // The tile as a row-major array of cache lines: its last dim in lines.
   int64_t lineElements = kLineBytes * 8 / type.getElementTypeBitWidth();
-  int64_t linesPerRow = llvm::divideCeil(rowElements(stream), lineElements);
+  SmallVector<int64_t> cells(stream.sizes);
+  cells.back() = llvm::divideCeil(cells.back(), lineElements);
+  int64_t lines = llvm::product_of(cells);
   int64_t iterations = 1;
   for (scf::ForOp l : nest.loops)
     iterations *= *tripCount(l);
-  int64_t perStep = llvm::divideCeil(step * linesPerRow, iterations);
+  int64_t perStep = llvm::divideCeil(lines, iterations);
   if (perStep > kMaxLinesPerStep)
     return;
 
@@ -162,7 +255,7 @@ static void prefetchFrom(OpBuilder &b, scf::ForOp loop,
   MLIRContext *ctx = b.getContext();
   b.setInsertionPointToStart(reduction.getBody());
   // The nest's iteration number, 0 .. iterations - 1, over its ivs (dims
-  // 0 .. n - 1); dim n is the streaming loop's iv.
+  // 0 .. n - 1).
   AffineExpr id = getAffineConstantExpr(0, ctx);
   SmallVector<OpFoldResult> ivs;
   int64_t stride = iterations;
@@ -175,8 +268,6 @@ static void prefetchFrom(OpBuilder &b, scf::ForOp loop,
     ivs.push_back(nestLoop.getInductionVar());
   }
   unsigned n = nest.loops.size();
-  ivs.push_back(loop.getInductionVar());
-  AffineExpr tileStart = getAffineDimExpr(n, ctx) + ahead;
   // The last tile's successor lies past the buffer: its rows are clamped.
   Value lastRow;
   if (type.isDynamicDim(stream.dim))
@@ -187,19 +278,35 @@ static void prefetchFrom(OpBuilder &b, scf::ForOp loop,
     lastRow =
         arith::ConstantIndexOp::create(b, loc, type.getDimSize(stream.dim) - 1);
   for (int64_t j = 0; j < perStep; ++j) {
+    // The line's position in the tile, dim by dim (the last in lines).
     AffineExpr line = id * perStep + j;
-    Value row = affine::makeComposedAffineApply(
-        b, loc,
-        AffineMap::get(n + 1, 0, tileStart + line.floorDiv(linesPerRow)), ivs);
-    SmallVector<Value> indices(stream.leading);
-    indices.push_back(arith::MinSIOp::create(b, loc, row, lastRow));
-    if (stream.dim + 1 < type.getRank())
-      indices.push_back(getValueOrCreateConstantIndexOp(
+    SmallVector<AffineExpr> position(rank);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      position[d] = line % cells[d];
+      line = line.floorDiv(cells[d]);
+    }
+    position.back() = position.back() * lineElements;
+    SmallVector<Value> indices;
+    for (unsigned d = 0; d < rank; ++d) {
+      // offset + position, dims 0 .. n - 1 the nest's ivs, from n the
+      // offset's operands.
+      SmallVector<OpFoldResult> operands(ivs);
+      AffineExpr offset = getAffineDimExpr(n, ctx);
+      if (d == stream.dim) {
+        offset = stream.start.shiftDims(stream.startOperands.size(), n) + ahead;
+        llvm::append_range(operands, stream.startOperands);
+      } else {
+        operands.push_back(stream.offsets[d]);
+      }
+      Value index = getValueOrCreateConstantIndexOp(
           b, loc,
           affine::makeComposedFoldedAffineApply(
-              b, loc,
-              AffineMap::get(n + 1, 0, (line % linesPerRow) * lineElements),
-              ivs)));
+              b, loc, AffineMap::get(operands.size(), 0, offset + position[d]),
+              operands));
+      if (d == stream.dim)
+        index = arith::MinSIOp::create(b, loc, index, lastRow);
+      indices.push_back(index);
+    }
     memref::PrefetchOp::create(b, loc, stream.buffer, indices,
                                /*isWrite=*/false, /*localityHint=*/2,
                                /*isDataCache=*/true);
@@ -213,20 +320,20 @@ static void collect(scf::ForOp loop, int64_t step,
   DenseMap<Operation *, int64_t> order;
   loop.getBody()->walk<WalkOrder::PreOrder>(
       [&](Operation *op) { order[op] = order.size(); });
-  loop.getBody()->walk<WalkOrder::PreOrder>([&](Operation *op) {
-    if (auto read = dyn_cast<vector::TransferReadOp>(op)) {
-      std::optional<Stream> stream = streamOf(loop, read);
-      if (!stream || tileBytes(*stream, step) < kMinTileBytes)
-        return;
-      if (llvm::none_of(streams, [&](const Stream &s) {
-            return s.buffer == stream->buffer && s.dim == stream->dim &&
-                   s.leading == stream->leading;
-          })) {
-        stream->order = order[op];
-        streams.push_back(*stream);
-      }
+  auto addStream = [&](std::optional<Stream> stream, Operation *op) {
+    if (!stream || tileBytes(*stream) < kMinTileBytes ||
+        tileBytes(*stream) > kMaxTileBytes ||
+        llvm::any_of(streams,
+                     [&](const Stream &s) { return s.sameTiles(*stream); }))
       return;
-    }
+    stream->order = order[op];
+    streams.push_back(*stream);
+  };
+  loop.getBody()->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (auto read = dyn_cast<vector::TransferReadOp>(op))
+      return addStream(streamOfRead(loop, step, read), op);
+    if (auto subview = dyn_cast<memref::SubViewOp>(op))
+      return addStream(streamOfSubView(loop, subview), op);
     auto reduction = dyn_cast<scf::ForOp>(op);
     if (!reduction || !isRegisterBlockReduction(reduction))
       return;

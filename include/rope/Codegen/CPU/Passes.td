@@ -92,17 +92,23 @@ def RopePrefetchStreamedTiles
     nest's iterations (one `memref.prefetch` or a few at the top of each
     reduction step), so the fetch overlaps the FMAs.
 
-    A stream is a `vector.transfer_read` of a buffer defined outside the
-    loop whose index along one dim is the loop's induction variable plus an
-    offset (an `affine.apply` or `arith.addi` of it), the indices before
-    that dim loop-invariant, and that dim the last one or the one before a
-    contiguous static last dim (a tile is `step` whole rows). Tiles under
-    4 KiB (a tile's positions) are left to demand loads. A register-block
+    A stream is a box of a buffer defined outside the loop, read by a
+    `memref.subview` or a `vector.transfer_read` in the loop: along one dim
+    it starts at the induction variable plus loop-invariant values (an
+    `arith.addi` or `affine.apply` of them; offsets defined inside the loop
+    count as 0) and is `step` long (a subview: its static size); along the
+    other dims it is one loop-invariant index or, where the index varies
+    inside the loop, the whole static dim; the last dim is contiguous. Tiles
+    under 4 KiB (a tile's positions) are left to demand loads, and tiles
+    over 64 KiB to the hardware's stream prefetchers: a decode split's K or
+    V tile of every kv head (128 KiB in f16) is read once, in one pass,
+    where prefetching it as well made decode 4–12% slower. A register-block
     nest is the loops with static trip counts around an `scf.for` that
-    carries one 2-D vector of accumulators updated by `vector.fma` (what
-    `rope-vectorize-contractions` builds); the nests of a single matmul are
-    left alone (their own reduction reads their operands next). The rows of
-    the last tile's successor are clamped to the buffer.
+    carries one vector of accumulators (rank 2 or more) updated by
+    `vector.fma` (what `rope-vectorize-contractions` builds); the nests of
+    a single matmul are left alone (their own reduction reads their
+    operands next). The rows of the last tile's successor are clamped to
+    the buffer.
 
     Without it, the first register blocks that touch a tile stall on its
     lines (from L3 or memory: a head's K and V outgrow L2 from a few
