@@ -60,19 +60,37 @@ static OnlineAttentionOp withRotatedOperands(RewriterBase &rewriter,
   return replacement;
 }
 
-/// Rotates the query of `op` (a query tile) once, in f32, and gives `op` the
-/// rotated query without its tables, so that the key loop built next does not
-/// rotate the same query tile again for every key tile.
+/// `x` rotated by `table` into a new f32 tensor. A whole tensor rotated
+/// before the tiling (`whole`) over the full head takes one generic over the
+/// pair view that computes both members of each pair (x read once); a tile's
+/// takes one generic per member (buildMaterializedRotation: x read twice,
+/// but the rotation stays out of the product that consumes it in the tile).
+static Value rotateOnce(OpBuilder &b, Location loc, Value x,
+                        lowering::CosSin table, lowering::RotaryDims dims,
+                        int64_t seqDim, bool whole) {
+  auto type = cast<RankedTensorType>(x.getType());
+  if (!whole || dims.dims != type.getShape().back() ||
+      llvm::is_contained(type.getShape(), 0))
+    return lowering::buildMaterializedRotation(b, loc, x, table, dims, seqDim);
+  return lowering::buildRotation(b, loc, x, table, dims, seqDim,
+                                 b.getF32Type());
+}
+
+/// Rotates the query of `op` (a query tile, or the whole query when `whole`)
+/// once, in f32, and gives `op` the rotated query without its tables, so that
+/// the key loop built next does not rotate the same query tile again for
+/// every key tile.
 static OnlineAttentionOp rotateQueryOnce(RewriterBase &rewriter,
-                                         OnlineAttentionOp op) {
+                                         OnlineAttentionOp op,
+                                         bool whole = false) {
   RotarySpecAttr spec = op.getRotaryAttr();
   if (!spec || !op.getQueryCos())
     return op;
   rewriter.setInsertionPoint(op);
-  Value rotated = lowering::buildMaterializedRotation(
-      rewriter, op.getLoc(), op.getQuery(),
-      {op.getQueryCos(), op.getQuerySin()},
-      lowering::RotaryDims::of(spec, op.getHeadDim()), 3);
+  Value rotated =
+      rotateOnce(rewriter, op.getLoc(), op.getQuery(),
+                 {op.getQueryCos(), op.getQuerySin()},
+                 lowering::RotaryDims::of(spec, op.getHeadDim()), 3, whole);
   return withRotatedOperands(rewriter, op, rotated, op.getKey(),
                              /*keyRotated=*/false);
 }
@@ -92,11 +110,12 @@ static OnlineAttentionOp rotateKeysOnce(RewriterBase &rewriter,
   if (!spec || !op.getKeyCos() || !isF32(op.getKey()) || !isF32(op.getQuery()))
     return op;
   rewriter.setInsertionPoint(op);
-  Value key = lowering::buildMaterializedRotation(
-      rewriter, op.getLoc(), op.getKey(), {op.getKeyCos(), op.getKeySin()},
-      lowering::RotaryDims::of(spec, op.getHeadDim()), 2);
+  Value key = rotateOnce(rewriter, op.getLoc(), op.getKey(),
+                         {op.getKeyCos(), op.getKeySin()},
+                         lowering::RotaryDims::of(spec, op.getHeadDim()), 2,
+                         /*whole=*/true);
   // Without query tables the query is rotated already.
-  op = rotateQueryOnce(rewriter, op);
+  op = rotateQueryOnce(rewriter, op, /*whole=*/true);
   return withRotatedOperands(rewriter, op, op.getQuery(), key,
                              /*keyRotated=*/true);
 }

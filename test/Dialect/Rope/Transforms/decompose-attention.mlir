@@ -8,7 +8,8 @@
 //   accumulator, running max and sum;
 // - one cos/sin table (Q and K share their positions); K and Q rotated once,
 //   whole, before the tiles (each of the 8 query tiles sweeps every key: in
-//   the tiles, each key would be rotated 8 times), so no tile rotates;
+//   the tiles, each key would be rotated 8 times), each by one generic over
+//   its pair view [.., 2, 16] (both members of a pair), so no tile rotates;
 // - a causal key tile is skipped (scf.if) when its smallest position is past
 //   the query tile's largest;
 // - the online-softmax correction exp(m - m') rescales sum and accumulator.
@@ -16,8 +17,11 @@
 // CHECK-NOT: 256x256xf32
 // CHECK: rope.table
 // CHECK-NOT: rope.table
-// CHECK-COUNT-2: tensor.insert_slice {{.+}} : tensor<1x2x256x16xf32> into tensor<1x2x256x32xf32>
-// CHECK-COUNT-2: tensor.insert_slice {{.+}} : tensor<1x2x4x256x16xf32> into tensor<1x2x4x256x32xf32>
+// CHECK: linalg.generic {{.+}} outs(%{{.+}} : tensor<1x2x256x2x16xf32>)
+// CHECK: tensor.collapse_shape {{.+}} into tensor<1x2x256x32xf32>
+// CHECK: linalg.generic {{.+}} outs(%{{.+}} : tensor<1x2x4x256x2x16xf32>)
+// CHECK: tensor.collapse_shape {{.+}} into tensor<1x2x4x256x32xf32>
+// CHECK-NOT: tensor.insert_slice
 // CHECK: scf.forall (%[[KH:.+]], %[[QI:.+]]) = (0, 0) to (2, 256) step (1, 32) shared_outs(
 // CHECK-NOT: tensor.insert_slice
 // CHECK: scf.for %[[KJ:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %{{.+}}, %[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}}) -> (tensor<1x1x4x32x32xf32>, tensor<1x1x4x32xf32>, tensor<1x1x4x32xf32>)

@@ -29,9 +29,10 @@
 // ROWS: tensor.extract_slice %{{.+}}[0, 0, %[[GH]], 0, 0] [1, 1, 1, 1, 16]
 // ROWS: scf.for %{{.+}} = %{{.+}} to %c100 step %c32
 // CHECK-LABEL: func.func @query_tiles
-// CHECK-COUNT-2: tensor.insert_slice {{.+}} : tensor<1x2x128x8xf32> into tensor<1x2x128x16xf32>
-// CHECK: tensor.insert_slice {{.+}} : tensor<1x2x2x64x8xf32> into tensor<1x2x2x64x16xf32>
-// CHECK: %[[QROT:.+]] = tensor.insert_slice {{.+}} : tensor<1x2x2x64x8xf32> into tensor<1x2x2x64x16xf32>
+// CHECK: linalg.generic {{.+}} outs(%{{.+}} : tensor<1x2x128x2x8xf32>)
+// CHECK: tensor.collapse_shape {{.+}} into tensor<1x2x128x16xf32>
+// CHECK: linalg.generic {{.+}} outs(%{{.+}} : tensor<1x2x2x64x2x8xf32>)
+// CHECK: %[[QROT:.+]] = tensor.collapse_shape {{.+}} into tensor<1x2x2x64x16xf32>
 // CHECK: scf.forall (%[[KH:.+]], %[[QI:.+]]) = (0, 0) to (2, 64) step (1, 16) shared_outs(%[[ACC:.+]] = %{{.+}}, %[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}})
 // CHECK-DAG: %[[QS:.+]] = tensor.extract_slice %[[QROT]][0, %[[KH]], 0, %[[QI]], 0] [1, 1, 2, 16, 16] {{.+}} to tensor<1x1x2x16x16xf32>
 // CHECK-DAG: %[[QPS:.+]] = tensor.extract_slice %{{.+}}[%[[QI]]] [16] [1] : tensor<64xi64> to tensor<16xi64>
