@@ -73,17 +73,15 @@ struct RegisterBlockNest {
 };
 } // namespace
 
+/// The loop's static trip count where it runs at least once from a constant
+/// lower bound by a constant step (what a nest's iteration number is built
+/// from).
 static std::optional<int64_t> tripCount(scf::ForOp loop) {
-  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound()),
-                         ub = getConstantIntValue(loop.getUpperBound()),
-                         step = getConstantIntValue(loop.getStep());
-  if (!lb || !ub || !step || *step <= 0 || *ub <= *lb)
+  std::optional<APInt> count = loop.getStaticTripCount();
+  if (!count || count->isZero() || !getConstantIntValue(loop.getLowerBound()) ||
+      !getConstantIntValue(loop.getStep()))
     return std::nullopt;
-  return llvm::divideCeil(*ub - *lb, *step);
-}
-
-static bool isDefinedOutside(Value value, scf::ForOp loop) {
-  return !loop->isAncestor(value.getParentRegion()->getParentOp());
+  return count->getSExtValue();
 }
 
 /// Where the tile that `index` reads in starts, if `index` follows `loop`:
@@ -96,8 +94,8 @@ static bool setTileStart(Value index, scf::ForOp loop, Stream &stream) {
   Value iv = loop.getInductionVar();
   Builder b(ctx);
   auto operand = [&](Value v) -> OpFoldResult {
-    return v == iv || isDefinedOutside(v, loop) ? OpFoldResult(v)
-                                                : b.getIndexAttr(0);
+    return v == iv || loop.isDefinedOutsideOfLoop(v) ? OpFoldResult(v)
+                                                     : b.getIndexAttr(0);
   };
   stream.startOperands.clear();
   if (index == iv) {
@@ -140,7 +138,7 @@ static int64_t tileBytes(const Stream &stream) {
 /// dim is static and contiguous (lines run along it).
 static bool isStreamable(Value buffer, scf::ForOp loop) {
   auto type = dyn_cast<MemRefType>(buffer.getType());
-  if (!type || type.getRank() == 0 || !isDefinedOutside(buffer, loop) ||
+  if (!type || type.getRank() == 0 || !loop.isDefinedOutsideOfLoop(buffer) ||
       !type.getElementType().isIntOrFloat() ||
       type.getElementTypeBitWidth() % 8 != 0 ||
       type.isDynamicDim(type.getRank() - 1))
@@ -172,7 +170,7 @@ static std::optional<Stream> streamOfRead(scf::ForOp loop, int64_t step,
       dim = d;
       stream.offsets.push_back(iv);
       stream.sizes.push_back(step);
-    } else if (!last && isDefinedOutside(index, loop)) {
+    } else if (!last && loop.isDefinedOutsideOfLoop(index)) {
       stream.offsets.push_back(index);
       stream.sizes.push_back(1);
     } else if (!type.isDynamicDim(d)) {
@@ -206,7 +204,7 @@ static std::optional<Stream> streamOfSubView(scf::ForOp loop,
   }
   for (auto [d, offset] : llvm::enumerate(stream.offsets)) {
     auto value = dyn_cast<Value>(offset);
-    if (!value || isDefinedOutside(value, loop))
+    if (!value || loop.isDefinedOutsideOfLoop(value))
       continue;
     if (stream.start || !setTileStart(value, loop, stream))
       return std::nullopt;
