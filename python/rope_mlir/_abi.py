@@ -19,7 +19,9 @@ from __future__ import annotations
 import ctypes
 import functools
 import json
+import math
 import subprocess
+import threading
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +103,12 @@ def signatures_json(functions: dict[str, FunctionSig]) -> str:
                        for f in functions.values()])
 
 
+@functools.cache
+def storage_dtype(element: str) -> np.dtype:
+    """The numpy dtype memrefs of `element` (f32, bf16, ...) are stored as."""
+    return np.dtype(STORAGE_DTYPES[element])
+
+
 def check_arguments(name: str, arrays_, args_sig) -> None:
     """Raises ArgumentError unless `arrays_` fit the function's tensor
     arguments (count, storage dtype, rank, static extents), naming the
@@ -109,12 +117,23 @@ def check_arguments(name: str, arrays_, args_sig) -> None:
         raise ArgumentError(f"@{name} takes {len(args_sig)} arguments "
                             f"({', '.join(map(str, args_sig))}), got {len(arrays_)}")
     for i, (a, sig) in enumerate(zip(arrays_, args_sig)):
-        check_argument(name, i, a.dtype, tuple(a.shape), sig)
+        check_argument(name, i, a.dtype, a.shape, sig)
+
+
+def _fits(dtype: np.dtype, shape: tuple, sig: TensorSig) -> bool:
+    """Whether an array of `dtype` and `shape` fits `sig`. The checks run on
+    every call, so they build no message (numpy's dtype names alone cost
+    more than a small kernel) until one fails."""
+    return (dtype == storage_dtype(sig.dtype) and len(shape) == len(sig.shape)
+            and all(w is None or w == g for w, g in zip(sig.shape, shape)))
 
 
 def check_argument(name: str, i: int, dtype: np.dtype, shape: tuple, sig: TensorSig) -> None:
     """check_arguments for argument #i, stored as `dtype`, of `shape`."""
-    want = np.dtype(STORAGE_DTYPES[sig.dtype])
+    if _fits(dtype, shape, sig):
+        return
+    shape = tuple(shape)
+    want = storage_dtype(sig.dtype)
     what = f"@{name} argument #{i}{' (' + sig.name + ')' if sig.name else ''}"
     got = f"{dtype} of shape {shape}"
     if dtype != want:
@@ -136,26 +155,25 @@ def check_destinations(name: str, outs, results_sig, inputs) -> None:
         raise ArgumentError(f"@{name} returns {len(results_sig)} results "
                             f"({', '.join(map(str, results_sig))}); out= got {len(outs)} arrays")
     for i, (a, sig) in enumerate(zip(outs, results_sig)):
-        what = f"@{name} out #{i}" if len(outs) > 1 else f"@{name} out"
-        want = np.dtype(STORAGE_DTYPES[sig.dtype])
-        got = f"{a.dtype} of shape {tuple(a.shape)}"
-        if a.dtype != want:
-            raise ArgumentError(f"{what}: expected {sig} (stored as {want}), got {got}")
-        if a.ndim != len(sig.shape) or any(
-                w is not None and w != g for w, g in zip(sig.shape, a.shape)):
-            raise ArgumentError(f"{what}: expected {sig}, got {got}")
+        what = (lambda: f"@{name} out #{i}") if len(outs) > 1 else (lambda: f"@{name} out")
+        if not _fits(a.dtype, a.shape, sig):
+            got = f"{a.dtype} of shape {tuple(a.shape)}"
+            want = storage_dtype(sig.dtype)
+            if a.dtype != want:
+                raise ArgumentError(f"{what()}: expected {sig} (stored as {want}), got {got}")
+            raise ArgumentError(f"{what()}: expected {sig}, got {got}")
         if not a.flags.c_contiguous:
-            raise ArgumentError(f"{what}: must be C-contiguous (strides {a.strides}), "
+            raise ArgumentError(f"{what()}: must be C-contiguous (strides {a.strides}), "
                                 "the result is written in place")
         if not a.flags.writeable:
-            raise ArgumentError(f"{what}: is read-only")
+            raise ArgumentError(f"{what()}: is read-only")
         for j, x in enumerate(inputs):
             if np.may_share_memory(a, x):
-                raise ArgumentError(f"{what}: shares memory with argument #{j}, which the "
+                raise ArgumentError(f"{what()}: shares memory with argument #{j}, which the "
                                     "function reads while it writes the result")
         for j, b in enumerate(outs[:i]):
             if np.may_share_memory(a, b):
-                raise ArgumentError(f"{what}: shares memory with out #{j}")
+                raise ArgumentError(f"{what()}: shares memory with out #{j}")
 
 
 # ---------------------------------------------------------------------------
@@ -190,24 +208,21 @@ def _results_type(ranks: tuple) -> type:
 def descriptor(pointer: int, shape, strides=None):
     """A descriptor of memory at `pointer` (row-major unless `strides`, in
     elements, are given)."""
-    desc = descriptor_type(len(shape))()
-    desc.allocated = desc.aligned = pointer
-    desc.offset = 0
-    if shape:
-        if strides is None:
-            strides, acc = [], 1
-            for n in reversed(shape):
-                strides.append(acc)
-                acc *= n
-            strides = strides[::-1]
-        desc.sizes[:] = shape
-        desc.strides[:] = strides
-    return desc
+    shape = tuple(shape)
+    if not shape:
+        return descriptor_type(0)(pointer, pointer, 0)
+    if strides is None:
+        strides, acc = [], 1
+        for n in reversed(shape):
+            strides.append(acc)
+            acc *= n
+        strides.reverse()
+    return descriptor_type(len(shape))(pointer, pointer, 0, shape, tuple(strides))
 
 
 def array_descriptor(array: np.ndarray):
-    return descriptor(array.ctypes.data, array.shape,
-                      [s // array.itemsize for s in array.strides])
+    item = array.itemsize
+    return descriptor(array.ctypes.data, array.shape, [s // item for s in array.strides])
 
 
 _rope_runtime: ctypes.CDLL | None = None
@@ -236,6 +251,18 @@ def rope_runtime(path: Path | None = None) -> ctypes.CDLL:
 MAX_CALL_ARGS = 32
 
 
+_per_thread = threading.local()
+
+
+def _message_buffer():
+    """The buffer a failed runtime check's message is written into: one per
+    thread, reused by its calls (only a failed call reads it)."""
+    buffer = getattr(_per_thread, "message", None)
+    if buffer is None:
+        buffer = _per_thread.message = ctypes.create_string_buffer(4096)
+    return buffer
+
+
 def call_packed(packed, name: str, structs) -> None:
     """Calls a `_rope_packed_` entry point (any number of descriptors, the
     result's first) through ropeRuntimeCall, with the one pointer it takes:
@@ -250,10 +277,11 @@ def call_checked(function, name: str, structs) -> None:
     through ropeRuntimeCall; a failed runtime check raises RuntimeCheckError."""
     pointers = [ctypes.addressof(s) for s in structs]
     args = (ctypes.c_void_p * max(len(pointers), 1))(*pointers)
-    message = ctypes.create_string_buffer(4096)
-    status = rope_runtime().ropeRuntimeCall(
-        ctypes.cast(function, ctypes.c_void_p), len(pointers), args, message,
-        len(message))
+    message = _message_buffer()
+    if not isinstance(function, int):
+        function = ctypes.cast(function, ctypes.c_void_p)
+    status = rope_runtime().ropeRuntimeCall(function, len(pointers), args, message,
+                                            len(message))
     if status == 1:
         raise RuntimeCheckError(f"@{name}: {message.value.decode(errors='replace')}")
     if status != 0:
@@ -279,10 +307,10 @@ def take_result(result, result_sig: TensorSig, arguments, allocations=None) -> n
     if allocations is None:
         allocations = {}
     rank = len(result_sig.shape)
-    dtype = np.dtype(STORAGE_DTYPES[result_sig.dtype])
+    dtype = storage_dtype(result_sig.dtype)
     shape = tuple(result.sizes) if rank else ()
     strides = tuple(s * dtype.itemsize for s in result.strides) if rank else ()
-    count = int(np.prod(shape)) if shape else 1
+    count = math.prod(shape)
     base = result.aligned + result.offset * dtype.itemsize
     span = (sum((n - 1) * s for n, s in zip(shape, strides)) + dtype.itemsize
             if count else 0)

@@ -178,7 +178,7 @@ def import_arguments(args, allow_device: bool = False):
     out, kind = [], None
     for i, a in enumerate(args):
         if isinstance(a, np.ndarray):
-            out.append(np.require(a, requirements="C"))
+            out.append(a if a.flags.c_contiguous else np.ascontiguousarray(a))
             continue
         if not hasattr(a, "__dlpack__"):
             out.append(np.require(np.asarray(a), requirements="C"))

@@ -50,10 +50,7 @@ class Module:
         it returns several, as the arguments' kind of array. With `out` (an
         array, or a tuple of one per result), the results are written into
         it and it is returned: nothing is allocated for them."""
-        if name not in self.functions:
-            raise AttributeError(f"the module has no public function @{name} "
-                                 f"(it has {', '.join('@' + f for f in self.functions) or 'none'})")
-        args_sig, results_sig = self.functions[name].callable_signature()
+        args_sig, results_sig = self._callable_signature(name)
         host, kind = arrays.import_arguments(args, self._device)
         _abi.check_arguments(name, host, args_sig)
         if out is not None:
@@ -67,6 +64,18 @@ class Module:
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     _device = "cpu"
+
+    def _callable_signature(self, name: str):
+        """@name's callable_signature, worked out on its first call."""
+        signatures = self.__dict__.setdefault("_signatures", {})
+        signature = signatures.get(name)
+        if signature is None:
+            if name not in self.functions:
+                raise AttributeError(
+                    f"the module has no public function @{name} (it has "
+                    f"{', '.join('@' + f for f in self.functions) or 'none'})")
+            signature = signatures[name] = self.functions[name].callable_signature()
+        return signature
 
     def run_host(self, name: str, host, results_sig) -> list[np.ndarray]:
         """@name on checked, C-contiguous numpy arrays: its results."""
@@ -151,9 +160,14 @@ class SharedLibraryModule(Module):
         self.path = Path(path)
         _abi.rope_runtime()  # before the library, which links it
         self._lib = ctypes.CDLL(str(self.path))
+        self._addresses: dict[str, int] = {}
 
     def _symbol(self, symbol: str) -> int:
-        return ctypes.cast(getattr(self._lib, symbol), ctypes.c_void_p).value
+        address = self._addresses.get(symbol)
+        if address is None:
+            address = self._addresses[symbol] = ctypes.cast(getattr(self._lib, symbol),
+                                                            ctypes.c_void_p).value
+        return address
 
     def function_address(self, name: str) -> int:
         return self._symbol(f"_mlir_ciface_{name}")
