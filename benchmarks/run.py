@@ -222,11 +222,17 @@ print(best, peak)
 """
 
 
+def attention_file(hq, hkv, s, d, workdir) -> Path:
+    """Our attention module for one prefill config, written into `workdir`."""
+    text = Path(workdir) / f"attention_{hq}_{hkv}_{s}.mlir"
+    text.write_text(attention_module(hq, hkv, s, d))
+    return text
+
+
 def isolated_attention(pipeline, hq, hkv, s, d, workdir, threads=THREADS):
     """Time and peak extra memory (MiB) of our attention in a fresh process
     on `threads` threads (OpenMP's)."""
-    text = Path(workdir) / f"attention_{hq}_{hkv}_{s}.mlir"
-    text.write_text(attention_module(hq, hkv, s, d))
+    text = attention_file(hq, hkv, s, d, workdir)
     out = subprocess.run([sys.executable, "-c", _ISOLATED, str(text), pipeline,
                           str(hq), str(hkv), str(s), str(d)],
                          check=True, capture_output=True, text=True,
@@ -248,18 +254,24 @@ def frontend_python():
     return python if python.exists() else None
 
 
-def venv_baseline(script, configs, threads=THREADS):
+def venv_baseline(script, configs, threads=THREADS, ours=None):
     """Runs benchmarks/SCRIPT (torch2_sdpa.py or iree_attention.py) in the
     frontend venv on the prefill configs: {(Hq, Hkv, S): seconds}, the
     baseline's version and its reply (empty and None without the venv or when
-    the baseline fails, which the run reports)."""
+    the baseline fails, which the run reports). `ours` ({(Hq, Hkv, S): path
+    of our module's MLIR}, torch2_sdpa.py only): the script times our
+    attention too, alternating with its own (the reply's "ours")."""
     python = frontend_python()
     if python is None:
         return {}, None, {}
     inv = ref.inv_freq(LLAMA3_SPEC, 128).tolist()
-    out = subprocess.run([str(python), str(HERE / script), str(threads), json.dumps(inv),
-                          json.dumps([list(c) for c in configs])],
-                         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ""})
+    argv = [str(python), str(HERE / script), str(threads), json.dumps(inv),
+            json.dumps([list(c) for c in configs])]
+    env = {**os.environ, "PYTHONPATH": "", "OMP_NUM_THREADS": str(threads)}
+    if ours:
+        argv.append(json.dumps({"/".join(map(str, c)): str(path) for c, path in ours.items()}))
+        env["PYTHONPATH"] = str(Path(compiler.__file__).resolve().parent.parent)
+    out = subprocess.run(argv, capture_output=True, text=True, env=env)
     if out.returncode != 0:
         print(f"{script} failed: {out.stderr[-2000:]}", flush=True)
         return {}, None, {}
@@ -371,7 +383,12 @@ def bench_rotary(results, seqs, torch_parts, ggml=None):
 
 def bench_prefill(results, configs, torch_parts, workdir, ggml=None):
     rng = np.random.default_rng(1)
-    sdpa, results["machine"]["torch2"], _ = venv_baseline("torch2_sdpa.py", configs)
+    # Ours is timed beside SDPA in its process, the calls alternating, so
+    # that their ratio does not carry the machine's drift between the two.
+    modules = {c: attention_file(*c, 128, workdir) for c in configs}
+    sdpa, results["machine"]["torch2"], paired = venv_baseline("torch2_sdpa.py", configs,
+                                                                ours=modules)
+    paired = {tuple(map(int, k.split("/"))): t for k, t in paired.get("ours", {}).items()}
     # IREE's CPU attention runs at a few GFLOP/s (see benchmarks/README.md):
     # S = 4096 would take minutes per call, so it runs up to the target's S.
     iree, results["machine"]["iree"], reply = venv_baseline(
@@ -381,7 +398,9 @@ def bench_prefill(results, configs, torch_parts, workdir, ggml=None):
         d = 128
         flops = 4 * hq * s * s * d
         row = {"Hq": hq, "Hkv": hkv, "S": s, "flops": flops}
-        row["ours"], row["ours_peak_mib"] = isolated_attention("--rope-lower-to-cpu", hq, hkv, s, d, workdir)
+        row["ours_isolated"], row["ours_peak_mib"] = isolated_attention("--rope-lower-to-cpu", hq, hkv, s,
+                                                                         d, workdir)
+        row["ours"] = paired.get((hq, hkv, s), row["ours_isolated"])
         row["ours_unfused"], row["unfused_peak_mib"] = isolated_attention(PLAIN, hq, hkv, s, d, workdir)
         q = rng.standard_normal((1, hq, s, d), dtype=np.float32)
         k = rng.standard_normal((1, hkv, s, d), dtype=np.float32)
@@ -545,7 +564,10 @@ def write_markdown(results, path):
               "for its `llvm-cpu` backend (host CPU; SDPA becomes its fused `iree_linalg_ext.attention`), checked "
               "against PyTorch (max error / max in the json); `ggml` is llama.cpp's CPU `FLASH_ATTN_EXT` with `ROPE` of Q "
               "and K. Causal rate / SGEMM and / FMA peak: ours at the causal count (half the dense one) "
-              "over the SGEMM rate and the FMA peak of the same run. Peak: extra resident memory of the call, fresh process.", "",
+              "over the SGEMM rate and the FMA peak of the same run. `ours (fused)` and `SDPA` are timed in one process "
+              "(the frontend venv's), their calls alternating, so that their ratio does not carry the machine's drift; "
+              "`ours (isolated)` in the json is a fresh process of its own, which also gives the peak: extra "
+              "resident memory of the call.", "",
               "| Hq/Hkv | S | ours (fused) | ours (unfused) | numpy+OpenBLAS | torch | SDPA | IREE | ggml | fused vs numpy | fused vs torch | fused vs SDPA | fused vs IREE | fused vs ggml | causal rate / SGEMM | causal rate / FMA peak | fused vs unfused | peak MiB fused / unfused |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     peak = results.get("fma_peak_gflops", float("nan"))

@@ -4,6 +4,7 @@
 // RUN: rope-opt %s --rope-tile-attention="query-tile=16 key-tile=32 split-keys=0" -split-input-file | FileCheck %s --check-prefix=STATIC
 // RUN: rope-opt %s --rope-tile-attention="query-tile=64 key-tile=32 split-keys=0" --canonicalize -split-input-file | FileCheck %s --check-prefix=ONE
 // RUN: not rope-opt %s --rope-tile-attention=key-tile=0 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: rope-opt %s --rope-tile-attention="split-keys=4" --canonicalize -split-input-file | FileCheck %s --check-prefix=HEADS
 // BAD: query-tile and key-tile must be positive and split-keys -1 (automatic) or more, got 64, 0 and -1
 
 // Parallel query tiles: an scf.forall over (kv head, 16 query rows), each
@@ -131,4 +132,51 @@ func.func @dynamic_keys(%q: tensor<1x2x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v
       : tensor<1x2x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>
       -> tensor<1x2x2x?x16xf32>, tensor<1x2x2x?xf32>, tensor<1x2x2x?xf32>
   return %r#0, %r#1, %r#2 : tensor<1x2x2x?x16xf32>, tensor<1x2x2x?xf32>, tensor<1x2x2x?xf32>
+}
+
+// -----
+
+// A decode step's split tiles hold every kv head, each head's K and V rows
+// a stream of their own: at most 8 KiB of each head's key rows per tile,
+// i.e. 16 keys of an f32 head of 128 (the key-tile of 64 caps it).
+// HEADS-LABEL: func.func @split_tiles_f32_heads
+// HEADS: scf.forall
+// HEADS: scf.for %{{.+}} = %c0 to %{{.+}} step %c16
+// HEADS: rope.online_attention {{.+}} : tensor<1x8x4x1x128xf32>, tensor<1x8x16x128xf32>, tensor<1x8x16x128xf32>
+func.func @split_tiles_f32_heads(%q: tensor<1x8x4x1x128xf32>, %k: tensor<1x8x256x128xf32>, %v: tensor<1x8x256x128xf32>,
+    %acc: tensor<1x8x4x1x128xf32>, %m: tensor<1x8x4x1xf32>, %l: tensor<1x8x4x1xf32>) -> (tensor<1x8x4x1x128xf32>, tensor<1x8x4x1xf32>, tensor<1x8x4x1xf32>) {
+  %r:3 = rope.online_attention %q, %k, %v scale = 0.25
+      outs(%acc, %m, %l : tensor<1x8x4x1x128xf32>, tensor<1x8x4x1xf32>, tensor<1x8x4x1xf32>)
+      : tensor<1x8x4x1x128xf32>, tensor<1x8x256x128xf32>, tensor<1x8x256x128xf32>
+      -> tensor<1x8x4x1x128xf32>, tensor<1x8x4x1xf32>, tensor<1x8x4x1xf32>
+  return %r#0, %r#1, %r#2 : tensor<1x8x4x1x128xf32>, tensor<1x8x4x1xf32>, tensor<1x8x4x1xf32>
+}
+
+// -----
+
+// f16 rows are half as wide: 32 keys.
+// HEADS-LABEL: func.func @split_tiles_f16_heads
+// HEADS: scf.for %{{.+}} = %c0 to %{{.+}} step %c32
+// HEADS: rope.online_attention {{.+}} : tensor<1x8x4x1x128xf16>, tensor<1x8x32x128xf16>, tensor<1x8x32x128xf16>
+func.func @split_tiles_f16_heads(%q: tensor<1x8x4x1x128xf16>, %k: tensor<1x8x256x128xf16>, %v: tensor<1x8x256x128xf16>,
+    %acc: tensor<1x8x4x1x128xf32>, %m: tensor<1x8x4x1xf32>, %l: tensor<1x8x4x1xf32>) -> (tensor<1x8x4x1x128xf32>, tensor<1x8x4x1xf32>, tensor<1x8x4x1xf32>) {
+  %r:3 = rope.online_attention %q, %k, %v scale = 0.25
+      outs(%acc, %m, %l : tensor<1x8x4x1x128xf32>, tensor<1x8x4x1xf32>, tensor<1x8x4x1xf32>)
+      : tensor<1x8x4x1x128xf16>, tensor<1x8x256x128xf16>, tensor<1x8x256x128xf16>
+      -> tensor<1x8x4x1x128xf32>, tensor<1x8x4x1xf32>, tensor<1x8x4x1xf32>
+  return %r#0, %r#1, %r#2 : tensor<1x8x4x1x128xf32>, tensor<1x8x4x1xf32>, tensor<1x8x4x1xf32>
+}
+
+// -----
+
+// One kv head is two streams whatever the tile: key-tile's 64 keys.
+// HEADS-LABEL: func.func @split_tiles_one_head
+// HEADS: rope.online_attention {{.+}} : tensor<1x1x4x1x128xf32>, tensor<1x1x64x128xf32>, tensor<1x1x64x128xf32>
+func.func @split_tiles_one_head(%q: tensor<1x1x4x1x128xf32>, %k: tensor<1x1x256x128xf32>, %v: tensor<1x1x256x128xf32>,
+    %acc: tensor<1x1x4x1x128xf32>, %m: tensor<1x1x4x1xf32>, %l: tensor<1x1x4x1xf32>) -> (tensor<1x1x4x1x128xf32>, tensor<1x1x4x1xf32>, tensor<1x1x4x1xf32>) {
+  %r:3 = rope.online_attention %q, %k, %v scale = 0.25
+      outs(%acc, %m, %l : tensor<1x1x4x1x128xf32>, tensor<1x1x4x1xf32>, tensor<1x1x4x1xf32>)
+      : tensor<1x1x4x1x128xf32>, tensor<1x1x256x128xf32>, tensor<1x1x256x128xf32>
+      -> tensor<1x1x4x1x128xf32>, tensor<1x1x4x1xf32>, tensor<1x1x4x1xf32>
+  return %r#0, %r#1, %r#2 : tensor<1x1x4x1x128xf32>, tensor<1x1x4x1xf32>, tensor<1x1x4x1xf32>
 }

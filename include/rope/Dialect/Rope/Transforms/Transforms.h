@@ -32,8 +32,11 @@ FailureOr<OnlineAttentionOp> convertToOnlineAttention(RewriterBase &rewriter,
 struct AttentionTilingOptions {
   /// Query rows per parallel tile (an scf.forall over kv heads × query tiles).
   int64_t queryTile = 64;
-  /// Keys per step of the sequential key loop.
+  /// Keys per step of the sequential key loop. Split tiles of a decode step,
+  /// which hold every kv head, take at most kSplitTileBytesPerKvHead of each
+  /// kv head's key rows (see tileOnlineAttention).
   int64_t keyTile = 64;
+  static constexpr int64_t kSplitTileBytesPerKvHead = 8192;
   /// When above 1, the keys are first split into this many ranges whose
   /// partial states are computed in parallel and merged (split-K, for decode);
   /// the kv heads and queries then stay whole in each split. -1 chooses:
