@@ -21,9 +21,11 @@ Figures:
   * decode tokens/s: 32 / (the time of `generate` for 33 new tokens after
     a 512-token prompt − its time for 1 new token), i.e. the KV-cache steps
     alone: the prefill and generate's setup cancel out.
-Each contender gets a warm-up (which compiles) and then the best of a few
-timed runs; glibc keeps freed memory for reuse (as in benchmarks/run.py),
-for every contender. torch.compile uses dynamic=True for both compilers, so one
+The three contenders are built side by side; each gets a warm-up (which
+compiles), then they are timed in rounds, each call of one followed by the
+same call of the others, so that the VM's drift falls on all of them
+alike; the best of the rounds counts. glibc keeps freed memory for reuse
+(as in benchmarks/run.py), for every contender. torch.compile uses dynamic=True for both compilers, so one
 compiled graph serves every prompt length.
 """
 
@@ -75,62 +77,87 @@ def build(config, dtype):
     return model
 
 
-def best(fn, reps):
-    fn()  # warm-up: compiles
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+CONTENDERS = ("eager", "inductor", "rope_mlir")
 
 
-def measure(model, prompts, decode, reps):
-    """{"prefill": {S: tokens/s}, "decode": tokens/s} of `model`'s forward as
-    it is called now (eager or compiled in place)."""
+def timed(fn):
+    """Seconds of one call of `fn`, after a pause: the contenders' OpenMP
+    runtimes keep idle threads spinning for a while after a parallel region
+    (LLVM's for 200 ms), which must not take a core from the next
+    contender's call."""
+    time.sleep(0.3)
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def workload(model, prompts, decode):
+    """{label: call} of what is timed on `model`'s forward as it is called
+    now (eager or compiled in place): one forward over each prompt (logits
+    for the last token, as `generate` asks) and, with `decode`, `generate`
+    for 1 and for DECODE_TOKENS + 1 new tokens after a DECODE_PROMPT-token
+    prompt (their difference is the KV-cache steps alone: the prefill and
+    generate's setup cancel out)."""
     gen = torch.Generator().manual_seed(1)
-    out = {"prefill": {}}
-    with torch.no_grad():
-        for s in prompts:
-            ids = torch.randint(1, model.config.vocab_size, (1, s), generator=gen)
-            seconds = best(lambda: model(ids, logits_to_keep=1), reps)
-            out["prefill"][s] = s / seconds
-        if decode:
-            ids = torch.randint(1, model.config.vocab_size, (1, DECODE_PROMPT), generator=gen)
-            # generate's prefill (which gives the first token, with generate's
-            # own setup) cancels out: only the steps differ.
-            first = best(lambda: model.generate(ids, max_new_tokens=1, do_sample=False), reps)
-            total = best(lambda: model.generate(ids, max_new_tokens=DECODE_TOKENS + 1,
-                                                do_sample=False), reps)
-            out["decode"] = DECODE_TOKENS / max(total - first, 1e-9)
-    return out
+    calls = {}
+    for s in prompts:
+        ids = torch.randint(1, model.config.vocab_size, (1, s), generator=gen)
+        calls[("prefill", s)] = lambda ids=ids: model(ids, logits_to_keep=1)
+    if decode:
+        ids = torch.randint(1, model.config.vocab_size, (1, DECODE_PROMPT), generator=gen)
+        calls[("generate", 1)] = lambda: model.generate(ids, max_new_tokens=1, do_sample=False)
+        calls[("generate", DECODE_TOKENS + 1)] = lambda: model.generate(
+            ids, max_new_tokens=DECODE_TOKENS + 1, do_sample=False)
+    return calls
 
 
 def run(quick, only=None):
+    """Per model: the three contenders built side by side and timed in
+    rounds, each call of one contender followed by the same call of the
+    others (the order reversed every other round), so that the VM's drift
+    over the minutes of a run falls on all of them alike; the best of the
+    rounds counts."""
     import rope_mlir.torch as rt
     reps = 1 if quick else 2
+    # Three compiled copies of a model (two backends) share its code objects.
+    torch._dynamo.config.recompile_limit = 64
     rows = []
     for name, config, dtype, prompts, decode in configs(quick):
         if only and name not in only:
             continue
         row = {"model": name, "dtype": str(dtype).replace("torch.", ""),
                "layers": config.num_hidden_layers, "intermediate": config.intermediate_size}
-        for contender in ("eager", "inductor", "rope_mlir"):
-            torch._dynamo.reset()
-            model = build(config, dtype)
-            if contender != "eager":
-                model.compile(backend=contender, dynamic=True)
-            t0 = time.perf_counter()
-            rt.clear_reports()
-            row[contender] = measure(model, prompts, decode, reps)
-            row[contender]["seconds"] = time.perf_counter() - t0
-            if contender == "rope_mlir":
-                reports = rt.reports()
-                row["graphs"] = [{"attentions": r.attentions, "folded": r.folded,
-                                  "compiled": r.compiled, "fallback": r.fallback,
-                                  "compile_s": round(r.seconds, 2)} for r in reports]
+        torch._dynamo.reset()
+        rt.clear_reports()
+        calls, started = {}, {}
+        with torch.no_grad():
+            for contender in CONTENDERS:
+                model = build(config, dtype)
+                if contender != "eager":
+                    model.compile(backend=contender, dynamic=True)
+                started[contender] = time.perf_counter()
+                calls[contender] = workload(model, prompts, decode)
+                for call in calls[contender].values():
+                    call()  # warm-up: compiles
+                row[contender] = {"warmup_seconds": time.perf_counter() - started[contender]}
+            best = {c: {label: float("inf") for label in calls[c]} for c in CONTENDERS}
+            for r in range(reps):
+                order = CONTENDERS if r % 2 == 0 else CONTENDERS[::-1]
+                for label in calls["eager"]:
+                    for contender in order:
+                        best[contender][label] = min(best[contender][label],
+                                                     timed(calls[contender][label]))
+        for contender in CONTENDERS:
+            b = best[contender]
+            row[contender]["prefill"] = {s: s / b[("prefill", s)] for s in prompts}
+            if decode:
+                steps = b[("generate", DECODE_TOKENS + 1)] - b[("generate", 1)]
+                row[contender]["decode"] = DECODE_TOKENS / max(steps, 1e-9)
             print(json.dumps({name: {contender: row[contender]}}), flush=True)
-            del model
+        row["graphs"] = [{"attentions": r.attentions, "folded": r.folded,
+                          "compiled": r.compiled, "fallback": r.fallback,
+                          "compile_s": round(r.seconds, 2)} for r in rt.reports()]
+        del calls
         rows.append(row)
     return rows
 
