@@ -174,16 +174,17 @@ static void computeKeyTablesInTile(RewriterBase &rewriter,
   }
 }
 
-/// The keys per step of the key loop of `op`'s tiles. A split's tiles of
-/// a decode step (each kv head's queries in one tile) hold every kv head,
-/// and each head's K and V rows are streams of their own through memory.
-/// Measured (AVX-512 Xeon, 8 kv heads of 128): past 8 KiB of rows per head
-/// and tile the loads stall once the cache is out of the last-level cache,
-/// whether or not it sits on huge pages, which points at the hardware
-/// prefetchers' per-4-KiB-page streams rather than the TLB. Such tiles take
-/// at most that many keys: 32 of an f16 head of 128, 16 of an f32 one
-/// (decode at 16k-32k keys: 1.2-1.5x faster than 64; at 1k-8k keys, in L3,
-/// f16 still gains 3-9% while f32 loses ~11% to the per-tile work).
+/// The keys per step of the key loop of `op`'s tiles. A split's tiles of a
+/// decode step (each kv head's queries in one tile) hold every kv head and
+/// are read once, in one pass: each is worth fetching while the one before
+/// it computes, which the CPU pipeline's rope-prefetch-streamed-tiles does
+/// for tiles of up to 64 KiB (kSplitTileBytes). Such tiles take at most
+/// that many bytes of key rows: 32 keys of 8 f16 kv heads of 128, 16 of f32
+/// ones. Against 64-key tiles (128 or 256 KiB, fetched by the hardware
+/// alone), decode with 32/8 heads: f16 1.03-1.09x at 1k-16k keys and 1.5x
+/// at 32k; f32 1.2x at 16k-32k keys but 0.88x at 4k-8k, in L3, where the
+/// per-tile work of a 16-key tile shows. The smaller tiles without their
+/// prefetch are slower than 64 (f16 at 32k keys: 0.8x).
 static int64_t keyTileSize(OnlineAttentionOp op,
                            const AttentionTilingOptions &options,
                            bool tilesHoldEveryKvHead) {
@@ -193,13 +194,13 @@ static int64_t keyTileSize(OnlineAttentionOp op,
   int64_t headDim = keyType.getDimSize(3);
   int64_t sq = queryType.getDimSize(3);
   bool decodeStep = !ShapedType::isDynamic(sq) && sq <= options.queryTile;
-  if (!tilesHoldEveryKvHead || !decodeStep || kvHeads == 1 ||
+  if (!tilesHoldEveryKvHead || !decodeStep || ShapedType::isDynamic(kvHeads) ||
       ShapedType::isDynamic(headDim))
     return options.keyTile;
-  int64_t rowBits = headDim * keyType.getElementTypeBitWidth();
+  int64_t keyBits = kvHeads * headDim * keyType.getElementTypeBitWidth();
   int64_t keys = static_cast<int64_t>(
       llvm::bit_floor(static_cast<uint64_t>(std::max<int64_t>(
-          1, AttentionTilingOptions::kSplitTileBytesPerKvHead * 8 / rowBits))));
+          1, AttentionTilingOptions::kSplitTileBytes * 8 / keyBits))));
   return std::clamp<int64_t>(keys, std::min<int64_t>(8, options.keyTile),
                              options.keyTile);
 }

@@ -136,9 +136,9 @@ func.func @dynamic_keys(%q: tensor<1x2x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v
 
 // -----
 
-// A decode step's split tiles hold every kv head, each head's K and V rows
-// a stream of their own: at most 8 KiB of each head's key rows per tile,
-// i.e. 16 keys of an f32 head of 128 (the key-tile of 64 caps it).
+// A decode step's split tiles hold every kv head and take at most 64 KiB
+// of key rows (what the CPU pipeline prefetches a tile ahead): 16 keys of
+// 8 f32 kv heads of 128.
 // HEADS-LABEL: func.func @split_tiles_f32_heads
 // HEADS: scf.forall
 // HEADS: scf.for %{{.+}} = %c0 to %{{.+}} step %c16
@@ -169,7 +169,7 @@ func.func @split_tiles_f16_heads(%q: tensor<1x8x4x1x128xf16>, %k: tensor<1x8x256
 
 // -----
 
-// One kv head is two streams whatever the tile: key-tile's 64 keys.
+// One kv head's 64 keys are 32 KiB: key-tile's 64 keys stay.
 // HEADS-LABEL: func.func @split_tiles_one_head
 // HEADS: rope.online_attention {{.+}} : tensor<1x1x4x1x128xf32>, tensor<1x1x64x128xf32>, tensor<1x1x64x128xf32>
 func.func @split_tiles_one_head(%q: tensor<1x1x4x1x128xf32>, %k: tensor<1x1x256x128xf32>, %v: tensor<1x1x256x128xf32>,

@@ -33,10 +33,11 @@ struct AttentionTilingOptions {
   /// Query rows per parallel tile (an scf.forall over kv heads × query tiles).
   int64_t queryTile = 64;
   /// Keys per step of the sequential key loop. Split tiles of a decode step,
-  /// which hold every kv head, take at most kSplitTileBytesPerKvHead of each
-  /// kv head's key rows (see tileOnlineAttention).
+  /// which hold every kv head, take at most kSplitTileBytes of key rows: the
+  /// largest tile the CPU pipeline prefetches while the one before it
+  /// computes (rope-prefetch-streamed-tiles; see tileOnlineAttention).
   int64_t keyTile = 64;
-  static constexpr int64_t kSplitTileBytesPerKvHead = 8192;
+  static constexpr int64_t kSplitTileBytes = 64 * 1024;
   /// When above 1, the keys are first split into this many ranges whose
   /// partial states are computed in parallel and merged (split-K, for decode);
   /// the kv heads and queries then stay whole in each split. -1 chooses:
