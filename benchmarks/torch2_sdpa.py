@@ -34,15 +34,19 @@ from hf_layer import arguments, best_seconds, hf_rope, inputs
 def alternate(calls, s, rounds=None):
     """The best seconds of each of `calls`, timed in turns (one call of
     each per round, the order reversed every other round), with a pause
-    before each call: OpenMP's idle threads (LLVM's spin for 200 ms after a
+    before each turn: OpenMP's idle threads (LLVM's spin for 200 ms after a
     parallel region) then wait for the next call asleep, not on a core the
-    other contender needs."""
+    other contender needs. Each turn's timed call follows an untimed one,
+    which wakes the contender's threads and brings its data back into the
+    caches after the other's turn (a short call timed straight after the
+    pause ran at half speed)."""
     rounds = rounds or (4 if s >= 2048 else 6)
     best = [float("inf")] * len(calls)
     for r in range(rounds):
         order = range(len(calls)) if r % 2 == 0 else reversed(range(len(calls)))
         for i in order:
             time.sleep(0.3)
+            calls[i]()
             t0 = time.perf_counter()
             calls[i]()
             best[i] = min(best[i], time.perf_counter() - t0)
