@@ -198,9 +198,10 @@ static int64_t keyTileSize(OnlineAttentionOp op,
       ShapedType::isDynamic(headDim))
     return options.keyTile;
   int64_t keyBits = kvHeads * headDim * keyType.getElementTypeBitWidth();
-  int64_t keys = static_cast<int64_t>(
-      llvm::bit_floor(static_cast<uint64_t>(std::max<int64_t>(
-          1, AttentionTilingOptions::kSplitTileBytes * 8 / keyBits))));
+  if (keyBits == 0) // no kv heads or an empty head: nothing to size for
+    return options.keyTile;
+  int64_t keys = static_cast<int64_t>(llvm::bit_floor(static_cast<uint64_t>(
+      AttentionTilingOptions::kSplitTileBytes * 8 / keyBits)));
   return std::clamp<int64_t>(keys, std::min<int64_t>(8, options.keyTile),
                              options.keyTile);
 }
