@@ -254,6 +254,16 @@ def frontend_python():
     return python if python.exists() else None
 
 
+def config_key(config) -> str:
+    """(Hq, Hkv, S) as the venv scripts key their replies: "Hq/Hkv/S"."""
+    return "/".join(map(str, config))
+
+
+def by_config(reply: dict) -> dict:
+    """A venv script's {"Hq/Hkv/S": value} keyed by (Hq, Hkv, S)."""
+    return {tuple(map(int, k.split("/"))): v for k, v in reply.items()}
+
+
 def venv_baseline(script, configs, threads=THREADS, ours=None):
     """Runs benchmarks/SCRIPT (torch2_sdpa.py or iree_attention.py) in the
     frontend venv on the prefill configs: {(Hq, Hkv, S): seconds}, the
@@ -269,14 +279,14 @@ def venv_baseline(script, configs, threads=THREADS, ours=None):
             json.dumps([list(c) for c in configs])]
     env = {**os.environ, "PYTHONPATH": "", "OMP_NUM_THREADS": str(threads)}
     if ours:
-        argv.append(json.dumps({"/".join(map(str, c)): str(path) for c, path in ours.items()}))
+        argv.append(json.dumps({config_key(c): str(path) for c, path in ours.items()}))
         env["PYTHONPATH"] = str(Path(compiler.__file__).resolve().parent.parent)
     out = subprocess.run(argv, capture_output=True, text=True, env=env)
     if out.returncode != 0:
         print(f"{script} failed: {out.stderr[-2000:]}", flush=True)
         return {}, None, {}
     data = json.loads(out.stdout)
-    return {tuple(map(int, k.split("/"))): t for k, t in data["times"].items()}, data["version"], data
+    return by_config(data["times"]), data["version"], data
 
 
 def sgemm_gflops(n=2048):
@@ -388,7 +398,7 @@ def bench_prefill(results, configs, torch_parts, workdir, ggml=None):
     modules = {c: attention_file(*c, 128, workdir) for c in configs}
     sdpa, results["machine"]["torch2"], paired = venv_baseline("torch2_sdpa.py", configs,
                                                                 ours=modules)
-    paired = {tuple(map(int, k.split("/"))): t for k, t in paired.get("ours", {}).items()}
+    paired = by_config(paired.get("ours", {}))
     # IREE's CPU attention runs at a few GFLOP/s (see benchmarks/README.md):
     # S = 4096 would take minutes per call, so it runs up to the target's S.
     iree, results["machine"]["iree"], reply = venv_baseline(
@@ -487,7 +497,7 @@ def bench_scaling(results, workdir, ggml=None):
     # (a fresh process of ours alone where the frontend venv is missing).
     modules = {c: attention_file(*c, 128, workdir) for c in configs}
     sdpa, _, paired = venv_baseline("torch2_sdpa.py", configs, threads=1, ours=modules)
-    paired = {tuple(map(int, k.split("/"))): t for k, t in paired.get("ours", {}).items()}
+    paired = by_config(paired.get("ours", {}))
     for hq, hkv, s in configs:
         full = full_rows[(hq, hkv, s)]
         ours_1 = paired.get((hq, hkv, s))

@@ -129,17 +129,17 @@ def run(quick, only=None):
                "layers": config.num_hidden_layers, "intermediate": config.intermediate_size}
         torch._dynamo.reset()
         rt.clear_reports()
-        calls, started = {}, {}
+        calls = {}
         with torch.no_grad():
             for contender in CONTENDERS:
                 model = build(config, dtype)
                 if contender != "eager":
                     model.compile(backend=contender, dynamic=True)
-                started[contender] = time.perf_counter()
+                t0 = time.perf_counter()
                 calls[contender] = workload(model, prompts, decode)
                 for call in calls[contender].values():
                     call()  # warm-up: compiles
-                row[contender] = {"warmup_seconds": time.perf_counter() - started[contender]}
+                row[contender] = {"warmup_seconds": time.perf_counter() - t0}
             best = {c: {label: float("inf") for label in calls[c]} for c in CONTENDERS}
             for r in range(reps):
                 order = CONTENDERS if r % 2 == 0 else CONTENDERS[::-1]

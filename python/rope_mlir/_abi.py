@@ -155,25 +155,25 @@ def check_destinations(name: str, outs, results_sig, inputs) -> None:
         raise ArgumentError(f"@{name} returns {len(results_sig)} results "
                             f"({', '.join(map(str, results_sig))}); out= got {len(outs)} arrays")
     for i, (a, sig) in enumerate(zip(outs, results_sig)):
-        what = (lambda: f"@{name} out #{i}") if len(outs) > 1 else (lambda: f"@{name} out")
+        what = f"@{name} out #{i}" if len(outs) > 1 else f"@{name} out"
         if not _fits(a.dtype, a.shape, sig):
             got = f"{a.dtype} of shape {tuple(a.shape)}"
             want = storage_dtype(sig.dtype)
             if a.dtype != want:
-                raise ArgumentError(f"{what()}: expected {sig} (stored as {want}), got {got}")
-            raise ArgumentError(f"{what()}: expected {sig}, got {got}")
+                raise ArgumentError(f"{what}: expected {sig} (stored as {want}), got {got}")
+            raise ArgumentError(f"{what}: expected {sig}, got {got}")
         if not a.flags.c_contiguous:
-            raise ArgumentError(f"{what()}: must be C-contiguous (strides {a.strides}), "
+            raise ArgumentError(f"{what}: must be C-contiguous (strides {a.strides}), "
                                 "the result is written in place")
         if not a.flags.writeable:
-            raise ArgumentError(f"{what()}: is read-only")
+            raise ArgumentError(f"{what}: is read-only")
         for j, x in enumerate(inputs):
             if np.may_share_memory(a, x):
-                raise ArgumentError(f"{what()}: shares memory with argument #{j}, which the "
+                raise ArgumentError(f"{what}: shares memory with argument #{j}, which the "
                                     "function reads while it writes the result")
         for j, b in enumerate(outs[:i]):
             if np.may_share_memory(a, b):
-                raise ArgumentError(f"{what()}: shares memory with out #{j}")
+                raise ArgumentError(f"{what}: shares memory with out #{j}")
 
 
 # ---------------------------------------------------------------------------

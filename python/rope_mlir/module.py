@@ -34,6 +34,7 @@ class Module:
 
     def __init__(self, functions: dict[str, FunctionSig]):
         self.functions = functions
+        self._signatures: dict[str, tuple] = {}
 
     def function_address(self, name: str) -> int:
         """The address of `name`'s `_mlir_ciface_` wrapper."""
@@ -67,14 +68,13 @@ class Module:
 
     def _callable_signature(self, name: str):
         """@name's callable_signature, worked out on its first call."""
-        signatures = self.__dict__.setdefault("_signatures", {})
-        signature = signatures.get(name)
+        signature = self._signatures.get(name)
         if signature is None:
             if name not in self.functions:
                 raise AttributeError(
                     f"the module has no public function @{name} (it has "
                     f"{', '.join('@' + f for f in self.functions) or 'none'})")
-            signature = signatures[name] = self.functions[name].callable_signature()
+            signature = self._signatures[name] = self.functions[name].callable_signature()
         return signature
 
     def run_host(self, name: str, host, results_sig) -> list[np.ndarray]:
