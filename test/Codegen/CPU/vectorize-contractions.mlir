@@ -146,16 +146,16 @@ func.func @narrow(%a: tensor<4x8xf32>, %b: tensor<8x12xf32>,
 
 // A large matmul outside any loop: B packed once into column panels
 // ([n / 16][k][16]) and the output viewed as [m][n / 16][16]; rows across
-// cores (an scf.forall of 8 chunks), 256-step reduction panels, panels of 16
+// cores (an scf.forall of 8 chunks), 512-step reduction panels, panels of 16
 // column blocks; each block of rows goes through the panel's column blocks
 // (its slice of A stays in L1 while the micro-panels of B stream by).
 // CHECK-LABEL: func.func @large_matmul
-// CHECK-SAME:    %[[A:[^:]+]]: tensor<512x512xf32>, %[[B:[^:]+]]: tensor<512x512xf32>, %[[C:[^:]+]]: tensor<512x512xf32>
-// CHECK:         %[[BSPLIT:.+]] = tensor.expand_shape %[[B]] {{\[\[}}0], [1, 2]] output_shape [512, 32, 16]
-// CHECK:         %[[PANELS:.+]] = linalg.transpose ins(%[[BSPLIT]] : tensor<512x32x16xf32>) outs(%{{.+}} : tensor<32x512x16xf32>) permutation = [1, 0, 2]
+// CHECK-SAME:    %[[A:[^:]+]]: tensor<512x1024xf32>, %[[B:[^:]+]]: tensor<1024x512xf32>, %[[C:[^:]+]]: tensor<512x512xf32>
+// CHECK:         %[[BSPLIT:.+]] = tensor.expand_shape %[[B]] {{\[\[}}0], [1, 2]] output_shape [1024, 32, 16]
+// CHECK:         %[[PANELS:.+]] = linalg.transpose ins(%[[BSPLIT]] : tensor<1024x32x16xf32>) outs(%{{.+}} : tensor<32x1024x16xf32>) permutation = [1, 0, 2]
 // CHECK:         %[[CSPLIT:.+]] = tensor.expand_shape %[[C]] {{\[\[}}0], [1, 2]] output_shape [512, 32, 16]
 // CHECK:         %[[R:.+]] = scf.forall (%{{.+}}) = (0) to (512) step (64) shared_outs(%{{.+}} = %[[CSPLIT]])
-// CHECK:           scf.for {{.+}} to %c512 step %c256
+// CHECK:           scf.for {{.+}} to %c1024 step %c512
 // CHECK:             scf.for {{.+}} to %c32 step %c16
 // CHECK:               scf.for {{.+}} to %c64 step %c4
 // CHECK:                 scf.for {{.+}} to %c16 step %c1
@@ -163,9 +163,9 @@ func.func @narrow(%a: tensor<4x8xf32>, %b: tensor<8x12xf32>,
 // CHECK:                     vector.transfer_read %[[PANELS]]
 // CHECK-COUNT-4:             vector.fma
 // CHECK:         tensor.collapse_shape %[[R]] {{\[\[}}0], [1, 2]] : tensor<512x32x16xf32> into tensor<512x512xf32>
-func.func @large_matmul(%a: tensor<512x512xf32>, %b: tensor<512x512xf32>,
+func.func @large_matmul(%a: tensor<512x1024xf32>, %b: tensor<1024x512xf32>,
                         %c: tensor<512x512xf32>) -> tensor<512x512xf32> {
-  %r = linalg.matmul ins(%a, %b : tensor<512x512xf32>, tensor<512x512xf32>)
+  %r = linalg.matmul ins(%a, %b : tensor<512x1024xf32>, tensor<1024x512xf32>)
                      outs(%c : tensor<512x512xf32>) -> tensor<512x512xf32>
   return %r : tensor<512x512xf32>
 }
@@ -181,7 +181,7 @@ func.func @large_matmul(%a: tensor<512x512xf32>, %b: tensor<512x512xf32>,
 // CHECK:         %[[WSPLIT:.+]] = tensor.expand_shape %[[W]] {{\[\[}}0, 1], [2]] output_shape [64, 16, 4096]
 // CHECK:         %[[PANELS:.+]] = linalg.transpose ins(%[[WSPLIT]] : tensor<64x16x4096xf32>) outs(%{{.+}} : tensor<64x4096x16xf32>) permutation = [0, 2, 1]
 // CHECK:         scf.forall (%{{.+}}) = (0) to (64) step (8)
-// CHECK:           scf.for {{.+}} to %c4096 step %c256
+// CHECK:           scf.for {{.+}} to %c4096 step %c512
 // CHECK:             scf.for {{.+}} step %c4
 // CHECK:               scf.for {{.+}} -> ({{.*}}vector<4x16xf32>)
 // CHECK:                 vector.transfer_read %[[PANELS]]
