@@ -388,7 +388,9 @@ std::optional<Size> loopExtent(linalg::LinalgOp op, unsigned loop) {
 /// index i, which is i itself when `size` is that loop's extent (a size of
 /// 1 then leaves only i = 0).
 std::optional<AffineExpr> bodyIndex(Value index, linalg::LinalgOp op,
-                                    const Term &t, unsigned depth = 0) {
+                                    const Term &t,
+                                    std::optional<Size> ownSize = std::nullopt,
+                                    unsigned depth = 0) {
   if (depth > kMaxViewSteps)
     return std::nullopt;
   APInt constant;
@@ -401,10 +403,12 @@ std::optional<AffineExpr> bodyIndex(Value index, linalg::LinalgOp op,
     return t.map.getResult(loop.getDim());
   }
   if (isa_and_nonnull<arith::IndexCastOp>(def))
-    return bodyIndex(def->getOperand(0), op, t, depth + 1);
+    return bodyIndex(def->getOperand(0), op, t, std::nullopt, depth + 1);
   if (isa_and_nonnull<arith::AddIOp, arith::MulIOp>(def)) {
-    std::optional<AffineExpr> a = bodyIndex(def->getOperand(0), op, t, depth + 1);
-    std::optional<AffineExpr> b = bodyIndex(def->getOperand(1), op, t, depth + 1);
+    std::optional<AffineExpr> a =
+        bodyIndex(def->getOperand(0), op, t, std::nullopt, depth + 1);
+    std::optional<AffineExpr> b =
+        bodyIndex(def->getOperand(1), op, t, std::nullopt, depth + 1);
     if (!a || !b)
       return std::nullopt;
     if (isa<arith::AddIOp>(def))
@@ -421,8 +425,9 @@ std::optional<AffineExpr> bodyIndex(Value index, linalg::LinalgOp op,
         !matchPattern(select.getTrueValue(), m_Zero()) || !loop ||
         loop->getParentOp() != op.getOperation())
       return std::nullopt;
+    Size guarded = sizeOfValue(cmp.getLhs());
     std::optional<Size> extent = loopExtent(op, loop.getDim());
-    if (!extent || *extent != sizeOfValue(cmp.getLhs()))
+    if ((!extent || *extent != guarded) && (!ownSize || *ownSize != guarded))
       return std::nullopt;
     return t.map.getResult(loop.getDim());
   }
@@ -432,13 +437,17 @@ std::optional<AffineExpr> bodyIndex(Value index, linalg::LinalgOp op,
 /// Term of the tensor that a `tensor.extract` in a linalg body reads at
 /// indices computed from the loops (torch-mlir's broadcasts and
 /// `repeat_kv` at dynamic shapes).
-std::optional<Term> throughBodyExtract(Term t, tensor::ExtractOp extract) {
+std::optional<Term> throughBodyExtract(Term t, tensor::ExtractOp extract,
+                                       ViewOptions options) {
   auto op = dyn_cast<linalg::LinalgOp>(extract->getParentOp());
   if (!op || t.map.getNumResults() != op.getNumLoops())
     return std::nullopt;
   SmallVector<AffineExpr> indices;
-  for (Value index : extract.getIndices()) {
-    std::optional<AffineExpr> e = bodyIndex(index, op, t);
+  for (auto [pos, index] : llvm::enumerate(extract.getIndices())) {
+    std::optional<Size> ownSize;
+    if (options.ownSizeGuardsAsIndex)
+      ownSize = sizeOfDim(extract.getTensor(), pos);
+    std::optional<AffineExpr> e = bodyIndex(index, op, t, ownSize);
     if (!e)
       return std::nullopt;
     indices.push_back(*e);
@@ -486,7 +495,7 @@ std::optional<Term> throughShapeReshape(Term t, tensor::ReshapeOp op) {
 
 } // namespace
 
-std::optional<Term> stepView(Term t) {
+std::optional<Term> stepView(Term t, ViewOptions options) {
   if (auto arg = dyn_cast<BlockArgument>(t.value))
     return outOfBody(t, arg);
   Operation *def = t.value.getDefiningOp();
@@ -496,7 +505,7 @@ std::optional<Term> stepView(Term t) {
   // unless it is read from a tensor at indices of the loops.
   if (!isa<RankedTensorType>(t.value.getType())) {
     if (auto extract = dyn_cast<tensor::ExtractOp>(def))
-      return throughBodyExtract(t, extract);
+      return throughBodyExtract(t, extract, options);
     return std::nullopt;
   }
 

@@ -4,6 +4,7 @@
 #include "rope/Analysis/OpClassification.h"
 #include "rope/Analysis/Terms.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
@@ -63,15 +64,65 @@ std::optional<Value> decidedSide(arith::SelectOp select) {
   }
 }
 
+/// For `x + c` (arith.addi or subi of a constant, on index or i64, where
+/// sizes never wrap; or an affine.apply of one operand whose map is that
+/// operand plus a constant): x, with `offset` increased by c. Null for
+/// other ops.
+Value throughAddedConstant(Operation *def, int64_t &offset) {
+  if (isa_and_nonnull<arith::AddIOp, arith::SubIOp>(def)) {
+    Type type = def->getResult(0).getType();
+    if (!type.isIndex() && !type.isInteger(64))
+      return {};
+    bool subtracts = isa<arith::SubIOp>(def);
+    APInt c;
+    if (matchPattern(def->getOperand(1), m_ConstantInt(&c))) {
+      offset += subtracts ? -c.getSExtValue() : c.getSExtValue();
+      return def->getOperand(0);
+    }
+    if (!subtracts && matchPattern(def->getOperand(0), m_ConstantInt(&c))) {
+      offset += c.getSExtValue();
+      return def->getOperand(1);
+    }
+    return {};
+  }
+  auto apply = dyn_cast_or_null<affine::AffineApplyOp>(def);
+  if (!apply || apply.getMapOperands().size() != 1)
+    return {};
+  AffineMap map = apply.getAffineMap();
+  AffineExpr input = map.getNumDims()
+                         ? getAffineDimExpr(0, def->getContext())
+                         : getAffineSymbolExpr(0, def->getContext());
+  auto c = dyn_cast<AffineConstantExpr>(simplifyAffineExpr(
+      map.getResult(0) - input, map.getNumDims(), map.getNumSymbols()));
+  if (!c)
+    return {};
+  offset += c.getValue();
+  return apply.getMapOperands().front();
+}
+
 } // namespace
 
+Size plus(Size size, int64_t delta) {
+  if (size.isConstant())
+    size.constant += delta;
+  else
+    size.offset += delta;
+  return size;
+}
+
 Size sizeOfValue(Value value, SameShapeOperand sameShape) {
+  // What the steps so far added to the size of `value`.
+  int64_t offset = 0;
   for (unsigned step = 0; step < kMaxViewSteps; ++step) {
     APInt constant;
     if (matchPattern(value, m_ConstantInt(&constant)))
-      return Size{constant.getSExtValue(), {}, 0, {}};
+      return Size{constant.getSExtValue() + offset, {}, 0, {}};
     Operation *def = value.getDefiningOp();
     if (Value operand = throughSizeCast(def)) {
+      value = operand;
+      continue;
+    }
+    if (Value operand = throughAddedConstant(def, offset)) {
       value = operand;
       continue;
     }
@@ -79,7 +130,7 @@ Size sizeOfValue(Value value, SameShapeOperand sameShape) {
       std::optional<int64_t> index = dim.getConstantIndex();
       if (!index)
         break;
-      return sizeOfDim(dim.getSource(), *index, sameShape);
+      return plus(sizeOfDim(dim.getSource(), *index, sameShape), offset);
     }
     if (auto select = dyn_cast_or_null<arith::SelectOp>(def)) {
       if (std::optional<Value> side = decidedSide(select)) {
@@ -88,11 +139,11 @@ Size sizeOfValue(Value value, SameShapeOperand sameShape) {
       }
       Size a = sizeOfValue(select.getTrueValue(), sameShape);
       if (a == sizeOfValue(select.getFalseValue(), sameShape))
-        return a;
+        return plus(a, offset);
     }
     break;
   }
-  return Size{ShapedType::kDynamic, {}, 0, value};
+  return Size{ShapedType::kDynamic, {}, 0, value, offset};
 }
 
 Size sizeOfDim(Value tensor, int64_t dim, SameShapeOperand sameShape) {
@@ -137,6 +188,30 @@ Size sizeOfDim(Value tensor, int64_t dim, SameShapeOperand sameShape) {
     if (auto cast = dyn_cast<tensor::CastOp>(def)) {
       tensor = cast.getSource();
       continue;
+    }
+    if (auto concat = dyn_cast<tensor::ConcatOp>(def)) {
+      // Along another dim every input has the result's size; along the
+      // concatenated one, the sum: one dynamic input (a KV cache) plus
+      // static ones (the new keys) is that input's size plus a constant.
+      if (static_cast<int64_t>(concat.getDim()) != dim) {
+        tensor = concat.getInputs().front();
+        continue;
+      }
+      Value dynamicInput;
+      int64_t known = 0;
+      for (Value input : concat.getInputs()) {
+        auto inputType = cast<RankedTensorType>(input.getType());
+        if (!inputType.isDynamicDim(dim)) {
+          known += inputType.getDimSize(dim);
+          continue;
+        }
+        if (dynamicInput)
+          return Size{ShapedType::kDynamic, tensor, dim, {}};
+        dynamicInput = input;
+      }
+      if (!dynamicInput)
+        return Size{known, {}, 0, {}};
+      return plus(sizeOfDim(dynamicInput, dim, sameShape), known);
     }
     if (auto reshape = dyn_cast<tensor::ReshapeOp>(def)) {
       auto shape =

@@ -571,8 +571,10 @@ evaluateMaskRule(Term mask, int64_t n, int64_t sq, int64_t sk,
 /// body's computation) that `accepts` the term it is read by: a frontend's
 /// Q, K, V or mask in the layout attention wants, however many transposes
 /// and reshapes the export put between it and its use. The deepest, so that
-/// a repeat of kv heads or a broadcast mask is read from before it.
-Value deepestTensorRead(Term t, function_ref<bool(Term)> accepts) {
+/// a repeat of kv heads or a broadcast mask is read from before it. Views
+/// are stepped through as `options` allow.
+Value deepestTensorRead(Term t, analysis::ViewOptions options,
+                        function_ref<bool(Term)> accepts) {
   Value found;
   for (unsigned step = 0; step < kMaxViewSteps; ++step) {
     if (isa<RankedTensorType>(t.value.getType()) && accepts(t))
@@ -589,7 +591,7 @@ Value deepestTensorRead(Term t, function_ref<bool(Term)> accepts) {
           !source.hasStaticShape())
         break;
     }
-    std::optional<Term> next = stepView(t);
+    std::optional<Term> next = stepView(t, options);
     if (!next)
       break;
     if (!isa<RankedTensorType>(next->value.getType())) {
@@ -598,12 +600,16 @@ Value deepestTensorRead(Term t, function_ref<bool(Term)> accepts) {
       // indices of its loops (torch-mlir's broadcasts at dynamic sizes).
       if (!(isa<BlockArgument>(next->value) ||
             next->value.getDefiningOp<tensor::ExtractOp>()) ||
-          !(next = stepView(*next)))
+          !(next = stepView(*next, options)))
         break;
     }
     t = *next;
   }
   return found;
+}
+
+Value deepestTensorRead(Term t, function_ref<bool(Term)> accepts) {
+  return deepestTensorRead(t, analysis::ViewOptions(), accepts);
 }
 
 /// A scalar that a linalg body yields, read at its loops, as the read of
@@ -897,7 +903,8 @@ bool sameIndex(AffineExpr a, AffineExpr b, int64_t nExtent) {
   return true;
 }
 
-OperandRead findOperand(Term t, ArrayRef<AffineExpr> expected, int64_t nExtent) {
+OperandRead findOperand(Term t, ArrayRef<AffineExpr> expected, int64_t nExtent,
+                        analysis::ViewOptions options = {}) {
   MLIRContext *ctx = t.value.getContext();
   // The indices a read of `read`'s rank stands for, if the others are unit.
   auto trailing = [&](Term read) -> std::optional<ArrayRef<AffineExpr>> {
@@ -909,7 +916,7 @@ OperandRead findOperand(Term t, ArrayRef<AffineExpr> expected, int64_t nExtent) 
       return std::nullopt;
     return expected.take_back(rank);
   };
-  Value exact = deepestTensorRead(t, [&](Term read) {
+  Value exact = deepestTensorRead(t, options, [&](Term read) {
     std::optional<ArrayRef<AffineExpr>> indices = trailing(read);
     if (!indices)
       return false;
@@ -926,7 +933,7 @@ OperandRead findOperand(Term t, ArrayRef<AffineExpr> expected, int64_t nExtent) 
     return {exact, llvm::to_vector<4>(llvm::seq<int64_t>(0, rank))};
   }
   OperandRead found;
-  deepestTensorRead(t, [&](Term read) {
+  deepestTensorRead(t, options, [&](Term read) {
     std::optional<ArrayRef<AffineExpr>> indices = trailing(read);
     if (!indices)
       return false;
@@ -1044,12 +1051,18 @@ std::pair<OperandRead, OperandRead> findKeyValue(Term keyTerm, Term valueTerm,
   MLIRContext *ctx = h.getContext();
   AffineExpr j = dimExpr(ctx, kJ), e = dimExpr(ctx, kE), d = dimExpr(ctx, kD);
   OperandRead key, value;
+  // A repeat's broadcast guard on K's or V's own length reads as the
+  // identity: the attention's keys and values must be one length, which a
+  // broadcast of one of them would break (its run-time check says so).
+  analysis::ViewOptions ownLengths;
+  ownLengths.ownSizeGuardsAsIndex = true;
   for (int64_t hkv = 1; hkv <= heads && !key; ++hkv) {
     if (heads % hkv != 0)
       continue;
     AffineExpr kvHead = kvHeadOf(h, heads, hkv);
-    key = findOperand(keyTerm, {b, kvHead, j, d}, batch * heads);
-    value = findOperand(valueTerm, {b, kvHead, j, e}, batch * heads);
+    key = findOperand(keyTerm, {b, kvHead, j, d}, batch * heads, ownLengths);
+    value =
+        findOperand(valueTerm, {b, kvHead, j, e}, batch * heads, ownLengths);
     if (!key || !value || key.getDimSize(1) != hkv ||
         value.getDimSize(1) != hkv)
       key = value = OperandRead();

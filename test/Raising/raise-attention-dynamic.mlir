@@ -626,3 +626,164 @@ func.func @decode_step_bf16_widened(%qb: tensor<1x4x1x16xbf16>, %kb: tensor<1x4x
   %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [1, 4, 1, 16] : tensor<4x1x16xf32> into tensor<1x4x1x16xf32>
   return %o4 : tensor<1x4x1x16xf32>
 }
+
+// -----
+
+// A decode step of GQA 4/2 over a cache: K and V are the cache (one fused
+// [K, V] argument here) with the new key concatenated, so their length is
+// the cache's + 1, which torch-mlir spells twice: through i64
+// (index_cast, addi 1, index_cast) for the repeat's loops and as an
+// affine.apply for its broadcast guard. Both are the same size: the repeat
+// is read through and the attention gets the 2 kv heads.
+// CHECK-LABEL: func.func @decode_gqa_concat_cache
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<1x4x1x16xf32>, %[[C:[^:]+]]: tensor<2x1x2x?x16xf32>, %[[KN:[^:]+]]: tensor<1x2x1x16xf32>, %[[VN:[^:]+]]: tensor<1x2x1x16xf32>)
+// CHECK-DAG: %[[K:.+]] = tensor.concat dim(2) %{{.+}}, %[[KN]]
+// CHECK-DAG: %[[V:.+]] = tensor.concat dim(2) %{{.+}}, %[[VN]]
+// CHECK: rope.attention %[[Q]], %[[K]], %[[V]] scale = 2.500000e-01 : tensor<1x4x1x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>
+// CHECK-NOT: linalg.batch_matmul
+func.func @decode_gqa_concat_cache(%q: tensor<1x4x1x16xf32>, %cache: tensor<2x1x2x?x16xf32>, %kn: tensor<1x2x1x16xf32>, %vn: tensor<1x2x1x16xf32>) -> tensor<1x4x1x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %cache, %c3 : tensor<2x1x2x?x16xf32>
+  %kc = tensor.extract_slice %cache[0, 0, 0, 0, 0] [1, 1, 2, %n, 16] [1, 1, 1, 1, 1] : tensor<2x1x2x?x16xf32> to tensor<1x2x?x16xf32>
+  %vc = tensor.extract_slice %cache[1, 0, 0, 0, 0] [1, 1, 2, %n, 16] [1, 1, 1, 1, 1] : tensor<2x1x2x?x16xf32> to tensor<1x2x?x16xf32>
+  %k = tensor.concat dim(2) %kc, %kn : (tensor<1x2x?x16xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x?x16xf32>
+  %v = tensor.concat dim(2) %vc, %vn : (tensor<1x2x?x16xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x?x16xf32>
+  // The length through i64, as the repeat's loops have it.
+  %n64 = arith.index_cast %n : index to i64
+  %one64 = arith.constant 1 : i64
+  %len64 = arith.addi %n64, %one64 : i64
+  %len = arith.index_cast %len64 : i64 to index
+  // The length as the broadcast guard has it.
+  %guard = affine.apply affine_map<()[s0] -> (s0 + 1)>()[%n]
+  %kx = tensor.expand_shape %k [[0], [1], [2, 3], [4]] output_shape [1, 2, 1, %guard, 16] : tensor<1x2x?x16xf32> into tensor<1x2x1x?x16xf32>
+  %vx = tensor.expand_shape %v [[0], [1], [2, 3], [4]] output_shape [1, 2, 1, %guard, 16] : tensor<1x2x?x16xf32> into tensor<1x2x1x?x16xf32>
+  %rep_e = tensor.empty(%len) : tensor<1x2x2x?x16xf32>
+  %krep = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} outs(%rep_e : tensor<1x2x2x?x16xf32>) {
+  ^bb0(%out: f32):
+    %h = linalg.index 1 : index
+    %i = linalg.index 3 : index
+    %d = linalg.index 4 : index
+    %unit = arith.cmpi eq, %guard, %c1 : index
+    %ii = arith.select %unit, %c0, %i : index
+    %x = tensor.extract %kx[%c0, %h, %c0, %ii, %d] : tensor<1x2x1x?x16xf32>
+    linalg.yield %x : f32
+  } -> tensor<1x2x2x?x16xf32>
+  %vrep = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} outs(%rep_e : tensor<1x2x2x?x16xf32>) {
+  ^bb0(%out: f32):
+    %h = linalg.index 1 : index
+    %i = linalg.index 3 : index
+    %d = linalg.index 4 : index
+    %unit = arith.cmpi eq, %guard, %c1 : index
+    %ii = arith.select %unit, %c0, %i : index
+    %x = tensor.extract %vx[%c0, %h, %c0, %ii, %d] : tensor<1x2x1x?x16xf32>
+    linalg.yield %x : f32
+  } -> tensor<1x2x2x?x16xf32>
+  %k4 = tensor.collapse_shape %krep [[0], [1, 2], [3], [4]] : tensor<1x2x2x?x16xf32> into tensor<1x4x?x16xf32>
+  %v4 = tensor.collapse_shape %vrep [[0], [1, 2], [3], [4]] : tensor<1x2x2x?x16xf32> into tensor<1x4x?x16xf32>
+  %kt_e = tensor.empty(%len) : tensor<1x4x16x?xf32>
+  %kt = linalg.transpose ins(%k4 : tensor<1x4x?x16xf32>) outs(%kt_e : tensor<1x4x16x?xf32>) permutation = [0, 1, 3, 2]
+  %q3 = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<1x4x1x16xf32> into tensor<4x1x16xf32>
+  %k3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<1x4x16x?xf32> into tensor<4x16x?xf32>
+  %s_e = tensor.empty(%len) : tensor<4x1x?xf32>
+  %s_f = linalg.fill ins(%zero : f32) outs(%s_e : tensor<4x1x?xf32>) -> tensor<4x1x?xf32>
+  %sc = linalg.batch_matmul ins(%q3, %k3 : tensor<4x1x16xf32>, tensor<4x16x?xf32>) outs(%s_f : tensor<4x1x?xf32>) -> tensor<4x1x?xf32>
+  %sc4 = tensor.expand_shape %sc [[0, 1], [2], [3]] output_shape [1, 4, 1, %len] : tensor<4x1x?xf32> into tensor<1x4x1x?xf32>
+  %x_e = tensor.empty(%len) : tensor<1x4x1x?xf32>
+  %scale = arith.constant 0.25 : f32
+  %x = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%sc4 : tensor<1x4x1x?xf32>) outs(%x_e : tensor<1x4x1x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.mulf %in, %scale : f32
+    linalg.yield %a : f32
+  } -> tensor<1x4x1x?xf32>
+  %p = linalg.softmax dimension(3) ins(%x : tensor<1x4x1x?xf32>) outs(%x_e : tensor<1x4x1x?xf32>) -> tensor<1x4x1x?xf32>
+  %p3 = tensor.collapse_shape %p [[0, 1], [2], [3]] : tensor<1x4x1x?xf32> into tensor<4x1x?xf32>
+  %v3 = tensor.collapse_shape %v4 [[0, 1], [2], [3]] : tensor<1x4x?x16xf32> into tensor<4x?x16xf32>
+  %o_e = tensor.empty() : tensor<4x1x16xf32>
+  %o_f = linalg.fill ins(%zero : f32) outs(%o_e : tensor<4x1x16xf32>) -> tensor<4x1x16xf32>
+  %o = linalg.batch_matmul ins(%p3, %v3 : tensor<4x1x?xf32>, tensor<4x?x16xf32>) outs(%o_f : tensor<4x1x16xf32>) -> tensor<4x1x16xf32>
+  %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [1, 4, 1, 16] : tensor<4x1x16xf32> into tensor<1x4x1x16xf32>
+  return %o4 : tensor<1x4x1x16xf32>
+}
+
+// -----
+
+// The same step with K and V caches of their own (Hugging Face's layout):
+// the repeats' loops run to K's length, and V's guard tests V's own length,
+// which nothing here shows to be K's. The guard is still read as the
+// identity (rope.attention's keys and values must be one length, checked at
+// run time), so V is read through its repeat as well: 2 kv heads.
+// CHECK-LABEL: func.func @decode_gqa_separate_caches
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<1x4x1x16xf32>, %[[KC:[^:]+]]: tensor<1x2x?x16xf32>, %[[VC:[^:]+]]: tensor<1x2x?x16xf32>, %[[KN:[^:]+]]: tensor<1x2x1x16xf32>, %[[VN:[^:]+]]: tensor<1x2x1x16xf32>)
+// CHECK-DAG: %[[K:.+]] = tensor.concat dim(2) %[[KC]], %[[KN]]
+// CHECK-DAG: %[[V:.+]] = tensor.concat dim(2) %[[VC]], %[[VN]]
+// CHECK: rope.attention %[[Q]], %[[K]], %[[V]] scale = 2.500000e-01 : tensor<1x4x1x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>
+// CHECK-NOT: linalg.batch_matmul
+func.func @decode_gqa_separate_caches(%q: tensor<1x4x1x16xf32>, %kc: tensor<1x2x?x16xf32>, %vc: tensor<1x2x?x16xf32>, %kn: tensor<1x2x1x16xf32>, %vn: tensor<1x2x1x16xf32>) -> tensor<1x4x1x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %kc, %c2 : tensor<1x2x?x16xf32>
+  %nv = tensor.dim %vc, %c2 : tensor<1x2x?x16xf32>
+  %k = tensor.concat dim(2) %kc, %kn : (tensor<1x2x?x16xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x?x16xf32>
+  %v = tensor.concat dim(2) %vc, %vn : (tensor<1x2x?x16xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x?x16xf32>
+  // The length through i64, as the repeat's loops have it.
+  %n64 = arith.index_cast %n : index to i64
+  %one64 = arith.constant 1 : i64
+  %len64 = arith.addi %n64, %one64 : i64
+  %len = arith.index_cast %len64 : i64 to index
+  // The length as the broadcast guard has it.
+  %guard = affine.apply affine_map<()[s0] -> (s0 + 1)>()[%n]
+  %vguard = affine.apply affine_map<()[s0] -> (s0 + 1)>()[%nv]
+  %kx = tensor.expand_shape %k [[0], [1], [2, 3], [4]] output_shape [1, 2, 1, %guard, 16] : tensor<1x2x?x16xf32> into tensor<1x2x1x?x16xf32>
+  %vx = tensor.expand_shape %v [[0], [1], [2, 3], [4]] output_shape [1, 2, 1, %vguard, 16] : tensor<1x2x?x16xf32> into tensor<1x2x1x?x16xf32>
+  %rep_e = tensor.empty(%len) : tensor<1x2x2x?x16xf32>
+  %krep = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} outs(%rep_e : tensor<1x2x2x?x16xf32>) {
+  ^bb0(%out: f32):
+    %h = linalg.index 1 : index
+    %i = linalg.index 3 : index
+    %d = linalg.index 4 : index
+    %unit = arith.cmpi eq, %guard, %c1 : index
+    %ii = arith.select %unit, %c0, %i : index
+    %x = tensor.extract %kx[%c0, %h, %c0, %ii, %d] : tensor<1x2x1x?x16xf32>
+    linalg.yield %x : f32
+  } -> tensor<1x2x2x?x16xf32>
+  %vrep = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} outs(%rep_e : tensor<1x2x2x?x16xf32>) {
+  ^bb0(%out: f32):
+    %h = linalg.index 1 : index
+    %i = linalg.index 3 : index
+    %d = linalg.index 4 : index
+    %unit = arith.cmpi eq, %vguard, %c1 : index
+    %ii = arith.select %unit, %c0, %i : index
+    %x = tensor.extract %vx[%c0, %h, %c0, %ii, %d] : tensor<1x2x1x?x16xf32>
+    linalg.yield %x : f32
+  } -> tensor<1x2x2x?x16xf32>
+  %k4 = tensor.collapse_shape %krep [[0], [1, 2], [3], [4]] : tensor<1x2x2x?x16xf32> into tensor<1x4x?x16xf32>
+  %v4 = tensor.collapse_shape %vrep [[0], [1, 2], [3], [4]] : tensor<1x2x2x?x16xf32> into tensor<1x4x?x16xf32>
+  %kt_e = tensor.empty(%len) : tensor<1x4x16x?xf32>
+  %kt = linalg.transpose ins(%k4 : tensor<1x4x?x16xf32>) outs(%kt_e : tensor<1x4x16x?xf32>) permutation = [0, 1, 3, 2]
+  %q3 = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<1x4x1x16xf32> into tensor<4x1x16xf32>
+  %k3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<1x4x16x?xf32> into tensor<4x16x?xf32>
+  %s_e = tensor.empty(%len) : tensor<4x1x?xf32>
+  %s_f = linalg.fill ins(%zero : f32) outs(%s_e : tensor<4x1x?xf32>) -> tensor<4x1x?xf32>
+  %sc = linalg.batch_matmul ins(%q3, %k3 : tensor<4x1x16xf32>, tensor<4x16x?xf32>) outs(%s_f : tensor<4x1x?xf32>) -> tensor<4x1x?xf32>
+  %sc4 = tensor.expand_shape %sc [[0, 1], [2], [3]] output_shape [1, 4, 1, %len] : tensor<4x1x?xf32> into tensor<1x4x1x?xf32>
+  %x_e = tensor.empty(%len) : tensor<1x4x1x?xf32>
+  %scale = arith.constant 0.25 : f32
+  %x = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%sc4 : tensor<1x4x1x?xf32>) outs(%x_e : tensor<1x4x1x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.mulf %in, %scale : f32
+    linalg.yield %a : f32
+  } -> tensor<1x4x1x?xf32>
+  %p = linalg.softmax dimension(3) ins(%x : tensor<1x4x1x?xf32>) outs(%x_e : tensor<1x4x1x?xf32>) -> tensor<1x4x1x?xf32>
+  %p3 = tensor.collapse_shape %p [[0, 1], [2], [3]] : tensor<1x4x1x?xf32> into tensor<4x1x?xf32>
+  %v3 = tensor.collapse_shape %v4 [[0, 1], [2], [3]] : tensor<1x4x?x16xf32> into tensor<4x?x16xf32>
+  %o_e = tensor.empty() : tensor<4x1x16xf32>
+  %o_f = linalg.fill ins(%zero : f32) outs(%o_e : tensor<4x1x16xf32>) -> tensor<4x1x16xf32>
+  %o = linalg.batch_matmul ins(%p3, %v3 : tensor<4x1x?xf32>, tensor<4x?x16xf32>) outs(%o_f : tensor<4x1x16xf32>) -> tensor<4x1x16xf32>
+  %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [1, 4, 1, 16] : tensor<4x1x16xf32> into tensor<1x4x1x16xf32>
+  return %o4 : tensor<1x4x1x16xf32>
+}

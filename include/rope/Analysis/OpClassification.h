@@ -28,9 +28,21 @@ namespace mlir::rope::analysis {
 // Index-only ops
 //===----------------------------------------------------------------------===//
 
+/// What a caller of stepView can vouch for.
+struct ViewOptions {
+  /// A tensor read in a linalg body at `select(n == 1, 0, i)`, for loop
+  /// index i and n the tensor's own size along that dim, is read at i even
+  /// where n is not shown to be the loop's extent. That is exact when they
+  /// are equal; when n is 1 and the loop longer, the program broadcasts the
+  /// dim, which the caller must rule out itself (rope.attention's keys and
+  /// values must be one length: a K or V broadcast so fails its run-time
+  /// check rather than computing something else).
+  bool ownSizeGuardsAsIndex = false;
+};
+
 /// One step through an op that only moves elements: the term of the operand
 /// element that `t` reads, or nothing when `t` is computed (or unknown).
-std::optional<Term> stepView(Term t);
+std::optional<Term> stepView(Term t, ViewOptions options = {});
 
 /// `t` followed through every index-only op to the computation (or value
 /// without a known definition) it reads.

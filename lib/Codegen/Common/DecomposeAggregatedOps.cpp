@@ -1,4 +1,4 @@
-//===- DecomposeAggregatedOps.cpp - linalg.softmax and kin to linalg ------===//
+//===- DecomposeAggregatedOps.cpp - linalg.softmax, tensor.concat, ... ----===//
 
 #include "rope/Codegen/Common/Passes.h"
 
@@ -6,7 +6,9 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
 namespace mlir::rope {
 #define GEN_PASS_DEF_ROPEDECOMPOSEAGGREGATEDOPS
@@ -36,6 +38,13 @@ struct RopeDecomposeAggregatedOpsPass
       }
       rewriter.replaceOp(op, *results);
     }
+    // A tensor.concat becomes a tensor.empty and an insert_slice per
+    // operand: bufferization then writes a result that the caller's
+    // buffer receives (a decode step's KV cache, one row longer) into that
+    // buffer, where a concat of its own allocates and is copied again.
+    RewritePatternSet patterns(&getContext());
+    tensor::populateDecomposeTensorConcatPatterns(patterns);
+    walkAndApplyPatterns(getOperation(), std::move(patterns));
   }
 };
 } // namespace

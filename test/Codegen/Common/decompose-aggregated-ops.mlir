@@ -23,3 +23,18 @@ func.func @matmul(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %c: tensor<4x4xf32>)
   %r = linalg.matmul ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%c : tensor<4x4xf32>) -> tensor<4x4xf32>
   return %r : tensor<4x4xf32>
 }
+
+// A KV cache with the new key appended: an empty tensor of the summed
+// length and one insert_slice per operand, at offsets 0 and the cache's
+// length.
+// CHECK-LABEL: func.func @concat_cache
+// CHECK-SAME:    (%[[CACHE:[^:]+]]: tensor<1x8x?x128xf32>, %[[NEW:[^:]+]]: tensor<1x8x1x128xf32>)
+// CHECK-NOT:     tensor.concat
+// CHECK:         %[[N:.+]] = tensor.dim %[[CACHE]], %{{.+}}
+// CHECK:         %[[E:.+]] = tensor.empty(%{{.+}}) : tensor<1x8x?x128xf32>
+// CHECK:         %[[A:.+]] = tensor.insert_slice %[[CACHE]] into %[[E]][0, 0, 0, 0] [1, 8, %[[N]], 128] [1, 1, 1, 1]
+// CHECK:         tensor.insert_slice %[[NEW]] into %[[A]][0, 0, %[[N]], 0] [1, 8, 1, 128] [1, 1, 1, 1]
+func.func @concat_cache(%cache: tensor<1x8x?x128xf32>, %new: tensor<1x8x1x128xf32>) -> tensor<1x8x?x128xf32> {
+  %r = tensor.concat dim(2) %cache, %new : (tensor<1x8x?x128xf32>, tensor<1x8x1x128xf32>) -> tensor<1x8x?x128xf32>
+  return %r : tensor<1x8x?x128xf32>
+}

@@ -104,8 +104,8 @@ def RopeDestinationEntryPoints
 }
 
 def RopeDecomposeAggregatedOps : Pass<"rope-decompose-aggregated-ops"> {
-  let summary = "Decompose linalg ops that aggregate others (linalg.softmax) "
-                "into the ops they stand for";
+  let summary = "Decompose ops that aggregate others (linalg.softmax, "
+                "tensor.concat) into the ops they stand for";
   let description = [{
     Every op implementing upstream's `linalg::AggregatedOpInterface` is
     replaced by what its `decomposeOperation` builds: `linalg.softmax`
@@ -116,6 +116,13 @@ def RopeDecomposeAggregatedOps : Pass<"rope-decompose-aggregated-ops"> {
     raised to `rope.attention`; upstream decomposes it only through the
     transform dialect. `--rope-lower-to-cpu` runs it after the rope-level
     passes. An op whose decomposition fails is an error at its location.
+
+    A `tensor.concat` becomes a `tensor.empty` and one `tensor.insert_slice`
+    per operand (upstream's decomposition). Bufferized as it is, a concat
+    allocates its own buffer; as insert_slices into an empty tensor, a
+    concat that is a function's result (a decode step's KV cache with the
+    new key appended) is written straight into the buffer the caller
+    passes for it, instead of being copied there afterwards.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
