@@ -18,13 +18,18 @@ attention (SDPA) and cache, batch 1, greedy:
 Figures:
   * prefill tokens/s: prompt length / the time of one forward pass over the
     prompt (logits for the last token, as `generate` asks);
-  * decode tokens/s: 32 / (the time of `generate` for 33 new tokens after
-    a 512-token prompt − its time for 1 new token), i.e. the KV-cache steps
-    alone: the prefill and generate's setup cancel out.
+  * decode tokens/s: 1 / the median time of one KV-cache step of
+    `generate` (33 new tokens after a 512-token prompt), each step timed
+    inside the call, from one new token to the next (a stopping criterion
+    that only reads the clock), so that the prefill and generate's setup
+    are not in it. Until 2026-11-27 it was 32 / (the best time of
+    `generate` for 33 new tokens − the best for 1): the difference of two
+    best-of-two times, which moved by 5% from run to run.
 The three contenders are built side by side; each gets a warm-up (which
 compiles), then they are timed in rounds, each call of one followed by the
 same call of the others, so that the VM's drift falls on all of them
-alike; the best of the rounds counts. glibc keeps freed memory for reuse
+alike; the best of the rounds counts (decode: the median step of all
+rounds). glibc keeps freed memory for reuse
 (as in benchmarks/run.py), for every contender. torch.compile uses dynamic=True for both compilers, so one
 compiled graph serves every prompt length.
 """
@@ -35,6 +40,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -81,23 +87,37 @@ CONTENDERS = ("eager", "inductor", "rope_mlir")
 
 
 def timed(fn):
-    """Seconds of one call of `fn`, after a pause: the contenders' OpenMP
+    """Seconds of one call of `fn` and what it returned, after a pause: the contenders' OpenMP
     runtimes keep idle threads spinning for a while after a parallel region
     (LLVM's for 200 ms), which must not take a core from the next
     contender's call."""
     time.sleep(0.3)
     t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
+    result = fn()
+    return time.perf_counter() - t0, result
+
+
+class StepClock(transformers.StoppingCriteria):
+    """Reads the clock each time `generate` has a new token (and never
+    stops it): the intervals are its KV-cache steps, one token each."""
+
+    def __init__(self):
+        self.stamps = []
+
+    def __call__(self, input_ids, scores, **kwargs):
+        self.stamps.append(time.perf_counter())
+        return torch.zeros(input_ids.shape[0], dtype=torch.bool)
+
+    def steps(self):
+        return [b - a for a, b in zip(self.stamps, self.stamps[1:])]
 
 
 def workload(model, prompts, decode):
     """{label: call} of what is timed on `model`'s forward as it is called
     now (eager or compiled in place): one forward over each prompt (logits
     for the last token, as `generate` asks) and, with `decode`, `generate`
-    for 1 and for DECODE_TOKENS + 1 new tokens after a DECODE_PROMPT-token
-    prompt (their difference is the KV-cache steps alone: the prefill and
-    generate's setup cancel out)."""
+    for DECODE_TOKENS + 1 new tokens after a DECODE_PROMPT-token prompt,
+    which returns the times of its DECODE_TOKENS KV-cache steps."""
     gen = torch.Generator().manual_seed(1)
     calls = {}
     for s in prompts:
@@ -105,9 +125,13 @@ def workload(model, prompts, decode):
         calls[("prefill", s)] = lambda ids=ids: model(ids, logits_to_keep=1)
     if decode:
         ids = torch.randint(1, model.config.vocab_size, (1, DECODE_PROMPT), generator=gen)
-        calls[("generate", 1)] = lambda: model.generate(ids, max_new_tokens=1, do_sample=False)
-        calls[("generate", DECODE_TOKENS + 1)] = lambda: model.generate(
-            ids, max_new_tokens=DECODE_TOKENS + 1, do_sample=False)
+
+        def steps():
+            clock = StepClock()
+            model.generate(ids, max_new_tokens=DECODE_TOKENS + 1, do_sample=False,
+                           stopping_criteria=[clock])
+            return clock.steps()
+        calls[("decode", DECODE_TOKENS)] = steps
     return calls
 
 
@@ -141,18 +165,22 @@ def run(quick, only=None):
                     call()  # warm-up: compiles
                 row[contender] = {"warmup_seconds": time.perf_counter() - t0}
             best = {c: {label: float("inf") for label in calls[c]} for c in CONTENDERS}
+            steps = {c: [] for c in CONTENDERS}
             for r in range(reps):
                 order = CONTENDERS if r % 2 == 0 else CONTENDERS[::-1]
                 for label in calls["eager"]:
                     for contender in order:
-                        best[contender][label] = min(best[contender][label],
-                                                     timed(calls[contender][label]))
+                        seconds, result = timed(calls[contender][label])
+                        if label[0] == "decode":
+                            steps[contender] += result
+                        else:
+                            best[contender][label] = min(best[contender][label], seconds)
         for contender in CONTENDERS:
             b = best[contender]
             row[contender]["prefill"] = {s: s / b[("prefill", s)] for s in prompts}
             if decode:
-                steps = b[("generate", DECODE_TOKENS + 1)] - b[("generate", 1)]
-                row[contender]["decode"] = DECODE_TOKENS / max(steps, 1e-9)
+                row[contender]["decode"] = 1 / statistics.median(steps[contender])
+                row[contender]["decode_steps"] = len(steps[contender])
             print(json.dumps({name: {contender: row[contender]}}), flush=True)
         row["graphs"] = [{"attentions": r.attentions, "folded": r.folded,
                           "compiled": r.compiled, "fallback": r.fallback,
