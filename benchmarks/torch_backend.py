@@ -87,10 +87,10 @@ CONTENDERS = ("eager", "inductor", "rope_mlir")
 
 
 def timed(fn):
-    """Seconds of one call of `fn` and what it returned, after a pause: the contenders' OpenMP
-    runtimes keep idle threads spinning for a while after a parallel region
-    (LLVM's for 200 ms), which must not take a core from the next
-    contender's call."""
+    """Seconds of one call of `fn` and what it returned, after a pause: the
+    contenders' OpenMP runtimes keep idle threads spinning for a while after
+    a parallel region (LLVM's for 200 ms), which must not take a core from
+    the next contender's call."""
     time.sleep(0.3)
     t0 = time.perf_counter()
     result = fn()

@@ -100,8 +100,7 @@ Value throughAddedConstant(Operation *def, int64_t &offset) {
   return apply.getMapOperands().front();
 }
 
-} // namespace
-
+/// `size` plus `delta`.
 Size plus(Size size, int64_t delta) {
   if (size.isConstant())
     size.constant += delta;
@@ -109,6 +108,8 @@ Size plus(Size size, int64_t delta) {
     size.offset += delta;
   return size;
 }
+
+} // namespace
 
 Size sizeOfValue(Value value, SameShapeOperand sameShape) {
   // What the steps so far added to the size of `value`.

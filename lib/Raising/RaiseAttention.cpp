@@ -608,10 +608,6 @@ Value deepestTensorRead(Term t, analysis::ViewOptions options,
   return found;
 }
 
-Value deepestTensorRead(Term t, function_ref<bool(Term)> accepts) {
-  return deepestTensorRead(t, analysis::ViewOptions(), accepts);
-}
-
 /// A scalar that a linalg body yields, read at its loops, as the read of
 /// the op's result it becomes (views of a computed mask lead into the body
 /// that computes it); `t` itself otherwise.
@@ -636,7 +632,7 @@ Term asResultRead(Term t) {
 /// The mask as an operand: a tensor the term reads at (b, h, i, j)
 /// trailing-aligned, rank 2 to 4 (a static 1 read at 0 broadcasts).
 Value maskOperand(Term mask, ArrayRef<AffineExpr> canonical) {
-  return deepestTensorRead(asResultRead(mask), [&](Term t) {
+  return deepestTensorRead(asResultRead(mask), {}, [&](Term t) {
     auto type = cast<RankedTensorType>(t.value.getType());
     int64_t rank = type.getRank();
     if (rank < 2 || rank > 4)

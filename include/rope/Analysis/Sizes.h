@@ -48,9 +48,6 @@ using SameShapeOperand = function_ref<Value(Operation *)>;
 /// Dim `dim` of `tensor`, through the ops that define it.
 Size sizeOfDim(Value tensor, int64_t dim, SameShapeOperand sameShape = {});
 
-/// This size plus `delta`.
-Size plus(Size size, int64_t delta);
-
 /// The size an integer or index value holds.
 Size sizeOfValue(Value value, SameShapeOperand sameShape = {});
 
