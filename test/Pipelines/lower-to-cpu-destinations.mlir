@@ -46,3 +46,23 @@ func.func @attention(%q: tensor<1x4x?x16xf32>, %k: tensor<1x4x?x16xf32>,
       : tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32>
   return %o : tensor<1x4x?x16xf32>
 }
+
+// A user's large matmul into a fresh zeroed result: its output, viewed as
+// column panels, is the destination itself (filled, then accumulated into),
+// not a buffer of its own copied there at the end.
+// IR-LABEL: func.func @matmul__into
+// IR-SAME:    %[[OUT:[^:]+]]: memref<512x512xf32>) {
+// IR:         %[[VIEW:.+]] = memref.expand_shape %[[OUT]] {{\[}}[0], [1, 2]]
+// IR-NOT:     memref.alloc() {{.*}} : memref<512x512xf32>
+// IR-NOT:     memref.copy
+// IR:         linalg.fill ins(%{{.+}} : f32) outs(%[[VIEW]] :
+// IR-NOT:     memref.copy
+// IR:         return
+func.func @matmul(%a: tensor<512x1024xf32>, %b: tensor<1024x512xf32>) -> tensor<512x512xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<512x512xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<512x512xf32>) -> tensor<512x512xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<512x1024xf32>, tensor<1024x512xf32>)
+                     outs(%c : tensor<512x512xf32>) -> tensor<512x512xf32>
+  return %r : tensor<512x512xf32>
+}

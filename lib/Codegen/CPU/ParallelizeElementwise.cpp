@@ -16,46 +16,61 @@ namespace mlir::rope {
 using namespace mlir;
 
 namespace {
-/// Splits large elementwise linalg ops that are not already inside a loop
-/// (standalone rotations, cos/sin tables, dtype conversions, and the copies
-/// that pack a large matmul's B: transposes, any op without a reduction)
-/// into an scf.forall over their outermost non-unit dim, so that they run
-/// on all cores like the attention tiles. Memory-bound ops need every core to reach
-/// the machine's bandwidth.
+/// Splits large linalg ops that are not already inside a loop (standalone
+/// rotations, cos/sin tables, dtype conversions, the copies that pack a large
+/// matmul's B, a frontend's row reductions such as RMSNorm's sums of
+/// squares) into an scf.forall over their outermost non-unit parallel dim,
+/// so that they run on all cores like the attention tiles. Memory-bound ops
+/// need every core to reach the machine's bandwidth. A reduction dim is never
+/// split: each output element is still reduced by one thread, in the same
+/// order, so the results do not change.
 struct RopeParallelizeElementwisePass
     : public rope::impl::RopeParallelizeElementwiseBase<
           RopeParallelizeElementwisePass> {
   /// Chunks per op: a few per core keeps the load balanced.
   static constexpr int64_t kChunks = 8;
-  /// Below this many elements a parallel region costs more than it saves.
-  static constexpr int64_t kMinElements = 1 << 15;
+  /// Below this many iterations a parallel region costs more than it saves.
+  static constexpr int64_t kMinIterations = 1 << 15;
+
+  /// The dim to split: the outermost parallel dim that is not known to be
+  /// 1, if it comes before every reduction dim that is not (an op reducing
+  /// its outermost dim, a column sum, keeps its one thread).
+  static std::optional<unsigned> splitDim(linalg::LinalgOp op) {
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    for (unsigned i = 0; i < ranges.size(); ++i) {
+      if (ranges[i] == 1)
+        continue;
+      if (iterators[i] == utils::IteratorType::parallel)
+        return i;
+      return std::nullopt;
+    }
+    return std::nullopt;
+  }
 
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> candidates;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (op->getParentOfType<LoopLikeOpInterface>() ||
-          !op.hasPureTensorSemantics() || op.getNumReductionLoops() != 0)
+          !op.hasPureTensorSemantics() || !splitDim(op))
         return;
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-      int64_t elements = 1;
+      int64_t iterations = 1;
       bool dynamic = false;
       for (int64_t r : ranges) {
         if (ShapedType::isDynamic(r))
           dynamic = true;
         else
-          elements *= r;
+          iterations *= r;
       }
-      if (dynamic || elements >= kMinElements)
+      if (dynamic || iterations >= kMinIterations)
         candidates.push_back(op);
     });
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : candidates) {
-      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-      auto dim = llvm::find_if(ranges, [](int64_t r) { return r != 1; });
-      if (dim == ranges.end())
-        continue;
-      SmallVector<OpFoldResult> numThreads(ranges.size(), rewriter.getIndexAttr(0));
-      numThreads[dim - ranges.begin()] = rewriter.getIndexAttr(kChunks);
+      SmallVector<OpFoldResult> numThreads(op.getNumLoops(),
+                                           rewriter.getIndexAttr(0));
+      numThreads[*splitDim(op)] = rewriter.getIndexAttr(kChunks);
       scf::SCFTilingOptions options;
       options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
           .setNumThreads(numThreads);

@@ -294,9 +294,24 @@ viewOutputAsPanels(RewriterBase &rewriter, Location loc, Value init,
   for (unsigned i = 0; i + 1 < outRank; ++i)
     outGroups.push_back({i});
   outGroups.push_back({outRank - 1, outRank});
-  init = tensor::ExpandShapeOp::create(
-      rewriter, loc, RankedTensorType::get(outSplit, outType.getElementType()),
-      init, outGroups);
+  auto splitType = RankedTensorType::get(outSplit, outType.getElementType());
+  // A fresh output (a fill of tensor.empty) is filled in the panel shape
+  // itself. An expand_shape of tensor.empty would hide the empty tensor from
+  // empty-tensor elimination, which then could not give the product the
+  // caller's buffer: the whole result was computed aside and copied there.
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  auto empty =
+      fill ? fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>() : nullptr;
+  if (empty && init.hasOneUse()) {
+    Value splitEmpty = tensor::EmptyOp::create(rewriter, loc, splitType,
+                                               empty.getDynamicSizes());
+    init =
+        linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], splitEmpty)
+            .getResult(0);
+  } else {
+    init = tensor::ExpandShapeOp::create(rewriter, loc, splitType, init,
+                                         outGroups);
+  }
   outExprs.back() = colBlock;
   outExprs.push_back(col);
   return init;

@@ -70,22 +70,46 @@ func.func @dynamic(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
 
 // -----
 
-// Left alone: fewer than 2^15 elements, a reduction, and an op already
+// Row reductions (RMSNorm's sums of squares) split along their rows: each
+// row is still reduced by one thread, in order, so the sums do not change.
+// CHECK-LABEL: func.func @row_reduction
+// CHECK:         scf.forall (%{{.+}}) in (8) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<256xf32>)
+// CHECK:           %[[IN:.+]] = tensor.extract_slice %{{.+}}[%{{.+}}, 0] [32, 128] [1, 1]
+// CHECK:           linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]
+// CHECK-SAME:        ins(%[[IN]] : tensor<32x128xf32>) outs(%{{.+}} : tensor<32xf32>)
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+#row_of = affine_map<(d0, d1) -> (d0)>
+func.func @row_reduction(%x: tensor<256x128xf32>) -> tensor<256xf32> {
+  %z = tensor.empty() : tensor<256xf32>
+  %b = linalg.generic {indexing_maps = [#rows, #row_of], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<256x128xf32>) outs(%z : tensor<256xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %sq = arith.mulf %in, %in : f32
+    %r = arith.addf %sq, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<256xf32>
+  return %b : tensor<256xf32>
+}
+
+// -----
+
+// Left alone: fewer than 2^15 iterations, a reduction of the outermost dim
+// (a column sum: splitting it would split each sum), and an op already
 // inside a loop (an attention tile).
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT:     scf.forall
 // CHECK:         linalg.generic {{.+}} ins(%{{.+}} : tensor<255x128xf32>)
 // CHECK-NOT:     scf.forall
-// CHECK:         linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]
+// CHECK:         linalg.generic {{.+}} iterator_types = ["reduction", "parallel"]
 // CHECK-SAME:      ins(%{{.+}} : tensor<256x128xf32>)
 // CHECK-NOT:     scf.forall
 // CHECK:         scf.for
 // CHECK:           linalg.generic {{.+}} ins(%{{.+}} : tensor<256x128xf32>)
 // CHECK-NOT:     scf.forall
 #id = affine_map<(d0, d1) -> (d0, d1)>
-#row = affine_map<(d0, d1) -> (d0)>
+#column = affine_map<(d0, d1) -> (d1)>
 func.func @left_alone(%small: tensor<255x128xf32>, %x: tensor<256x128xf32>, %n: index)
-    -> (tensor<255x128xf32>, tensor<256xf32>, tensor<256x128xf32>) {
+    -> (tensor<255x128xf32>, tensor<128xf32>, tensor<256x128xf32>) {
   %e = tensor.empty() : tensor<255x128xf32>
   %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
       ins(%small : tensor<255x128xf32>) outs(%e : tensor<255x128xf32>) {
@@ -93,13 +117,13 @@ func.func @left_alone(%small: tensor<255x128xf32>, %x: tensor<256x128xf32>, %n: 
     %r = arith.negf %in : f32
     linalg.yield %r : f32
   } -> tensor<255x128xf32>
-  %z = tensor.empty() : tensor<256xf32>
-  %b = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
-      ins(%x : tensor<256x128xf32>) outs(%z : tensor<256xf32>) {
+  %z = tensor.empty() : tensor<128xf32>
+  %b = linalg.generic {indexing_maps = [#id, #column], iterator_types = ["reduction", "parallel"]}
+      ins(%x : tensor<256x128xf32>) outs(%z : tensor<128xf32>) {
   ^bb0(%in: f32, %out: f32):
     %r = arith.addf %in, %out : f32
     linalg.yield %r : f32
-  } -> tensor<256xf32>
+  } -> tensor<128xf32>
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %x) -> (tensor<256x128xf32>) {
@@ -111,5 +135,5 @@ func.func @left_alone(%small: tensor<255x128xf32>, %x: tensor<256x128xf32>, %n: 
     } -> tensor<256x128xf32>
     scf.yield %next : tensor<256x128xf32>
   }
-  return %a, %b, %c : tensor<255x128xf32>, tensor<256xf32>, tensor<256x128xf32>
+  return %a, %b, %c : tensor<255x128xf32>, tensor<128xf32>, tensor<256x128xf32>
 }

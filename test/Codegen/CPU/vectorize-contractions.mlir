@@ -172,6 +172,27 @@ func.func @large_matmul(%a: tensor<512x1024xf32>, %b: tensor<1024x512xf32>,
 
 // -----
 
+// A fresh zeroed output (a fill of tensor.empty) is built in the panel shape
+// itself, not as an expand_shape of the empty tensor: empty-tensor
+// elimination then finds the empty tensor and gives the product the caller's
+// buffer (test/Pipelines: no copy of the result).
+// CHECK-LABEL: func.func @large_matmul_fresh_output
+// CHECK-NOT:     tensor.expand_shape %{{.+}} : tensor<512x512xf32>
+// CHECK:         %[[EMPTY:.+]] = tensor.empty() : tensor<512x32x16xf32>
+// CHECK:         %[[ZERO:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[EMPTY]] : tensor<512x32x16xf32>)
+// CHECK:         scf.forall (%{{.+}}) = (0) to (512) step (64) shared_outs(%{{.+}} = %[[ZERO]])
+func.func @large_matmul_fresh_output(%a: tensor<512x1024xf32>,
+                                     %b: tensor<1024x512xf32>) -> tensor<512x512xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<512x512xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<512x512xf32>) -> tensor<512x512xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<512x1024xf32>, tensor<1024x512xf32>)
+                     outs(%c : tensor<512x512xf32>) -> tensor<512x512xf32>
+  return %r : tensor<512x512xf32>
+}
+
+// -----
+
 // A projection as frontends write it (weight [out, in], rows = the dynamic
 // sequence length): the weight copied once, straight from [out, in], into
 // column panels [out / 16][in][16]; the columns split across cores (the rows
