@@ -36,9 +36,30 @@ int numLive = 0;
 Block idle[kMaxIdle];
 int numIdle = 0;
 uint64_t idleBytes = 0;
-/// ROPE_HOST_CACHE_MIB in bytes, read at the first large allocation.
+/// Bytes of the large blocks handed out now, and the most at any time.
+uint64_t liveBytes = 0;
+uint64_t peakLiveBytes = 0;
+/// ROPE_HOST_CACHE_MIB in bytes, read at the first large allocation; unset,
+/// the limit follows the program (idleLimit).
 uint64_t limitBytes = 0;
+bool limitSet = false;
 bool limitRead = false;
+/// Unset, the cache keeps at least this much idle.
+constexpr uint64_t kDefaultIdleFloor = uint64_t(1) << 30;
+
+/// The most idle bytes to keep: ROPE_HOST_CACHE_MIB where set; otherwise
+/// the larger of 1 GiB and the most the program has had handed out at once.
+/// A call's temporaries are what its next call asks for again, and a long
+/// prompt's outgrow any fixed limit (a prefill of S = 8192 through a
+/// frontend graph frees 2 GiB of blocks per call: with 1 GiB kept, the rest
+/// came back from mmap each call and 7% of the call went to the kernel
+/// clearing their pages). Keeping no more than the program once held at a
+/// time does not raise its peak memory by more than the same again.
+uint64_t idleLimit() {
+  if (limitSet)
+    return limitBytes;
+  return peakLiveBytes > kDefaultIdleFloor ? peakLiveBytes : kDefaultIdleFloor;
+}
 
 struct Lock {
   Lock() { pthread_mutex_lock(&mutex); }
@@ -55,10 +76,11 @@ void *allocateLarge(uint64_t size, uint64_t alignment) {
   Lock lock;
   if (!limitRead) {
     const char *limit = getenv("ROPE_HOST_CACHE_MIB");
-    limitBytes = (limit ? strtoull(limit, nullptr, 10) : 1024) << 20;
+    limitSet = limit != nullptr;
+    limitBytes = limitSet ? strtoull(limit, nullptr, 10) << 20 : 0;
     limitRead = true;
   }
-  if (limitBytes == 0 || numLive == kMaxLive)
+  if ((limitSet && limitBytes == 0) || numLive == kMaxLive)
     return nullptr;
   // The smallest idle block that fits and wastes at most a quarter.
   int best = -1;
@@ -78,6 +100,9 @@ void *allocateLarge(uint64_t size, uint64_t alignment) {
       return nullptr;
   }
   live[numLive++] = block;
+  liveBytes += block.capacity;
+  if (liveBytes > peakLiveBytes)
+    peakLiveBytes = liveBytes;
   return block.address;
 }
 
@@ -95,7 +120,8 @@ bool releaseLarge(void *address) {
     return false;
   Block block = live[i];
   live[i] = live[--numLive];
-  if (numIdle == kMaxIdle || idleBytes + block.capacity > limitBytes) {
+  liveBytes -= block.capacity;
+  if (numIdle == kMaxIdle || idleBytes + block.capacity > idleLimit()) {
     free(block.address);
     return true;
   }

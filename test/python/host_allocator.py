@@ -12,7 +12,11 @@ the cache's 1 MiB threshold:
 * the result equals that of code built with cache-allocations=0 (malloc and
   free) bit for bit, and the f64 reference within the attention tolerance;
 * ropeHostReleaseCachedMemory empties the cache; ROPE_HOST_CACHE_MIB=0 turns
-  caching off (a fresh process: the variable is read once).
+  caching off (a fresh process: the variable is read once);
+* unset, the cache keeps as much as the program has had handed out at once
+  when that is over 1 GiB (a long prompt's temporaries); ROPE_HOST_CACHE_MIB
+  caps it (blocks from the runtime's own functions, whose pages are never
+  touched: nothing is cleared or written).
 """
 
 import ctypes
@@ -101,3 +105,30 @@ with T.guard("release and off"):
     assert off.split()[-1] == "0", f"ROPE_HOST_CACHE_MIB=0 caches nothing: {off}"
     print("PASS released; off with ROPE_HOST_CACHE_MIB=0")
 # CHECK: PASS released; off with ROPE_HOST_CACHE_MIB=0
+
+with T.guard("limit"):
+    # Three blocks of 400 MiB handed out at once, then freed: 1200 MiB idle by
+    # default (over the 1 GiB floor: the program held that much at once),
+    # at most the cap where ROPE_HOST_CACHE_MIB sets one.
+    script = (
+        "import ctypes; from rope_mlir import _abi\n"
+        "rt = _abi.rope_runtime()\n"
+        "rt._mlir_memref_to_llvm_alloc.restype = ctypes.c_void_p\n"
+        "rt._mlir_memref_to_llvm_alloc.argtypes = [ctypes.c_uint64]\n"
+        "rt._mlir_memref_to_llvm_free.argtypes = [ctypes.c_void_p]\n"
+        "rt.ropeHostCachedBytes.restype = ctypes.c_size_t\n"
+        "blocks = [rt._mlir_memref_to_llvm_alloc(400 << 20) for _ in range(3)]\n"
+        "assert all(blocks)\n"
+        "for b in blocks: rt._mlir_memref_to_llvm_free(b)\n"
+        "print(rt.ropeHostCachedBytes() >> 20)\n")
+
+    def idle_mib(**env):
+        base = {k: v for k, v in os.environ.items() if k != "ROPE_HOST_CACHE_MIB"}
+        return int(subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
+                                  text=True, env={**base, **env}).stdout.split()[-1])
+
+    assert idle_mib() == 1200, f"default keeps what was held at once: {idle_mib()} MiB"
+    capped = idle_mib(ROPE_HOST_CACHE_MIB="500")
+    assert capped == 400, f"ROPE_HOST_CACHE_MIB=500 keeps one 400 MiB block: {capped} MiB"
+    print("PASS idle limit follows the program's peak; ROPE_HOST_CACHE_MIB caps it")
+# CHECK: PASS idle limit follows the program's peak; ROPE_HOST_CACHE_MIB caps it
