@@ -27,13 +27,14 @@ func.func @rotate(%x: tensor<3x4xf32>, %p: tensor<3xi64>) -> tensor<3x4xf32> {
 }
 
 // Tiled online attention: its last step (acc / l) writes the destination,
-// seen with the tiles' head dims.
+// seen with the tiles' head dims, and nothing is copied there. (A full query
+// tile copies its 128 rows of running state, which is not the result.)
 // IR-LABEL: func.func @attention__into
 // IR-SAME:    %[[OUT:[^:]+]]: memref<1x4x?x16xf32>) {
 // IR:         %[[VIEW:.+]] = memref.expand_shape %[[OUT]] {{\[}}[0], [1, 2], [3], [4]]
-// IR-NOT:     memref.copy
+// IR-NOT:     memref.copy {{.*}} to memref<1x4x
 // IR:         linalg.generic {{.+}} outs(%[[VIEW]] : memref<1x4x1x?x16xf32>)
-// IR-NOT:     memref.copy
+// IR-NOT:     memref.copy {{.*}} to memref<1x4x
 // IR:         return
 // IR-LABEL: func.func @attention(
 // IR:         %[[BUF:.+]] = memref.alloc(%{{.+}}) {alignment = 64 : i64} : memref<1x4x?x16xf32>

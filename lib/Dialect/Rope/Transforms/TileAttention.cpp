@@ -15,6 +15,8 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/bit.h"
 
 #include <algorithm>
@@ -206,6 +208,108 @@ static int64_t keyTileSize(OnlineAttentionOp op,
                              options.keyTile);
 }
 
+/// Where the query tile `op` may be partial (its query extent is a run-time
+/// value), replaces it with `scf.if (extent == fullRows)`: the then-branch a
+/// copy of `op` whose operands sliced to that extent are cast to `fullRows`
+/// (every full tile, with static shapes), the else-branch `op` itself (the
+/// last tile of a head). Returns the copies (full first), or just `op`.
+static SmallVector<OnlineAttentionOp, 2>
+versionFullQueryTile(RewriterBase &rewriter, OnlineAttentionOp op,
+                     int64_t fullRows) {
+  auto queryType = cast<RankedTensorType>(op.getQuery().getType());
+  unsigned queryDim = OnlineAttentionOp::kQueryDim;
+  if (!queryType.isDynamicDim(queryDim))
+    return {op};
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  OpFoldResult extent =
+      tensor::getMixedSize(rewriter, loc, op.getQuery(), queryDim);
+  auto rows = dyn_cast<Value>(extent);
+  if (!rows)
+    return {op};
+  // The operands the tiling sliced to the tile's rows carry `rows` as the
+  // size of those dims (the query, its positions, a mask, the outputs).
+  auto fullType = [&](Value operand) -> Type {
+    auto slice = operand.getDefiningOp<tensor::ExtractSliceOp>();
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    if (!slice || !type)
+      return operand.getType();
+    SmallVector<int64_t> shape(type.getShape());
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    unsigned dim = 0;
+    for (auto [i, size] : llvm::enumerate(slice.getMixedSizes())) {
+      if (dropped.test(i))
+        continue;
+      if (dyn_cast<Value>(size) == rows)
+        shape[dim] = fullRows;
+      ++dim;
+    }
+    return type.clone(shape);
+  };
+  Value isFull = arith::CmpIOp::create(
+      rewriter, loc, arith::CmpIPredicate::eq, rows,
+      arith::ConstantIndexOp::create(rewriter, loc, fullRows));
+  auto ifOp = scf::IfOp::create(rewriter, loc, op.getResultTypes(), isFull,
+                                /*withElseRegion=*/true);
+  rewriter.setInsertionPointToStart(ifOp.thenBlock());
+  IRMapping full;
+  for (Value operand : op->getOperands())
+    if (Type type = fullType(operand); type != operand.getType())
+      full.map(
+          operand,
+          tensor::CastOp::create(rewriter, loc, type, operand).getResult());
+  Operation *fullTile = rewriter.clone(*op, full);
+  // Its results take the types of its outputs (destination style).
+  SmallVector<Value> fullResults;
+  for (auto [result, output, original] : llvm::zip_equal(
+           fullTile->getResults(), op.getOutputs(), op->getResults())) {
+    Value value = result;
+    value.setType(fullType(output));
+    if (value.getType() != original.getType())
+      value = tensor::CastOp::create(rewriter, loc, original.getType(), value);
+    fullResults.push_back(value);
+  }
+  scf::YieldOp::create(rewriter, loc, fullResults);
+  rewriter.setInsertionPointToStart(ifOp.elseBlock());
+  Operation *partialTile = rewriter.clone(*op);
+  scf::YieldOp::create(rewriter, loc, partialTile->getResults());
+  rewriter.replaceOp(op, ifOp.getResults());
+  return {cast<OnlineAttentionOp>(fullTile),
+          cast<OnlineAttentionOp>(partialTile)};
+}
+
+/// The key loop of the query tile (or split) `tile`, peeled where its last
+/// key tile may be partial; returns the key tiles.
+static FailureOr<SmallVector<OnlineAttentionOp, 2>>
+tileKeys(RewriterBase &rewriter, OnlineAttentionOp tile,
+         const AttentionTilingOptions &options, bool keysVisitedOnce) {
+  OpFoldResult zero = rewriter.getIndexAttr(0);
+  SmallVector<OpFoldResult> keySizes(OnlineAttentionOp::kNumLoops, zero);
+  keySizes[OnlineAttentionOp::kKeyDim] =
+      rewriter.getIndexAttr(keyTileSize(tile, options, keysVisitedOnce));
+  scf::SCFTilingOptions inner;
+  inner.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+  inner.setTileSizes(keySizes);
+  inner.setReductionDims({OnlineAttentionOp::kKeyDim});
+  FailureOr<OnlineAttentionOp> keyTile = tileAndReplace(rewriter, tile, inner);
+  if (failed(keyTile))
+    return failure();
+  SmallVector<OnlineAttentionOp, 2> keyTiles = {*keyTile};
+  // A dynamic (or not dividing) key extent: every tile but the last is full,
+  // its sizes fold to constants; the last runs once, after the loop.
+  auto loop = dyn_cast<scf::ForOp>((*keyTile)->getParentOp());
+  scf::ForOp partial;
+  if (options.peelPartialKeyTile && !options.oneRowPerTile && loop &&
+      succeeded(scf::peelForLoopAndSimplifyBounds(rewriter, loop, partial)))
+    llvm::append_range(keyTiles,
+                       partial.getBody()->getOps<OnlineAttentionOp>());
+  // After peeling: a full tile's table then has static positions.
+  if (keysVisitedOnce)
+    for (OnlineAttentionOp keyTile : keyTiles)
+      computeKeyTablesInTile(rewriter, keyTile);
+  return keyTiles;
+}
+
 FailureOr<SmallVector<OnlineAttentionOp, 2>>
 mlir::rope::tileOnlineAttention(RewriterBase &rewriter, OnlineAttentionOp op,
                                 const AttentionTilingOptions &options) {
@@ -281,30 +385,17 @@ mlir::rope::tileOnlineAttention(RewriterBase &rewriter, OnlineAttentionOp op,
   if (keysVisitedOnce)
     computeKeyTablesInTile(rewriter, *tiled);
 
-  SmallVector<OpFoldResult> keySizes(OnlineAttentionOp::kNumLoops, zero);
-  keySizes[OnlineAttentionOp::kKeyDim] =
-      rewriter.getIndexAttr(keyTileSize(*tiled, options, keysVisitedOnce));
-  scf::SCFTilingOptions inner;
-  inner.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
-  inner.setTileSizes(keySizes);
-  inner.setReductionDims({OnlineAttentionOp::kKeyDim});
-  FailureOr<OnlineAttentionOp> keyTile =
-      tileAndReplace(rewriter, *tiled, inner);
-  if (failed(keyTile))
-    return failure();
-  SmallVector<OnlineAttentionOp, 2> keyTiles = {*keyTile};
-  // A dynamic (or not dividing) key extent: every tile but the last is full,
-  // its sizes fold to constants; the last runs once, after the loop.
-  auto loop = dyn_cast<scf::ForOp>((*keyTile)->getParentOp());
-  scf::ForOp partial;
-  if (options.peelPartialKeyTile && !options.oneRowPerTile && loop &&
-      succeeded(scf::peelForLoopAndSimplifyBounds(rewriter, loop, partial)))
-    llvm::append_range(keyTiles,
-                       partial.getBody()->getOps<OnlineAttentionOp>());
-  // After peeling: a full tile's table then has static positions.
-  if (keysVisitedOnce)
-    for (OnlineAttentionOp tile : keyTiles)
-      computeKeyTablesInTile(rewriter, tile);
+  SmallVector<OnlineAttentionOp, 2> queryTiles = {*tiled};
+  if (options.versionPartialQueryTile && !options.oneRowPerTile && splits <= 1)
+    queryTiles = versionFullQueryTile(rewriter, *tiled, options.queryTile);
+  SmallVector<OnlineAttentionOp, 2> keyTiles;
+  for (OnlineAttentionOp queryTile : queryTiles) {
+    FailureOr<SmallVector<OnlineAttentionOp, 2>> tiles =
+        tileKeys(rewriter, queryTile, options, keysVisitedOnce);
+    if (failed(tiles))
+      return failure();
+    llvm::append_range(keyTiles, *tiles);
+  }
   return keyTiles;
 }
 

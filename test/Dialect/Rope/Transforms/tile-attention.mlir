@@ -109,6 +109,35 @@ func.func @split_keys(%q: tensor<1x1x4x1x16xf32>, %k: tensor<1x1x100x16xf32>, %v
 
 // -----
 
+// Queries of dynamic length (a prompt): each parallel tile checks whether it
+// holds a whole query tile. A full one runs a copy of the tile on operands
+// cast to 16 rows (the static shapes the CPU micro-kernels take), the last,
+// partial tile of each head the op as tiled. GPU rows have no query tiles.
+// CHECK-LABEL: func.func @dynamic_queries
+// CHECK:         scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (2, %{{.+}}) step (1, 16)
+// CHECK:           %[[FULL:.+]] = arith.cmpi eq, %{{.+}}, %c16 : index
+// CHECK:           scf.if %[[FULL]]
+// CHECK:             scf.for
+// CHECK:               rope.online_attention {{.+}} : tensor<1x1x2x16x16xf32>, tensor<1x1x32x16xf32>, tensor<1x1x32x16xf32>
+// CHECK:             tensor.cast %{{.+}} : tensor<1x1x2x16x16xf32> to tensor<1x1x2x?x16xf32>
+// CHECK:           } else {
+// CHECK:             scf.for
+// CHECK:               rope.online_attention {{.+}} : tensor<1x1x2x?x16xf32>, tensor<1x1x32x16xf32>, tensor<1x1x32x16xf32>
+// ROWS-LABEL: func.func @dynamic_queries
+// ROWS-NOT:     scf.if
+// ROWS:         scf.forall.in_parallel
+func.func @dynamic_queries(%q: tensor<1x2x2x?x16xf32>, %k: tensor<1x2x128x16xf32>, %v: tensor<1x2x128x16xf32>,
+                           %acc: tensor<1x2x2x?x16xf32>, %m: tensor<1x2x2x?xf32>, %l: tensor<1x2x2x?xf32>)
+    -> (tensor<1x2x2x?x16xf32>, tensor<1x2x2x?xf32>, tensor<1x2x2x?xf32>) {
+  %r:3 = rope.online_attention %q, %k, %v scale = 0.25
+      outs(%acc, %m, %l : tensor<1x2x2x?x16xf32>, tensor<1x2x2x?xf32>, tensor<1x2x2x?xf32>)
+      : tensor<1x2x2x?x16xf32>, tensor<1x2x128x16xf32>, tensor<1x2x128x16xf32>
+      -> tensor<1x2x2x?x16xf32>, tensor<1x2x2x?xf32>, tensor<1x2x2x?xf32>
+  return %r#0, %r#1, %r#2 : tensor<1x2x2x?x16xf32>, tensor<1x2x2x?xf32>, tensor<1x2x2x?xf32>
+}
+
+// -----
+
 // Keys of dynamic length: the key loop stops at the last whole tile, whose
 // slices fold to static 32-key shapes, and the partial tile left runs in a
 // loop of its own from there (at most one step) on the state the first

@@ -41,7 +41,12 @@ def RopeTileAttention : Pass<"rope-tile-attention"> {
     `key-tile` keys carrying the state. Where the keys are not known to fill
     whole key tiles (a dynamic length), the loop's last, partial tile is
     peeled off into a loop of its own, so that every other tile has a static
-    key extent: the shape the CPU micro-kernels take. Where several query
+    key extent: the shape the CPU micro-kernels take. Likewise for the
+    queries (a prompt whose length is known at run time): each query tile
+    checks whether it is full (`scf.if`), and a full one runs a copy of the
+    tile whose query extent is `query-tile`, only each head's last tile the
+    dynamic one (torch.compile prefill, S = 4096, GQA 32/8: the attention
+    25% slower than with a static length before, level after). Where several query
     tiles (or a length known only at run time) each sweep every key, the
     f32 keys and queries are rotated once, whole, before the tiling (in the
     tiles, each key would be rotated once per query tile); otherwise the

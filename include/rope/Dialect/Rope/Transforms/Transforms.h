@@ -56,6 +56,13 @@ struct AttentionTilingOptions {
   /// other tile has a static key extent, the shape the CPU micro-kernels
   /// take. Off for one row per tile, whose key loop has no contraction.
   bool peelPartialKeyTile = true;
+  /// Query rows not known to fill whole query tiles (a prompt whose length
+  /// is known at run time): each parallel tile checks whether it is full
+  /// (scf.if), and a full one runs a copy of the tile with a static query
+  /// extent, the shape the CPU micro-kernels, row reductions and tile
+  /// prefetching take; only the last tile of each head runs the dynamic
+  /// copy. Off for one row per tile.
+  bool versionPartialQueryTile = true;
   /// Tiles with at most this many static query rows per kv head (decode)
   /// rotate their keys inside the Q·Kᵀ reduction rather than into a tile
   /// of rotated keys (OnlineAttentionOp::decompose); 0: never.
@@ -64,8 +71,9 @@ struct AttentionTilingOptions {
 
 /// Tiles `op` through its interfaces: either parallel query tiles or parallel
 /// key splits (PartialReductionOpInterface), then a loop over key tiles.
-/// Returns the tiled ops: the key loop's, then the peeled last key tile's
-/// where there is one.
+/// Returns the tiled ops: for each version of the query tile (the full one
+/// first, see versionPartialQueryTile), the key loop's, then the peeled last
+/// key tile's where there is one.
 FailureOr<SmallVector<OnlineAttentionOp, 2>>
 tileOnlineAttention(RewriterBase &rewriter, OnlineAttentionOp op,
                     const AttentionTilingOptions &options);
