@@ -47,18 +47,45 @@ bool limitRead = false;
 /// Unset, the cache keeps at least this much idle.
 constexpr uint64_t kDefaultIdleFloor = uint64_t(1) << 30;
 
-/// The most idle bytes to keep: ROPE_HOST_CACHE_MIB where set; otherwise
-/// the larger of 1 GiB and the most the program has had handed out at once.
-/// A call's temporaries are what its next call asks for again, and a long
-/// prompt's outgrow any fixed limit (a prefill of S = 8192 through a
-/// frontend graph frees 2 GiB of blocks per call: with 1 GiB kept, the rest
-/// came back from mmap each call and 7% of the call went to the kernel
-/// clearing their pages). Keeping no more than the program once held at a
-/// time does not raise its peak memory by more than the same again.
-uint64_t idleLimit() {
+/// Unset ROPE_HOST_CACHE_MIB, the large blocks held, handed out or idle,
+/// stay within the most the program has had handed out at once (`peak`),
+/// or 1 GiB where that is less: a call's temporaries are what its next call
+/// asks for again, and a long prompt's outgrow any fixed limit (a prefill of
+/// S = 8192 through a frontend graph frees 2 GiB of blocks per call: with
+/// 1 GiB kept, the rest came back from mmap each call and 7% of the call
+/// went to the kernel clearing their pages), while the program's peak
+/// memory stays what it would be without the cache.
+uint64_t heldBound(uint64_t peak) {
+  return peak > kDefaultIdleFloor ? peak : kDefaultIdleFloor;
+}
+
+/// Whether a block of `capacity` bytes just taken back fits in the cache:
+/// within ROPE_HOST_CACHE_MIB of idle blocks where it is set, else within
+/// heldBound.
+bool fitsIdle(uint64_t capacity) {
   if (limitSet)
-    return limitBytes;
-  return peakLiveBytes > kDefaultIdleFloor ? peakLiveBytes : kDefaultIdleFloor;
+    return idleBytes + capacity <= limitBytes;
+  return liveBytes + idleBytes + capacity <= heldBound(peakLiveBytes);
+}
+
+/// Before a fresh block of `capacity` bytes is taken from the C library:
+/// returns idle blocks, largest first, until the blocks held stay within
+/// heldBound (a new peak of blocks handed out leaves no idle ones over the
+/// floor). Nothing where ROPE_HOST_CACHE_MIB bounds the idle blocks alone.
+void evictForFresh(uint64_t capacity) {
+  if (limitSet)
+    return;
+  uint64_t live = liveBytes + capacity;
+  uint64_t bound = heldBound(live > peakLiveBytes ? live : peakLiveBytes);
+  while (numIdle > 0 && live + idleBytes > bound) {
+    int largest = 0;
+    for (int i = 1; i < numIdle; ++i)
+      if (idle[i].capacity > idle[largest].capacity)
+        largest = i;
+    free(idle[largest].address);
+    idleBytes -= idle[largest].capacity;
+    idle[largest] = idle[--numIdle];
+  }
 }
 
 struct Lock {
@@ -96,6 +123,7 @@ void *allocateLarge(uint64_t size, uint64_t alignment) {
     idleBytes -= block.capacity;
   } else {
     block = {nullptr, capacity};
+    evictForFresh(capacity);
     if (posix_memalign(&block.address, kPageBytes, capacity) != 0)
       return nullptr;
   }
@@ -121,7 +149,7 @@ bool releaseLarge(void *address) {
   Block block = live[i];
   live[i] = live[--numLive];
   liveBytes -= block.capacity;
-  if (numIdle == kMaxIdle || idleBytes + block.capacity > idleLimit()) {
+  if (numIdle == kMaxIdle || !fitsIdle(block.capacity)) {
     free(block.address);
     return true;
   }

@@ -13,12 +13,14 @@
 //
 // A host frees what compiled code returns (a result it allocated) with
 // _mlir_memref_to_llvm_free, never with free(): the block may belong to the
-// cache. The cache keeps as many idle bytes as the program has had in large
-// blocks handed out at once, and at least 1 GiB: a long prompt's
-// temporaries outgrow any fixed limit (2 GiB a call for a frontend graph's
-// prefill of S = 8192, which ran 20% slower with 1 GiB kept). Where
-// ROPE_HOST_CACHE_MIB is set (read once per process), it is the limit in
-// MiB instead; 0 turns caching off. Thread-safe.
+// cache. The large blocks it holds, handed out or idle, stay within the most
+// the program has had handed out at once (or 1 GiB where that is less): a
+// long prompt's temporaries outgrow any fixed limit (2 GiB a call for a
+// frontend graph's prefill of S = 8192, which ran 20% slower with 1 GiB
+// kept), and the program's peak memory stays what it would be without the
+// cache (idle blocks go back to the C library, largest first, before a new
+// peak). Where ROPE_HOST_CACHE_MIB is set (read once per process), it
+// bounds the idle blocks instead, in MiB; 0 turns caching off. Thread-safe.
 //
 //===----------------------------------------------------------------------===//
 

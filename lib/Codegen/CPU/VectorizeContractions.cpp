@@ -295,14 +295,16 @@ viewOutputAsPanels(RewriterBase &rewriter, Location loc, Value init,
     outGroups.push_back({i});
   outGroups.push_back({outRank - 1, outRank});
   auto splitType = RankedTensorType::get(outSplit, outType.getElementType());
-  // A fresh output (a fill of tensor.empty) is filled in the panel shape
-  // itself. An expand_shape of tensor.empty would hide the empty tensor from
-  // empty-tensor elimination, which then could not give the product the
-  // caller's buffer: the whole result was computed aside and copied there.
+  // A fresh output (a fill of a tensor.empty of its own) is filled in the
+  // panel shape itself. An expand_shape of tensor.empty would hide the empty
+  // tensor from empty-tensor elimination, which then could not give the
+  // product the caller's buffer: the whole result was computed aside and
+  // copied there. (An empty tensor shared with other ops, as CSE leaves
+  // empties of one type, stays: a new one would be one more buffer.)
   auto fill = init.getDefiningOp<linalg::FillOp>();
   auto empty =
       fill ? fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>() : nullptr;
-  if (empty && init.hasOneUse()) {
+  if (empty && empty->hasOneUse() && init.hasOneUse()) {
     Value splitEmpty = tensor::EmptyOp::create(rewriter, loc, splitType,
                                                empty.getDynamicSizes());
     init =
