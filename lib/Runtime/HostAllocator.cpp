@@ -40,11 +40,11 @@ uint64_t idleBytes = 0;
 uint64_t liveBytes = 0;
 uint64_t peakLiveBytes = 0;
 /// ROPE_HOST_CACHE_MIB in bytes, read at the first large allocation; unset,
-/// the limit follows the program (idleLimit).
+/// the bound follows the program (heldBound).
 uint64_t limitBytes = 0;
 bool limitSet = false;
 bool limitRead = false;
-/// Unset, the cache keeps at least this much idle.
+/// Unset, the blocks held may reach this much even below the program's peak.
 constexpr uint64_t kDefaultIdleFloor = uint64_t(1) << 30;
 
 /// Unset ROPE_HOST_CACHE_MIB, the large blocks held, handed out or idle,
