@@ -8,8 +8,9 @@
 the f64 reference (reference.attention, written from the definitions):
 * window W (with causal): query at p sees keys in (p − W, p]; prefill with
   windows smaller and larger than a tile (tiles wholly outside the window
-  are skipped by the tiled configurations), decode with explicit positions,
-  and a window with RoPE inside;
+  are skipped by the tiled configurations, tiles wholly inside it run
+  without the rule), positions in no order, decode with explicit
+  positions, and a window with RoPE inside;
 * softcap c: logits ← c·tanh(logits / c) before masking (large logits, so
   the cap changes the result);
 * sinks [Hq]: one logit per query head in the softmax denominator that adds
@@ -100,6 +101,15 @@ causal = {"causal": True}
 for W in (3, 7, 40):
     run(f"window {W} prefill", Hq=4, Hkv=2, Sq=48, Sk=48, attrs=f"causal window = {W}",
         ref_kwargs={**causal, "window": W}, changes={"window": None})
+# Default tiles (128 queries, 64 keys): key tiles that every query of the
+# tile sees whole (run without the rule), the diagonal's, tiles cut by the
+# window's edge, tiles skipped; then positions in no order, whose tiles'
+# bounds decide which of those each tile is.
+run("window 200 prefill", Hq=2, Sq=300, Sk=300, D=32, attrs="causal window = 200",
+    ref_kwargs={**causal, "window": 200}, changes={"window": None})
+run("causal shuffled positions", Hq=2, Sq=200, Sk=260, D=32, attrs="causal window = 150",
+    qp=g.permutation(200) + 60, kp=g.permutation(260),
+    ref_kwargs={**causal, "window": 150}, changes={"window": None})
 run("window decode positions", Hq=2, Sq=2, Sk=30, attrs="causal window = 6",
     qp=np.array([40, 45]), kp=np.arange(30) * 2,
     ref_kwargs={**causal, "window": 6}, changes={"window": None})
@@ -135,6 +145,8 @@ T.finish()
 # CHECK: PASS window 3 prefill:
 # CHECK: PASS window 7 prefill:
 # CHECK: PASS window 40 prefill:
+# CHECK: PASS window 200 prefill:
+# CHECK: PASS causal shuffled positions:
 # CHECK: PASS window decode positions:
 # CHECK: PASS window rotary:
 # CHECK: PASS softcap:

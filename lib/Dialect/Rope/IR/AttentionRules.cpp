@@ -45,6 +45,16 @@ Value buildKeyVisibility(OpBuilder &b, Location loc, Value qLo, Value qHi,
   return visible;
 }
 
+Value buildEveryKeyVisible(OpBuilder &b, Location loc, Value qLo, Value qHi,
+                           Value kLo, Value kHi, bool causal,
+                           std::optional<int64_t> window) {
+  // The same two rules at the other corners of the tile: its latest key is
+  // not after its earliest query, and its earliest key is inside the window
+  // of its latest query.
+  return buildKeyVisibility(b, loc, /*qLo=*/qHi, /*qHi=*/qLo, /*kLo=*/kHi,
+                            /*kHi=*/kLo, causal, window);
+}
+
 Value buildSoftcap(OpBuilder &b, Location loc, Value logit, double cap) {
   Value scaled = arith::MulFOp::create(b, loc, logit, f32Const(b, loc, 1.0 / cap));
   return arith::MulFOp::create(b, loc, math::TanhOp::create(b, loc, scaled),

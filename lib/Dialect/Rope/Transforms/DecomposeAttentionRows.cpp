@@ -33,6 +33,7 @@ struct RopeDecomposeAttentionRowsPass
     AttentionTilingOptions options;
     options.keyTile = keyTile;
     options.oneRowPerTile = true;
+    options.unmaskVisibleKeyTiles = false;
     // A row's temporaries have the head dims' sizes: static ones only.
     auto staticHeads = [](AttentionOp op) {
       int64_t d = op.getQuery().getType().getDimSize(3);

@@ -11,7 +11,9 @@
 //   the tiles, each key would be rotated 8 times), each by one generic over
 //   its pair view [.., 2, 16] (both members of a pair), so no tile rotates;
 // - a causal key tile is skipped (scf.if) when its smallest position is past
-//   the query tile's largest;
+//   the query tile's largest; one that runs is a copy without the causal
+//   rule (no position compare and select) when its largest position is not
+//   past the query tile's smallest;
 // - the online-softmax correction exp(m - m') rescales sum and accumulator.
 // CHECK-LABEL: func.func @causal_gqa_rotary
 // CHECK-NOT: 256x256xf32
@@ -27,7 +29,16 @@
 // CHECK: scf.for %[[KJ:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %{{.+}}, %[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}}) -> (tensor<1x1x4x32x32xf32>, tensor<1x1x4x32xf32>, tensor<1x1x4x32xf32>)
 // CHECK: %[[VISIBLE:.+]] = arith.cmpi sle
 // CHECK: scf.if %[[VISIBLE]]
+// CHECK-NEXT: %[[EVERY:.+]] = arith.cmpi sle
+// CHECK-NEXT: scf.if %[[EVERY]]
+// CHECK-NOT: arith.cmpi
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]
+// CHECK-NOT: arith.cmpi
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: } else {
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]
+// CHECK: arith.cmpi sle
 // CHECK: arith.maximumf
 // CHECK: math.exp
 // CHECK: } else {
@@ -59,12 +70,15 @@ func.func @non_causal(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: te
 
 // Keys of dynamic length: the key loop is peeled, so that every key tile but
 // the last has a static extent (64 keys: the shape the CPU micro-kernels take)
-// and the last, partial one runs once after the loop, guarded as well.
+// and the last, partial one runs once after the loop, guarded as well. A
+// query length known only at run time gets no unmasked copy of the tiles
+// (compile time).
 // CHECK-LABEL: func.func @peeled_dynamic_keys
 // CHECK: scf.forall
 // CHECK: %[[FULL:.+]] = affine.apply
 // CHECK: %[[STATE:.+]]:3 = scf.for %{{.+}} = %c0 to %[[FULL]] step %c64
 // CHECK: scf.if
+// CHECK-NEXT: tensor.empty
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<1x1x4x?x32xf32>, tensor<1x1x64x32xf32>)
 // CHECK: scf.for %{{.+}} = %[[FULL]] to %{{.+}} step %c64 iter_args(%{{.+}} = %[[STATE]]#0, %{{.+}} = %[[STATE]]#1, %{{.+}} = %[[STATE]]#2)
 // CHECK: scf.if

@@ -27,6 +27,14 @@ Value buildKeyVisibility(OpBuilder &b, Location loc, Value qLo, Value qHi,
                          Value kLo, Value kHi, bool causal,
                          std::optional<int64_t> window);
 
+/// Whether every key at a position in [kLo, kHi] is visible from every query
+/// at a position in [qLo, qHi] under the same rules: on a tile's bounds, the
+/// test that the tile needs no visibility rule at all (a key tile wholly
+/// before the diagonal of causal attention). Null when every key is visible.
+Value buildEveryKeyVisible(OpBuilder &b, Location loc, Value qLo, Value qHi,
+                           Value kLo, Value kHi, bool causal,
+                           std::optional<int64_t> window);
+
 /// logit ← c·tanh(logit / c) (Gemma 2's soft-capping), f32.
 Value buildSoftcap(OpBuilder &b, Location loc, Value logit, double cap);
 

@@ -93,7 +93,20 @@ def RopeSkipInvisibleAttentionTiles : Pass<"rope-skip-invisible-attention-tiles"
     of its earliest query; otherwise the state passes through unchanged.
     The test uses the positions themselves, so it is exact for any
     positions (decode, per-sequence offsets), not only sorted ones.
+
+    With `unmask-visible-tiles`, a tile that runs is versioned once more: when
+    every query of the tile sees every key of it (its latest key is not after
+    its earliest query, and its earliest key is inside the window of its
+    latest query: in prefill, every tile but the diagonal's), a copy of the
+    op without `causal` and `window` runs, whose scores need no position
+    compare and select.
   }];
+  let options = [
+    Option<"unmaskVisibleTiles", "unmask-visible-tiles", "bool",
+           /*default=*/"true",
+           "Run key tiles that every query sees whole without the causal and "
+           "window rules">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",

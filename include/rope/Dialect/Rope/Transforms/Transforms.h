@@ -63,6 +63,13 @@ struct AttentionTilingOptions {
   /// prefetching take; only the last tile of each head runs the dynamic
   /// copy. Off for one row per tile.
   bool versionPartialQueryTile = true;
+  /// Causal and windowed key tiles that every query of the tile sees whole
+  /// (all but the diagonal's in prefill) run without the visibility rules
+  /// (guardInvisibleKeyTile), where the query length is static: the copy
+  /// doubles the tile's code, which a run-time length (a frontend's JIT
+  /// graph) would pay in compile time. Off for one row per tile: a GPU
+  /// thread's key loop would carry both copies of the tile in its registers.
+  bool unmaskVisibleKeyTiles = true;
   /// Tiles with at most this many static query rows per kv head (decode)
   /// rotate their keys inside the Q·Kᵀ reduction rather than into a tile
   /// of rotated keys (OnlineAttentionOp::decompose); 0: never.
@@ -80,8 +87,12 @@ tileOnlineAttention(RewriterBase &rewriter, OnlineAttentionOp op,
 
 /// Wraps `op` (a key tile in a loop) in an scf.if that skips it when no query
 /// of its tile can see any of its keys (causal or window, from the bounds of
-/// its positions; exact for any positions). Fails when nothing is to guard.
-LogicalResult guardInvisibleKeyTile(RewriterBase &rewriter, OnlineAttentionOp op);
+/// its positions; exact for any positions). With `unmaskVisibleTiles`, a tile
+/// whose every key every query sees runs a copy of `op` without causal and
+/// window instead. Fails when nothing is to guard.
+LogicalResult guardInvisibleKeyTile(RewriterBase &rewriter,
+                                    OnlineAttentionOp op,
+                                    bool unmaskVisibleTiles = false);
 
 /// Replaces `op` with its decomposition into linalg on tensors
 /// (OnlineAttentionOp::decompose with `rowsRotatingKeysInScores`).
