@@ -49,10 +49,14 @@ struct RopeParallelizeElementwisePass
   }
 
   void runOnOperation() override {
-    SmallVector<linalg::LinalgOp> candidates;
+    // Each op with the dim it is split along.
+    SmallVector<std::pair<linalg::LinalgOp, unsigned>> candidates;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (op->getParentOfType<LoopLikeOpInterface>() ||
-          !op.hasPureTensorSemantics() || !splitDim(op))
+          !op.hasPureTensorSemantics())
+        return;
+      std::optional<unsigned> dim = splitDim(op);
+      if (!dim)
         return;
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       int64_t iterations = 1;
@@ -64,13 +68,13 @@ struct RopeParallelizeElementwisePass
           iterations *= r;
       }
       if (dynamic || iterations >= kMinIterations)
-        candidates.push_back(op);
+        candidates.emplace_back(op, *dim);
     });
     IRRewriter rewriter(&getContext());
-    for (linalg::LinalgOp op : candidates) {
+    for (auto [op, dim] : candidates) {
       SmallVector<OpFoldResult> numThreads(op.getNumLoops(),
                                            rewriter.getIndexAttr(0));
-      numThreads[*splitDim(op)] = rewriter.getIndexAttr(kChunks);
+      numThreads[dim] = rewriter.getIndexAttr(kChunks);
       scf::SCFTilingOptions options;
       options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
           .setNumThreads(numThreads);
