@@ -297,16 +297,25 @@ def sgemm_gflops(n=2048):
     return 2 * n ** 3 / best_time(lambda: a @ b, reps=5, warmup=1) / 1e9
 
 
+def build_limit(name, opt):
+    """benchmarks/limits/<name>.c built with the toolchain's clang for this
+    CPU (OpenMP, FMA contraction) and loaded; None where it cannot build."""
+    lib = RESULTS / "tmp" / f"{name}.so"
+    cmd = [str(LLVM_BIN / "clang"), opt, "-march=native", "-ffp-contract=fast", "-fopenmp=libomp",
+           "-shared", "-fPIC", str(HERE / "limits" / f"{name}.c"), "-o", str(lib)]
+    if subprocess.run(cmd, capture_output=True).returncode != 0:
+        return None
+    return ctypes.CDLL(str(lib))
+
+
 def fma_peak_gflops(threads):
     """The machine's FMA peak on `threads` threads (benchmarks/limits/
     fma_peak.c: register-resident FMAs at the widest vector width), GFLOP/s,
     best of three; NaN where the toolchain's clang cannot build it."""
-    lib = RESULTS / "tmp" / "fma_peak.so"
-    cmd = [str(LLVM_BIN / "clang"), "-O2", "-march=native", "-ffp-contract=fast", "-fopenmp=libomp",
-           "-shared", "-fPIC", str(HERE / "limits" / "fma_peak.c"), "-o", str(lib)]
-    if subprocess.run(cmd, capture_output=True).returncode != 0:
+    so = build_limit("fma_peak", "-O2")
+    if so is None:
         return float("nan")
-    fn = ctypes.CDLL(str(lib)).fma_peak_gflops
+    fn = so.fma_peak_gflops
     fn.restype, fn.argtypes = ctypes.c_double, [ctypes.c_int, ctypes.c_long]
     return max(fn(threads, 50_000_000) for _ in range(3))
 
@@ -321,13 +330,8 @@ def hand_fused_attention():
     fused_attention.c (the design the CPU speed issue asks the compiler
     for), as a function of (q, k, v, cos, sin, out) that returns whether it
     ran; None where clang cannot build it or the CPU lacks AVX-512."""
-    lib = RESULTS / "tmp" / "fused_attention.so"
-    cmd = [str(LLVM_BIN / "clang"), "-O3", "-march=native", "-ffp-contract=fast", "-fopenmp=libomp",
-           "-shared", "-fPIC", str(HERE / "limits" / "fused_attention.c"), "-o", str(lib)]
-    if subprocess.run(cmd, capture_output=True).returncode != 0:
-        return None
-    so = ctypes.CDLL(str(lib))
-    if not so.fused_attention_available():
+    so = build_limit("fused_attention", "-O3")
+    if so is None or not so.fused_attention_available():
         return None
     so.fused_attention.argtypes = [ctypes.c_void_p] * 6 + [ctypes.c_int] * 3
 
@@ -625,7 +629,7 @@ def write_markdown(results, path):
               "resident memory of the call. `hand-fused C` is not a peer but a measure of what is attainable: "
               "benchmarks/limits/fused_attention.c, the fused design written by hand (K rotated and packed once "
               "per kv head, the scores kept in registers through the softmax), the same work as ours, checked against "
-              "numpy's attention (max error / max in the json; not timed beyond 1e-4) and timed in the run's own "
+              f"numpy's attention (max error / max in the json; not timed beyond {HAND_FUSED_TOLERANCE:.0e}) and timed in the run's own "
               "process; its causal rate / FMA peak beside ours.", "",
               "| Hq/Hkv | S | ours (fused) | ours (unfused) | numpy+OpenBLAS | torch | SDPA | IREE | ggml | hand-fused C | fused vs numpy | fused vs torch | fused vs SDPA | fused vs IREE | fused vs ggml | fused vs hand-fused C | causal rate / SGEMM | causal rate / FMA peak | hand-fused C / FMA peak | fused vs unfused | peak MiB fused / unfused |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
