@@ -1,12 +1,14 @@
 # The two commands of the README:
 #   make demo   set up, build, compile and run the bundled Llama-3.1-8B block
-#   make check  set up, build, run the whole lit suite (with a bounded fuzz
-#               run and the random differential test); also sets up the
-#               frontend tests' venv (torch, torch-mlir, transformers; without
-#               network those tests are UNSUPPORTED)
+#   make check  set up, build, run the whole lit suite (with the random
+#               differential test); also sets up the frontend tests' venv
+#               (torch, torch-mlir, transformers; without network those tests
+#               are UNSUPPORTED)
 # and, for reliability work (docs/reliability.md):
-#   make check-sanitize  the whole lit suite on an ASan+UBSan build (build-asan/)
-#   make fuzz            a longer libFuzzer run (FUZZ_SECONDS, default 600)
+#   make check-sanitize  the whole lit suite, with a bounded libFuzzer run, on
+#                        an ASan+UBSan build (build-asan/)
+#   make fuzz            a longer libFuzzer run (FUZZ_SECONDS, default 600) in
+#                        that build
 # and, for GPU work (docs/gpu.md):
 #   make gpu-bundle      compile the GPU tests and benchmarks ahead of time into
 #                        $(BUILD)/gpu-bundle, for a GPU machine without LLVM
@@ -20,22 +22,28 @@ CMAKE_FLAGS = -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DMLIR_DIR=$(LLVM_DIR)/lib/cmake/mlir \
   -DLLVM_EXTERNAL_LIT=$(LLVM_DIR)/bin/lit \
   -DCMAKE_C_COMPILER=$(LLVM_DIR)/bin/clang -DCMAKE_CXX_COMPILER=$(LLVM_DIR)/bin/clang++ \
-  -DLLVM_ENABLE_LLD=ON -DCMAKE_CXX_COMPILER_LAUNCHER=$(shell command -v ccache)
+  -DLLVM_ENABLE_LLD=ON $(CCACHE_LAUNCHER)
+# ccache and precompiled headers (CMakeLists.txt): ccache caches a compile
+# that uses a precompiled header only with this sloppiness.
+CCACHE := $(shell command -v ccache)
+CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
+CCACHE_LAUNCHER = $(if $(CCACHE),"-DCMAKE_CXX_COMPILER_LAUNCHER=env;CCACHE_SLOPPINESS=$(CCACHE_SLOPPINESS);$(CCACHE)")
 
-# The default build also builds tools/rope-fuzz (a libFuzzer target; the lit
-# suite runs it for a bounded time); the sanitizer build is separate.
-BUILD_FLAGS = $(CMAKE_FLAGS) -DROPE_ENABLE_FUZZER=ON
+# The default build is what the demo and `make check` need: no fuzzer (it is
+# built in the sanitizer tree, whose code is instrumented already).
+BUILD_FLAGS = $(CMAKE_FLAGS)
 ASAN_BUILD ?= build-asan
 # -O1, as the sanitizers' documentation advises: it compiles in about half
 # the time of -O3 (CI builds this tree from scratch after the default one).
-ASAN_FLAGS  = $(CMAKE_FLAGS) -DROPE_ENABLE_SANITIZERS=ON -DROPE_ENABLE_FUZZER=OFF \
+# This tree also builds tools/rope-fuzz (ROPE_ENABLE_FUZZER follows
+# ROPE_ENABLE_SANITIZERS), linking the same instrumented libraries.
+ASAN_FLAGS  = $(CMAKE_FLAGS) -DROPE_ENABLE_SANITIZERS=ON \
   -DCMAKE_CXX_FLAGS_RELEASE=-O1 -DCMAKE_C_FLAGS_RELEASE=-O1
 # allow_user_poisoning=0: see test/lit.cfg.py (mixed instrumented/uninstrumented
 # LLVM allocators); libMLIR.so itself is not instrumented.
 SANITIZER_ENV = ASAN_OPTIONS=allow_user_poisoning=0:halt_on_error=1:print_stacktrace=1:detect_leaks=1 \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 FUZZ_SECONDS ?= 600
-FUZZ_DIR     ?= $(BUILD)/fuzz
 
 .PHONY: setup frontends configure build demo check check-sanitize fuzz bench gpu-bundle clean
 
@@ -73,17 +81,18 @@ check-sanitize: setup
 	  | tee $(ASAN_BUILD)/check.log; \
 	  status=$$?; $(PYTHON) utils/lit_summary.py $(ASAN_BUILD)/check.log; exit $$status
 
-# A longer fuzzing run than the bounded one in `check`. The corpus grows in
-# $(FUZZ_DIR)/corpus across runs; crashes land in $(FUZZ_DIR)/artifacts.
-fuzz: build
-	@# A build configured before ROPE_ENABLE_FUZZER existed gets it now.
-	cmake -S . -B $(BUILD) -DROPE_ENABLE_FUZZER=ON > /dev/null
-	cmake --build $(BUILD) --target rope-fuzz
+# A longer fuzzing run than the bounded one in `check-sanitize`, on the whole
+# seed corpus. The corpus grows in $(FUZZ_DIR)/corpus across runs; crashes
+# land in $(FUZZ_DIR)/artifacts.
+FUZZ_DIR     ?= $(ASAN_BUILD)/fuzz
+fuzz: setup
+	cmake -S . -B $(ASAN_BUILD) $(ASAN_FLAGS)
+	cmake --build $(ASAN_BUILD) --target rope-fuzz RopePythonPackage
 	@mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/artifacts
 	$(PYTHON) tools/rope-fuzz/make-corpus.py $(FUZZ_DIR)/seeds
-	PYTHONPATH=$(abspath $(BUILD))/python_packages:$(abspath test/lib/python) $(PYTHON) test/Integration/CPU/differential_random.py \
+	PYTHONPATH=$(abspath $(ASAN_BUILD))/python_packages:$(abspath test/lib/python) $(PYTHON) test/Integration/CPU/differential_random.py \
 	  --emit-seeds $(FUZZ_DIR)/seeds --cases 200
-	@set -o pipefail; $(BUILD)/bin/rope-fuzz $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seeds \
+	@set -o pipefail; $(SANITIZER_ENV) $(ASAN_BUILD)/bin/rope-fuzz $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seeds \
 	  -dict=tools/rope-fuzz/rope.dict -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 	  -timeout=30 -rss_limit_mb=4096 -print_final_stats=1 \
 	  -artifact_prefix=$(FUZZ_DIR)/artifacts/ 2>&1 | tee $(FUZZ_DIR)/fuzz.log | tail -25

@@ -151,6 +151,30 @@ if torch_python and config.rope_cuda_root:
                         "in the frontend environment")
 
 # Reliability (docs/reliability.md).
+# `format-check`: clang-format 22 (Debian's clang-format-22) and the git history
+# back to utils/format-base, which test/Style's check of changed lines needs
+# (a checkout without history, e.g. a source tarball, has nothing to compare).
+def _format_check_possible():
+    import shutil
+    import subprocess
+    if not os.path.exists("/usr/lib/llvm-22/bin/clang-format") and not shutil.which("clang-format-22"):
+        return "no clang-format 22 (Debian: clang-format-22)"
+    try:
+        with open(os.path.join(config.rope_src_root, "utils", "format-base")) as f:
+            base = f.read().split()[0]
+        found = subprocess.run(["git", "-C", config.rope_src_root, "cat-file", "-e", base + "^{commit}"],
+                               capture_output=True, timeout=60).returncode == 0
+    except (OSError, IndexError, subprocess.SubprocessError):
+        found = False
+    return None if found else "no git history back to utils/format-base"
+
+
+why_no_format_check = _format_check_possible()
+if why_no_format_check:
+    lit_config.note(f"the format check (REQUIRES: format-check) is UNSUPPORTED: {why_no_format_check}")
+else:
+    config.available_features.add("format-check")
+
 # `fuzzer`: the build has tools/rope-fuzz (-DROPE_ENABLE_FUZZER=ON); the
 # bounded run in test/fuzz/ lasts %fuzz_seconds (ROPE_FUZZ_SECONDS, 60).
 rope_fuzz = os.path.join(config.rope_tools_dir, "rope-fuzz")

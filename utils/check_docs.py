@@ -18,6 +18,9 @@ docs/Dialects/), benchmarks/README.md and test/Frontends/README.md.
             (a heading naming it in backticks) whose table gives each option
             of its options struct in include/rope/Pipelines/Pipelines.h with
             the default of its `llvm::cl::init(...)`, and no other option.
+  passes    docs/pipelines.md's pass table (rows `| `name` | ...`) lists every
+            pass declared in a Passes.td of include/ or test/lib, and no
+            pass that is not declared.
   links     every relative link resolves to a file or folder of the checkout,
             and its #anchor, if any, to a heading of the target page.
   paths     every repository path written as code (`lib/...`, `test/...`,
@@ -270,6 +273,38 @@ def check_defaults() -> int:
     return count
 
 
+# --- passes ---
+
+def declared_passes() -> set[str]:
+    out = set()
+    for td in sources("include", "test/lib", pattern="*.td"):
+        out |= set(re.findall(r'Pass<\s*"([^"]+)"', td.read_text(encoding="utf-8")))
+    return out
+
+
+def check_pass_table() -> int:
+    doc = ROOT / "docs" / "pipelines.md"
+    if not doc.exists():
+        return 0
+    declared = declared_passes()
+    listed: dict[str, int] = {}
+    fenced = False
+    for n, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1):
+        if FENCE.match(line):
+            fenced = not fenced
+        row = re.match(r"^\|\s*`([a-z0-9-]+)`\s*\|", line)
+        # Option tables have rows of the same shape; a pass row's name is a
+        # pass (or claims to be one: it starts with `rope-` or `convert-`).
+        if row and not fenced and re.match(r"^(rope|convert)-", row.group(1)):
+            listed.setdefault(row.group(1), n)
+    for name in sorted(declared - listed.keys()):
+        problem(doc, 0, f"the pass `{name}` is declared in a Passes.td but not in the pass table")
+    for name, n in sorted(listed.items()):
+        if name not in declared:
+            problem(doc, n, f"the pass table lists `{name}`, which no Passes.td declares")
+    return len(declared)
+
+
 # --- links and paths ---
 
 LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
@@ -389,13 +424,14 @@ def main() -> int:
     names = check_names(passes, other)
     layers = check_layers()
     defaults = check_defaults()
+    pass_rows = check_pass_table()
     links, paths = check_links()
     layering = check_layering()
     check_readme()
     for p in problems:
         print(p)
     print(f"check_docs: {len(docs())} docs; {names} pass/pipeline names, {layers} layers and modules, "
-          f"{defaults} pipeline defaults, {layering} layering rows, {links} links, {paths} paths checked; "
+          f"{defaults} pipeline defaults, {pass_rows} passes in the pass table, {layering} layering rows, {links} links, {paths} paths checked; "
           f"{len(problems)} problem(s)")
     return 1 if problems else 0
 

@@ -12,6 +12,7 @@ set -euo pipefail
 PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22 lld-22 libomp-22-dev
   libclang-rt-22-dev
+  clang-format-22
   cmake ninja-build ccache python3 python3-numpy
   # venv + pip: the test that installs the Python package into a fresh venv
   python3-venv python3-pip

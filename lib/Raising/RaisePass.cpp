@@ -5,9 +5,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "rope/Dialect/Rope/IR/RopeOps.h"
 #include "rope/Raising/Passes.h"
 #include "rope/Raising/RaiseReport.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::rope {

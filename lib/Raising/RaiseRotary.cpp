@@ -28,12 +28,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rope/Raising/SpecRecovery.h"
-#include "rope/Raising/Passes.h"
 #include "rope/Analysis/ConstantEvaluation.h"
 #include "rope/Analysis/OpClassification.h"
+#include "rope/Dialect/Rope/IR/RopeOps.h"
+#include "rope/Raising/Passes.h"
+#include "rope/Raising/SpecRecovery.h"
 #include "rope/Raising/TableMatching.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include <cmath>

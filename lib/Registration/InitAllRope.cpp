@@ -6,6 +6,7 @@
 #include "rope/Codegen/GPU/Passes.h"
 #include "rope/Conversion/Passes.h"
 #include "rope/Dialect/Rope/IR/RopeDialect.h"
+#include "rope/Dialect/Rope/IR/RopeOps.h"
 #include "rope/Dialect/Rope/Transforms/Passes.h"
 #include "rope/Fusion/Passes.h"
 #include "rope/Pipelines/Pipelines.h"

@@ -6,7 +6,12 @@ per chunk, named by content hash (so reruns are idempotent); and, verbatim,
 every file in a `fuzz/inputs/` directory among them (the inputs that once
 crashed rope-fuzz).
 
-    make-corpus.py OUT_DIR [SRC_DIR ...]
+    make-corpus.py [--max-seeds N] OUT_DIR [SRC_DIR ...]
+
+--max-seeds N keeps N of the split chunks, evenly spread over them in path
+order (the same N files on every run), and every `fuzz/inputs/` file: the
+bounded lit run takes a sample, since libFuzzer runs every seed through every
+pipeline before its time limit starts to count.
 """
 
 import hashlib
@@ -26,28 +31,38 @@ def chunks(text: str):
             yield body + "\n"
 
 
+def sample(items, n):
+    """n of items, evenly spread (all of them when n is None or too large)."""
+    if n is None or n >= len(items):
+        return items
+    return [items[i * len(items) // n] for i in range(n)]
+
+
 def main(argv):
-    if len(argv) < 2:
+    args = argv[1:]
+    max_seeds = None
+    if args[:1] == ["--max-seeds"] and len(args) >= 2:
+        max_seeds = int(args[1])
+        args = args[2:]
+    if not args:
         print(__doc__, file=sys.stderr)
         return 2
-    out = Path(argv[1])
+    out = Path(args[0])
     out.mkdir(parents=True, exist_ok=True)
-    sources = [Path(a) for a in argv[2:]] or [REPO / "test", REPO / "examples"]
-    count = 0
+    sources = [Path(a) for a in args[1:]] or [REPO / "test", REPO / "examples"]
+    regressions, split = [], []
     for src in sources:
         for path in sorted(src.rglob("*")):
             if not path.is_file():
                 continue
             if path.parent.name == "inputs" and path.parent.parent.name == "fuzz":
-                bodies = [path.read_bytes()]
+                regressions.append(path.read_bytes())
             elif path.suffix == ".mlir":
-                bodies = [b.encode() for b in chunks(path.read_text(errors="replace"))]
-            else:
-                continue
-            for data in bodies:
-                (out / hashlib.sha1(data).hexdigest()).write_bytes(data)
-                count += 1
-    print(f"make-corpus: {count} seeds from {', '.join(map(str, sources))} in {out}")
+                split += [b.encode() for b in chunks(path.read_text(errors="replace"))]
+    seeds = regressions + sample(split, max_seeds)
+    for data in seeds:
+        (out / hashlib.sha1(data).hexdigest()).write_bytes(data)
+    print(f"make-corpus: {len(seeds)} seeds from {', '.join(map(str, sources))} in {out}")
     return 0
 
 

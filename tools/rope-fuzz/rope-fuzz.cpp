@@ -15,6 +15,7 @@
 
 #include "RopeTestPasses.h"
 #include "rope/Dialect/Rope/IR/RopeDialect.h"
+#include "rope/Dialect/Rope/IR/RopeOps.h"
 #include "rope/Registration/InitAllRope.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

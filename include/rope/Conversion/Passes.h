@@ -3,13 +3,7 @@
 #ifndef ROPE_CONVERSION_PASSES_H
 #define ROPE_CONVERSION_PASSES_H
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
-#include "rope/Conversion/RopeToLinalg/RopeToLinalg.h"
 
 namespace mlir::rope {
 

@@ -9,8 +9,10 @@ namespace mlir {
 class OpPassManager;
 namespace rope {
 
-/// Options of `--rope-lower-to-cpu`.
-struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
+/// Options both lowering pipelines (`--rope-lower-to-cpu`,
+/// `--rope-lower-to-nvvm`) have, declared once.
+template <typename Derived>
+struct LoweringOptions : public PassPipelineOptions<Derived> {
   PassOptions::Option<bool> runtimeChecks{
       *this, "runtime-checks",
       llvm::cl::desc("Check the rope ops' shape relations on dynamic extents "
@@ -23,6 +25,15 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
       llvm::cl::desc("Emit _mlir_ciface_ wrappers so functions can be called "
                      "from C with memref descriptors"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> foldRotation{
+      *this, "fold-rotation",
+      llvm::cl::desc("Fold rope.rotate of Q and K into the attention that "
+                     "consumes them (--rope-fold-rotation-into-qk)"),
+      llvm::cl::init(true)};
+};
+
+/// Options of `--rope-lower-to-cpu`.
+struct LowerToCPUOptions : public LoweringOptions<LowerToCPUOptions> {
   PassOptions::Option<bool> cacheAllocations{
       *this, "cache-allocations",
       llvm::cl::desc("Allocate buffers through MLIR's generic allocation "
@@ -30,11 +41,6 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
                      "cache of large blocks (no fresh pages to clear on each "
                      "call); the host then frees returned buffers with "
                      "_mlir_memref_to_llvm_free"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> foldRotation{
-      *this, "fold-rotation",
-      llvm::cl::desc("Fold rope.rotate of Q and K into the attention that "
-                     "consumes them (--rope-fold-rotation-into-qk)"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> decomposeAttention{
       *this, "decompose-attention",
@@ -115,7 +121,7 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
 };
 
 /// Options of `--rope-lower-to-nvvm`.
-struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
+struct LowerToNVVMOptions : public LoweringOptions<LowerToNVVMOptions> {
   PassOptions::Option<std::string> chip{
       *this, "chip",
       llvm::cl::desc("NVIDIA architecture to compile kernels for (sm_90 is "
@@ -140,11 +146,6 @@ struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
       *this, "block-size",
       llvm::cl::desc("Threads per block of the generated kernels"),
       llvm::cl::init(256)};
-  PassOptions::Option<bool> foldRotation{
-      *this, "fold-rotation",
-      llvm::cl::desc("Fold rope.rotate of Q and K into the attention that "
-                     "consumes them (--rope-fold-rotation-into-qk)"),
-      llvm::cl::init(true)};
   PassOptions::Option<bool> tensorCores{
       *this, "tensor-cores",
       llvm::cl::desc("Attention and matmuls with f16/bf16 operands on "
@@ -160,18 +161,6 @@ struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
                      "the tiled online attention "
                      "(--rope-decompose-attention-rows), instead of one "
                      "kernel per step over the S×S scores"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> runtimeChecks{
-      *this, "runtime-checks",
-      llvm::cl::desc("Check the rope ops' shape relations on dynamic extents "
-                     "once per call (--rope-insert-runtime-checks); a failed "
-                     "check reports through libRopeRuntime.so's "
-                     "ropeRuntimeError, which the code then links"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> cWrappers{
-      *this, "c-wrappers",
-      llvm::cl::desc("Emit _mlir_ciface_ wrappers so functions can be called "
-                     "from C with memref descriptors"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> emulate{
       *this, "emulate",

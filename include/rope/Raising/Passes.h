@@ -3,12 +3,6 @@
 #ifndef ROPE_RAISING_PASSES_H
 #define ROPE_RAISING_PASSES_H
 
-#include "rope/Dialect/Rope/IR/RopeOps.h"
-
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {

@@ -2,11 +2,14 @@
 
 #include "rope/Codegen/Common/Passes.h"
 
-#include "rope/Dialect/Rope/IR/RopeOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "rope/Dialect/Rope/IR/RopeOps.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace mlir::rope {

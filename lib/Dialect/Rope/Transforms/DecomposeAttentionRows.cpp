@@ -10,6 +10,11 @@
 
 namespace mlir::rope {
 #define GEN_PASS_DEF_ROPEDECOMPOSEATTENTIONROWS
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "rope/Dialect/Rope/Transforms/Passes.h.inc"
 } // namespace mlir::rope
 

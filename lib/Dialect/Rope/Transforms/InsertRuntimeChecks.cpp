@@ -3,6 +3,10 @@
 #include "rope/Dialect/Rope/Transforms/Passes.h"
 
 #include "rope/Dialect/Rope/IR/ExtentRelations.h"
+#include "rope/Dialect/Rope/IR/RopeOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace mlir::rope {
 #define GEN_PASS_DEF_ROPEINSERTRUNTIMECHECKS

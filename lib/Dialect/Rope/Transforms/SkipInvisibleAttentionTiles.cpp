@@ -18,6 +18,10 @@
 
 namespace mlir::rope {
 #define GEN_PASS_DEF_ROPESKIPINVISIBLEATTENTIONTILES
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "rope/Dialect/Rope/Transforms/Passes.h.inc"
 } // namespace mlir::rope
 

@@ -3,14 +3,6 @@
 #ifndef ROPE_DIALECT_ROPE_TRANSFORMS_PASSES_H
 #define ROPE_DIALECT_ROPE_TRANSFORMS_PASSES_H
 
-#include "rope/Dialect/Rope/IR/RopeOps.h"
-
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
