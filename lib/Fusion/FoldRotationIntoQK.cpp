@@ -23,31 +23,34 @@ using namespace mlir::rope;
 namespace {
 
 /// What attention rotates inside: un-rotated Q and K, and either a spec
-/// with the positions it reads or the four tables with the dims they rotate.
+/// with the positions it reads or the four tables with the dims they rotate
+/// (`#rope.pairs`).
 struct InsideRotation {
   Value query, key;
-  RotarySpecAttr spec;
+  RotationAttrInterface rotary;
   Value queryPositions, keyPositions;
   SmallVector<Value, 4> tables;
-  RotaryLayoutAttr layout;
-  IntegerAttr dims, offset;
 };
 
 /// `op` with Q and K replaced by `rotation`'s, which it then rotates inside.
 void replaceWithRotatingAttention(PatternRewriter &rewriter, AttentionOp op,
                                   const InsideRotation &rotation) {
-  Value positions[2] = {op.getQueryPositions(), op.getKeyPositions()};
-  if (rotation.queryPositions)
-    positions[0] = rotation.queryPositions, positions[1] = rotation.keyPositions;
-  Value tables[4] = {};
-  llvm::copy(rotation.tables, tables);
-  rewriter.replaceOpWithNewOp<AttentionOp>(
-      op, op.getResult().getType(), rotation.query, rotation.key, op.getValue(),
-      op.getMask(), positions[0], positions[1], op.getSinks(),
-      op.getAlibiSlopes(), op.getRelativeBias(), tables[0], tables[1],
-      tables[2], tables[3], op.getScaleAttr(), op.getCausalAttr(),
-      rotation.spec, rotation.layout, rotation.dims, rotation.offset,
-      op.getWindowAttr(), op.getSoftcapAttr(), op.getRelativeBucketsAttr());
+  AttentionFields fields = AttentionFields::of(op);
+  fields.query = rotation.query;
+  fields.key = rotation.key;
+  if (rotation.queryPositions) {
+    fields.queryPositions = rotation.queryPositions;
+    fields.keyPositions = rotation.keyPositions;
+  }
+  if (!rotation.tables.empty()) {
+    fields.queryCos = rotation.tables[0];
+    fields.querySin = rotation.tables[1];
+    fields.keyCos = rotation.tables[2];
+    fields.keySin = rotation.tables[3];
+  }
+  fields.rotary = rotation.rotary;
+  rewriter.replaceOpWithNewOp<AttentionOp>(op, op.getResult().getType(),
+                                           fields);
 }
 
 /// The rotation feeding an attention operand along its sequence dim (2).
@@ -145,20 +148,18 @@ struct FoldRotationsIntoAttention : public OpRewritePattern<AttentionOp> {
       auto [qTable, kTable] = buildRotationTables(rewriter, op.getLoc(), q, k);
       rotation.tables = {qTable.getCos(), qTable.getSin(), kTable.getCos(),
                          kTable.getSin()};
-      RotarySpecAttr spec = q.getSpec();
-      if (spec.getLayout() != RotaryLayout::half)
-        rotation.layout = RotaryLayoutAttr::get(getContext(), spec.getLayout());
-      if (spec.getRotaryDims(headDim) != headDim)
-        rotation.dims = rewriter.getI64IntegerAttr(spec.getRotaryDims(headDim));
-      if (spec.getOffset() != 0)
-        rotation.offset = rewriter.getI64IntegerAttr(spec.getOffset());
+      // The tables carry the frequencies; the op keeps the rotated dims.
+      RotaryRange range = q.getRotaryRange();
+      rotation.rotary = RotaryPairsAttr::get(
+          getContext(), range.dims == headDim ? 0 : range.dims, range.offset,
+          range.layout);
       replaceWithRotatingAttention(rewriter, op, rotation);
       return success();
     }
     InsideRotation rotation;
     rotation.query = q.getInput();
     rotation.key = k.getInput();
-    rotation.spec = q.getSpec();
+    rotation.rotary = q.getSpec();
     rotation.queryPositions = q.getPositions();
     rotation.keyPositions = k.getPositions();
     replaceWithRotatingAttention(rewriter, op, rotation);
@@ -201,12 +202,8 @@ struct FoldTableRotationsIntoAttention : public OpRewritePattern<AttentionOp> {
     rotation.query = q.getInput();
     rotation.key = k.getInput();
     rotation.tables = {q.getCos(), q.getSin(), k.getCos(), k.getSin()};
-    if (q.getLayout() != RotaryLayout::half)
-      rotation.layout = q.getLayoutAttr();
-    if (q.getDims() != 0)
-      rotation.dims = q.getDimsAttr();
-    if (q.getOffset() != 0)
-      rotation.offset = q.getOffsetAttr();
+    rotation.rotary = RotaryPairsAttr::get(getContext(), q.getDims(),
+                                           q.getOffset(), q.getLayout());
     replaceWithRotatingAttention(rewriter, op, rotation);
     return success();
   }
@@ -300,7 +297,7 @@ struct RotateBeforeTransposeIntoAttention
 struct RotatedOperand {
   Operation *rotation;
   Value input;
-  lowering::RotaryDims dims;
+  RotaryRange dims;
   int64_t seqDim;
   AffineMap map;
   Value cos, sin;
@@ -311,15 +308,17 @@ std::optional<RotatedOperand> rotatedOperand(linalg::LinalgOp op,
   analysis::Term t = analysis::peelViews(analysis::makeTerm(
       operand.get(), op.getMatchingIndexingMap(&operand)));
   if (auto rotation = t.value.getDefiningOp<RotateOp>())
-    return RotatedOperand{
-        rotation, rotation.getInput(),
-        lowering::RotaryDims::of(rotation.getSpec(), rotation.getHeadDim()),
-        rotation.getNormalizedSeqDim(), t.map, Value(), Value()};
+    return RotatedOperand{rotation,
+                          rotation.getInput(),
+                          rotation.getRotaryRange(),
+                          rotation.getNormalizedSeqDim(),
+                          t.map,
+                          Value(),
+                          Value()};
   if (auto rotation = t.value.getDefiningOp<RotateWithTablesOp>())
     return RotatedOperand{rotation,
                           rotation.getInput(),
-                          {rotation.getRotaryDims(), rotation.getRotaryOffset(),
-                           rotation.getLayout()},
+                          rotation.getRotaryRange(),
                           rotation.getNormalizedSeqDim(),
                           t.map,
                           rotation.getCos(),
@@ -377,7 +376,7 @@ LogicalResult matchRotatedProduct(linalg::LinalgOp op,
   }
   // Both sides must pair the same head dims alike, so that pair t of one
   // meets pair t of the other.
-  lowering::RotaryDims dims = sides[0].dims;
+  RotaryRange dims = sides[0].dims;
   int64_t headDim =
       cast<RankedTensorType>(sides[0].input.getType()).getShape().back();
   if (sides[1].dims.dims != dims.dims || sides[1].dims.offset != dims.offset ||

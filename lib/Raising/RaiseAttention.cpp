@@ -16,15 +16,19 @@
 // the transposes, reshapes and broadcasts in between, they are only maps
 // on the way. Reductions are the one thing a term cannot step through, so
 // the two kinds attention has (the contractions, the row max and row sum)
-// are taken apart here, with the reduced loop bound to j or d.
+// are taken apart here, with the reduced loop bound to j or d. What the
+// mask amounts to is AttentionMaskRules.cpp's to say, and where Q, K and V
+// are read AttentionOperands.cpp's.
 //
 //===----------------------------------------------------------------------===//
+
+#include "AttentionMaskRules.h"
+#include "AttentionOperands.h"
 
 #include "rope/Dialect/Rope/IR/RopeOps.h"
 #include "rope/Raising/Passes.h"
 #include "rope/Raising/RaiseReport.h"
 #include "rope/Analysis/ConstantEvaluation.h"
-#include "rope/Analysis/SymbolicEvaluation.h"
 #include "rope/Analysis/OpClassification.h"
 #include "rope/Analysis/Sizes.h"
 #include "rope/Analysis/Terms.h"
@@ -44,25 +48,9 @@
 using namespace mlir;
 using namespace mlir::rope;
 using namespace mlir::rope::analysis;
+using namespace mlir::rope::raising;
 
 namespace {
-
-/// The attention space: n (batch·head, as the batched products run over
-/// them), i (query), j (key), e (value dim), d (head dim).
-enum AttentionDim : unsigned { kN, kI, kJ, kE, kD, kNumDims };
-
-/// Masks whose elements the symbolic form does not describe (constant
-/// tensors: a `triu` folded to `dense`) are recognised as causal (or a
-/// window) by evaluating every element, up to this many; a larger one is
-/// kept as the mask operand (raised all the same, without the rule).
-constexpr int64_t kMaxEvaluatedMaskElements = 1 << 16;
-/// An additive mask value at or below this hides its key (frontends use
-/// −inf or the most negative finite float).
-constexpr double kHiddenLogit = -1e30;
-
-AffineExpr dimExpr(MLIRContext *ctx, AttentionDim dim) {
-  return getAffineDimExpr(dim, ctx);
-}
 
 Term termAt(Value value, ArrayRef<AffineExpr> indices) {
   return makeTerm(value, AffineMap::get(kNumDims, 0, indices,
@@ -430,358 +418,6 @@ std::optional<std::pair<Term, Term>> throughHiddenRowGuard(Term t,
 }
 
 //===----------------------------------------------------------------------===//
-// Masks
-//===----------------------------------------------------------------------===//
-
-/// What the additive mask of the logits amounts to.
-struct MaskRule {
-  bool causal = false;
-  std::optional<int64_t> window;
-  /// A mask that is neither nothing nor causal: the operand to keep, as a
-  /// tensor broadcasting to [B, Hq, Sq, Sk].
-  Value operand;
-  /// The operand is a boolean that hides where true (to be negated into
-  /// attention's "may attend" mask).
-  bool operandHidesWhenTrue = false;
-};
-
-/// Whether a logit of `value` (of float type `type`) hides its key: −inf,
-/// the most negative f32 values, or the most negative finite value of a
-/// narrower type (f16's −65504, HF's finfo.min of an f16 model: any score
-/// added to it rounds back to it).
-bool hidesKey(double value, Type type) {
-  if (value <= kHiddenLogit)
-    return true;
-  auto floatType = dyn_cast<FloatType>(getElementTypeOrSelf(type));
-  if (!floatType)
-    return false;
-  APFloat lowest = APFloat::getLargest(floatType.getFloatSemantics(),
-                                       /*Negative=*/true);
-  return value <= toDouble(lowest);
-}
-
-/// An additive mask element of type `type` hides its key (hidesKey), adds
-/// nothing at 0, and is a bias otherwise.
-std::optional<bool> additiveHides(double value, Type type) {
-  if (hidesKey(value, type))
-    return true;
-  if (value == 0.0)
-    return false;
-  return std::nullopt;
-}
-
-/// A mask applied by a select of the logits: `select(c, x, hidden)` (or
-/// `select(c, hidden, x)`), with `hidden` −inf or the most negative floats.
-struct SelectMask {
-  Term condition;
-  bool hidesWhenTrue;
-  Term logits;
-};
-
-std::optional<SelectMask> matchSelectMask(Term t) {
-  t = peelViews(t);
-  // arith.select or tosa.select: (condition, if true, if false).
-  Operation *select = t.value.getDefiningOp();
-  if (!isa_and_nonnull<arith::SelectOp, tosa::SelectOp>(select))
-    return std::nullopt;
-  Term condition = makeTerm(select->getOperand(0), t.map);
-  for (bool hidesWhenTrue : {false, true}) {
-    Value hidden = select->getOperand(hidesWhenTrue ? 1 : 2);
-    Value kept = select->getOperand(hidesWhenTrue ? 2 : 1);
-    std::optional<double> value = evaluate(makeTerm(hidden, t.map));
-    if (value && hidesKey(*value, hidden.getType()))
-      return SelectMask{condition, hidesWhenTrue, makeTerm(kept, t.map)};
-  }
-  return std::nullopt;
-}
-
-/// The rule that hidden keys make, from whether each key at each distance
-/// δ = i + (Sk − Sq) − j behind its query is hidden: nothing when none is;
-/// causal when every key after its query is, with a window W when within
-/// the causal part exactly the keys at distance >= W are; none otherwise.
-struct DistanceRule {
-  bool anyHidden = false, allHidden = true, causal = true;
-  int64_t window = 0; // the widest visible distance + 1
-  int64_t narrowestHidden = std::numeric_limits<int64_t>::max();
-
-  void add(int64_t distance, bool hidden) {
-    anyHidden |= hidden;
-    allHidden &= hidden;
-    if (distance < 0 && !hidden)
-      causal = false;
-    if (distance >= 0 && !hidden)
-      window = std::max(window, distance + 1);
-    if (distance >= 0 && hidden)
-      narrowestHidden = std::min(narrowestHidden, distance);
-  }
-
-  std::optional<MaskRule> rule() const {
-    MaskRule rule;
-    if (!anyHidden)
-      return rule;
-    if (!causal)
-      return std::nullopt;
-    rule.causal = true;
-    if (narrowestHidden != std::numeric_limits<int64_t>::max()) {
-      if (narrowestHidden != window)
-        return std::nullopt;
-      rule.window = window;
-    }
-    return rule;
-  }
-};
-
-/// The rule of the mask read at every point (n, i, j): nothing (all zero),
-/// causal, or a causal window (keys at i + off − W < j ≤ i + off, off =
-/// Sk − Sq, the rows right-aligned to the keys as attention's default
-/// positions put them). `hides` says of an element's value whether it hides
-/// its key (none: it does something else, e.g. a bias). None when the mask
-/// cannot be evaluated or is none of those.
-std::optional<MaskRule>
-evaluateMaskRule(Term mask, int64_t n, int64_t sq, int64_t sk,
-                 function_ref<std::optional<bool>(double)> hides) {
-  if (ShapedType::isDynamic(sq) || ShapedType::isDynamic(sk) ||
-      n * sq * sk > kMaxEvaluatedMaskElements)
-    return std::nullopt;
-  MLIRContext *ctx = mask.map.getContext();
-  int64_t offset = sk - sq;
-  DistanceRule distances;
-  for (int64_t a = 0; a < n; ++a) {
-    for (int64_t i = 0; i < sq; ++i) {
-      for (int64_t j = 0; j < sk; ++j) {
-        SmallVector<AffineExpr> point(kNumDims, getAffineConstantExpr(0, ctx));
-        point[kN] = getAffineConstantExpr(a, ctx);
-        point[kI] = getAffineConstantExpr(i, ctx);
-        point[kJ] = getAffineConstantExpr(j, ctx);
-        AffineMap at = mask.map.compose(AffineMap::get(0, 0, point, ctx));
-        std::optional<double> value = evaluate(makeTerm(mask.value, at));
-        if (!value)
-          return std::nullopt;
-        std::optional<bool> hiddenOrNot = hides(*value);
-        if (!hiddenOrNot)
-          return std::nullopt; // a bias, not a visibility rule
-        distances.add(i + offset - j, *hiddenOrNot);
-      }
-    }
-  }
-  return distances.rule();
-}
-
-/// The deepest tensor along the views `t` reads through (not into a linalg
-/// body's computation) that `accepts` the term it is read by: a frontend's
-/// Q, K, V or mask in the layout attention wants, however many transposes
-/// and reshapes the export put between it and its use. The deepest, so that
-/// a repeat of kv heads or a broadcast mask is read from before it. Views
-/// are stepped through as `options` allow.
-Value deepestTensorRead(Term t, analysis::ViewOptions options,
-                        function_ref<bool(Term)> accepts) {
-  Value found;
-  for (unsigned step = 0; step < kMaxViewSteps; ++step) {
-    if (isa<RankedTensorType>(t.value.getType()) && accepts(t))
-      found = t.value;
-    // Not past a slice that keeps part of a dim: the tensor before it is
-    // larger (more keys, more rows, other heads) than the one the program
-    // attends over, and would be taken whole.
-    Operation *def = t.value.getDefiningOp();
-    if (isa_and_nonnull<tensor::ExtractSliceOp, tosa::SliceOp>(def)) {
-      auto source = cast<RankedTensorType>(def->getOperand(0).getType());
-      auto result = cast<RankedTensorType>(t.value.getType());
-      if (source.getRank() != result.getRank() ||
-          source.getShape() != result.getShape() ||
-          !source.hasStaticShape())
-        break;
-    }
-    std::optional<Term> next = stepView(t, options);
-    if (!next)
-      break;
-    if (!isa<RankedTensorType>(next->value.getType())) {
-      // Into a body: on only when it yields an operand element (a copy,
-      // a broadcast, a transpose), or reads one with tensor.extract at
-      // indices of its loops (torch-mlir's broadcasts at dynamic sizes).
-      if (!(isa<BlockArgument>(next->value) ||
-            next->value.getDefiningOp<tensor::ExtractOp>()) ||
-          !(next = stepView(*next, options)))
-        break;
-    }
-    t = *next;
-  }
-  return found;
-}
-
-/// A scalar that a linalg body yields, read at its loops, as the read of
-/// the op's result it becomes (views of a computed mask lead into the body
-/// that computes it); `t` itself otherwise.
-Term asResultRead(Term t) {
-  auto *def = t.value.getDefiningOp();
-  auto op = def ? dyn_cast<linalg::LinalgOp>(def->getParentOp())
-                : linalg::LinalgOp();
-  if (!op || isa<RankedTensorType>(t.value.getType()) ||
-      op->getNumResults() == 0)
-    return t;
-  auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
-  for (auto [r, yielded] : llvm::enumerate(yield.getValues())) {
-    if (yielded != t.value)
-      continue;
-    OpOperand *init = op.getDpsInitOperand(r);
-    return makeTerm(op->getResult(r),
-                    op.getMatchingIndexingMap(init).compose(t.map));
-  }
-  return t;
-}
-
-/// The mask as an operand: a tensor the term reads at (b, h, i, j)
-/// trailing-aligned, rank 2 to 4 (a static 1 read at 0 broadcasts).
-Value maskOperand(Term mask, ArrayRef<AffineExpr> canonical) {
-  return deepestTensorRead(asResultRead(mask), {}, [&](Term t) {
-    auto type = cast<RankedTensorType>(t.value.getType());
-    int64_t rank = type.getRank();
-    if (rank < 2 || rank > 4)
-      return false;
-    for (int64_t k = 0; k < rank; ++k) {
-      AffineExpr read = t.map.getResult(k);
-      bool broadcast =
-          type.getDimSize(k) == 1 && isa<AffineConstantExpr>(read);
-      if (read != canonical[4 - rank + k] && !broadcast)
-        return false;
-    }
-    return true;
-  });
-}
-
-/// The hidden distances of `hidden` (a formula over comparisons of the
-/// attention space's indices, opaque atoms valued by `opaque`) as a rule:
-/// with j = i + (Sk − Sq) − δ every comparison must be a·δ + b, and the
-/// distances 1 − Sq .. Sk − 1 decide (DistanceRule). `allHidden` tells
-/// whether every distance is hidden.
-std::optional<MaskRule> ruleOfFormula(const Formula &hidden, int64_t sq,
-                                      int64_t sk, MLIRContext *ctx,
-                                      function_ref<bool(unsigned)> opaque,
-                                      bool &allHidden) {
-  bool dynamic = ShapedType::isDynamic(sq) || ShapedType::isDynamic(sk);
-  int64_t offset = dynamic ? 0 : sk - sq;
-  SmallVector<AffineExpr> dims;
-  for (unsigned k = 0; k < kNumDims; ++k)
-    dims.push_back(getAffineDimExpr(k, ctx));
-  dims[kJ] = dims[kI] + offset - getAffineSymbolExpr(0, ctx);
-  DenseMap<AffineExpr, std::pair<int64_t, int64_t>> linear;
-  auto inDistance = [&](AffineExpr e) -> std::optional<AffineExpr> {
-    AffineExpr d = simplifyAffineExpr(
-        e.replaceDimsAndSymbols(dims, {}), kNumDims, 1);
-    if (!d.isPureAffine())
-      return std::nullopt;
-    for (unsigned k = 0; k < kNumDims; ++k)
-      if (d.isFunctionOfDim(k))
-        return std::nullopt;
-    auto at = [&](int64_t delta) {
-      return cast<AffineConstantExpr>(
-                 simplifyAffineExpr(d.replaceSymbols(getAffineConstantExpr(
-                                        delta, ctx)),
-                                    0, 0))
-          .getValue();
-    };
-    linear[d] = {at(1) - at(0), at(0)};
-    return d;
-  };
-  std::optional<Formula> byDistance = hidden.mapExprs(inDistance);
-  if (!byDistance)
-    return std::nullopt;
-  // The distances a query and a key can be apart. At a dynamic length
-  // (Sq = Sk, the caller checked), every length at once: each comparison
-  // a·δ + b ≥ 0 keeps its truth beyond |δ| > |b|, so the distances up to
-  // the largest |b| + 1 either way show every rule the mask can make.
-  int64_t lowest, highest;
-  if (dynamic) {
-    // A window beyond 2^20 tokens is read as the operand it is instead.
-    constexpr int64_t kMaxDistance = int64_t(1) << 20;
-    int64_t bound = 1;
-    for (const auto &entry : linear) {
-      int64_t b = entry.second.second;
-      if (b <= -kMaxDistance || b >= kMaxDistance)
-        return std::nullopt;
-      bound = std::max(bound, std::abs(b) + 1);
-    }
-    lowest = -bound;
-    highest = bound;
-  } else {
-    lowest = 1 - sq;
-    highest = sk - 1;
-  }
-  DistanceRule distances;
-  for (int64_t delta = lowest; delta <= highest; ++delta)
-    distances.add(delta, byDistance->holds(
-                             [&](AffineExpr e) {
-                               auto [a, b] = linear.lookup(e);
-                               return a * delta + b;
-                             },
-                             opaque));
-  allHidden = distances.allHidden;
-  return distances.rule();
-}
-
-/// The rule of the mask from its symbolic form (SymbolicEvaluation.h), at
-/// any size: when whether an element hides its key depends only on the
-/// key's distance δ = i + (Sk − Sq) − j behind the query (not on the batch,
-/// the head, or i and j otherwise), the hidden distances over their range
-/// say causal, a window or nothing, in Sq + Sk steps. One boolean computed
-/// from the program's inputs may take part (HF's padding mask, and-ed with
-/// the causal one): when the keys it hides are hidden whatever the
-/// distance, it is the rule's mask operand (`canonical`: how attention
-/// reads it), negated where it says what to hide. Only `withOperand`: a
-/// mask that is a rule on its own is tried first, then one evaluated
-/// element by element (constants that the symbolic form does not read).
-std::optional<MaskRule>
-distanceMaskRule(Term mask, int64_t sq, int64_t sk,
-                 ArrayRef<AffineExpr> canonical,
-                 function_ref<std::optional<bool>(double)> hides,
-                 bool withOperand) {
-  SmallVector<Term> opaqueReads;
-  std::optional<SmallVector<Piece>> pieces =
-      evaluateSymbolically(mask, withOperand ? &opaqueReads : nullptr);
-  if (!pieces)
-    return std::nullopt;
-  MLIRContext *ctx = mask.map.getContext();
-  std::optional<Formula> hidden;
-  for (const Piece &p : *pieces) {
-    std::optional<bool> hiddenOrNot =
-        p.affine ? std::nullopt : hides(p.constant);
-    if (!hiddenOrNot)
-      return std::nullopt; // a bias or an index, not a visibility rule
-    if (*hiddenOrNot)
-      hidden = hidden ? (*hidden || p.when) : p.when;
-  }
-  if (!hidden)
-    return MaskRule();
-  llvm::SmallSetVector<unsigned, 2> used;
-  hidden->forEachOpaque([&](unsigned id) { used.insert(id); });
-  bool allHidden = false;
-  if (used.empty())
-    return ruleOfFormula(*hidden, sq, sk, ctx, nullptr, allHidden);
-  if (used.size() != 1)
-    return std::nullopt;
-  // The rule with the opaque boolean true, and with it false: one side must
-  // hide every key, the other is the rule.
-  unsigned id = used.front();
-  bool hiddenIfTrue = false, hiddenIfFalse = false;
-  std::optional<MaskRule> ifTrue = ruleOfFormula(
-      *hidden, sq, sk, ctx, [](unsigned) { return true; }, hiddenIfTrue);
-  std::optional<MaskRule> ifFalse = ruleOfFormula(
-      *hidden, sq, sk, ctx, [](unsigned) { return false; }, hiddenIfFalse);
-  std::optional<MaskRule> rule = hiddenIfFalse ? ifTrue
-                                 : hiddenIfTrue ? ifFalse
-                                                : std::nullopt;
-  if (!rule || (hiddenIfTrue && hiddenIfFalse))
-    return std::nullopt;
-  rule->operand = maskOperand(opaqueReads[id], canonical);
-  if (!rule->operand || !cast<RankedTensorType>(rule->operand.getType())
-                             .getElementType()
-                             .isInteger(1))
-    return std::nullopt;
-  rule->operandHidesWhenTrue = hiddenIfTrue;
-  return rule;
-}
-
-
-//===----------------------------------------------------------------------===//
 // The pattern
 //===----------------------------------------------------------------------===//
 
@@ -796,166 +432,6 @@ std::pair<AffineExpr, AffineExpr> splitBatchHead(AffineExpr n, int64_t batch,
   if (batch == 1)
     return {zero, n};
   return {n.floorDiv(heads), n % heads};
-}
-
-/// The kv head that query head `h` reads with `hkv` kv heads of `heads`.
-AffineExpr kvHeadOf(AffineExpr h, int64_t heads, int64_t hkv) {
-  if (hkv == 1)
-    return getAffineConstantExpr(0, h.getContext());
-  if (hkv == heads)
-    return h;
-  return h.floorDiv(heads / hkv);
-}
-
-/// Where an attention operand comes from: `source`, of rank 2 to 4, read
-/// at attention's [B, H, S, D] indices once its dims are permuted by
-/// `permutation` (source dim permutation[p] is read at the p-th of the
-/// trailing indices; the identity when it is laid out as attention wants);
-/// the leading indices that a lower rank lacks are unit dims.
-struct OperandRead {
-  Value source;
-  SmallVector<int64_t, 4> permutation;
-
-  explicit operator bool() const { return static_cast<bool>(source); }
-  RankedTensorType getSourceType() const {
-    return cast<RankedTensorType>(source.getType());
-  }
-  int64_t getDimSize(int64_t p) const {
-    int64_t missing = 4 - getSourceType().getRank();
-    return p < missing ? 1
-                       : getSourceType().getDimSize(permutation[p - missing]);
-  }
-  /// The size of attention dim `p` (B, H, S or D) of the operand.
-  analysis::Size getSize(int64_t p) const {
-    int64_t missing = 4 - getSourceType().getRank();
-    if (p < missing)
-      return analysis::Size{1, {}, 0, {}};
-    return analysis::sizeOfDim(source, permutation[p - missing],
-                               getRotationInput);
-  }
-  /// The operand itself as [B, H, S, D]: transposed into place and given
-  /// its leading unit dims if need be.
-  Value materialize(OpBuilder &b, Location loc) const {
-    RankedTensorType type = getSourceType();
-    int64_t rank = type.getRank();
-    Value operand = source;
-    if (!llvm::equal(permutation, llvm::seq<int64_t>(0, rank))) {
-      SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, source);
-      SmallVector<OpFoldResult> shape;
-      for (int64_t p : permutation)
-        shape.push_back(sizes[p]);
-      Value init =
-          tensor::EmptyOp::create(b, loc, shape, type.getElementType());
-      operand = linalg::TransposeOp::create(b, loc, operand, init, permutation)
-                    .getResult()[0];
-    }
-    if (rank == 4)
-      return operand;
-    // [S, D] -> [1, 1, S, D]; [H, S, D] -> [1, H, S, D].
-    SmallVector<int64_t> shape;
-    for (int64_t p = 0; p < 4; ++p)
-      shape.push_back(getDimSize(p));
-    SmallVector<ReassociationIndices> reassociation;
-    reassociation.push_back(llvm::to_vector(llvm::seq<int64_t>(0, 5 - rank)));
-    for (int64_t p = 5 - rank; p < 4; ++p)
-      reassociation.push_back({p});
-    return tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get(shape, type.getElementType()), operand,
-        reassociation);
-  }
-};
-
-/// The tensor that `t` reads at `expected` ([B, H, S, D] indices): as it
-/// is, else the deepest one it reads with its dims in another order (GPT-J
-/// rotates K as [B, S, H, D] and transposes it straight into Kᵀ). A tensor
-/// of lower rank stands for the trailing indices when the leading ones are
-/// unit (a 2-D [S, D] of one head).
-/// Whether index expressions `a` and `b` agree at every point: the same
-/// expression, or functions of the batch·head index n alone that agree at
-/// each of its `nExtent` values. A collapse of [B, H] followed by an expand
-/// (GQA's repeat, with batch > 1) spells (b, h) as `n floordiv H`,
-/// `(n mod H) floordiv G`, ... in forms the simplifier does not unify.
-bool sameIndex(AffineExpr a, AffineExpr b, int64_t nExtent) {
-  if (a == b)
-    return true;
-  for (unsigned k = 0; k < kNumDims; ++k)
-    if (k != kN && (a.isFunctionOfDim(k) || b.isFunctionOfDim(k)))
-      return false;
-  MLIRContext *ctx = a.getContext();
-  SmallVector<AffineExpr> dims;
-  for (unsigned k = 0; k < kNumDims; ++k)
-    dims.push_back(getAffineDimExpr(k, ctx));
-  auto at = [&](AffineExpr e, int64_t n) -> std::optional<int64_t> {
-    dims[kN] = getAffineConstantExpr(n, ctx);
-    auto c = dyn_cast<AffineConstantExpr>(
-        simplifyAffineExpr(e.replaceDimsAndSymbols(dims, {}), kNumDims, 0));
-    return c ? std::optional<int64_t>(c.getValue()) : std::nullopt;
-  };
-  for (int64_t n = 0; n < nExtent; ++n) {
-    std::optional<int64_t> x = at(a, n), y = at(b, n);
-    if (!x || !y || *x != *y)
-      return false;
-  }
-  return true;
-}
-
-OperandRead findOperand(Term t, ArrayRef<AffineExpr> expected, int64_t nExtent,
-                        analysis::ViewOptions options = {}) {
-  MLIRContext *ctx = t.value.getContext();
-  // The indices a read of `read`'s rank stands for, if the others are unit.
-  auto trailing = [&](Term read) -> std::optional<ArrayRef<AffineExpr>> {
-    auto type = cast<RankedTensorType>(read.value.getType());
-    int64_t rank = type.getRank();
-    if (rank < 2 || rank > 4 ||
-        !llvm::all_of(expected.drop_back(rank),
-                      [](AffineExpr e) { return isa<AffineConstantExpr>(e); }))
-      return std::nullopt;
-    return expected.take_back(rank);
-  };
-  Value exact = deepestTensorRead(t, options, [&](Term read) {
-    std::optional<ArrayRef<AffineExpr>> indices = trailing(read);
-    if (!indices)
-      return false;
-    Term want = makeTerm(read.value, AffineMap::get(kNumDims, 0, *indices, ctx));
-    return llvm::all_of(llvm::zip_equal(want.map.getResults(),
-                                        read.map.getResults()),
-                        [&](auto pair) {
-                          return sameIndex(std::get<0>(pair), std::get<1>(pair),
-                                           nExtent);
-                        });
-  });
-  if (exact) {
-    int64_t rank = cast<RankedTensorType>(exact.getType()).getRank();
-    return {exact, llvm::to_vector<4>(llvm::seq<int64_t>(0, rank))};
-  }
-  OperandRead found;
-  deepestTensorRead(t, options, [&](Term read) {
-    std::optional<ArrayRef<AffineExpr>> indices = trailing(read);
-    if (!indices)
-      return false;
-    auto type = cast<RankedTensorType>(read.value.getType());
-    int64_t rank = type.getRank();
-    SmallVector<int64_t, 4> permutation;
-    SmallVector<bool, 4> used(rank, false);
-    for (AffineExpr want : *indices) {
-      bool unit = isa<AffineConstantExpr>(want);
-      int64_t match = -1;
-      for (int64_t k = 0; k < rank && match < 0; ++k) {
-        if (used[k])
-          continue;
-        if (unit ? type.getDimSize(k) == 1
-                 : sameIndex(read.map.getResult(k), want, nExtent))
-          match = k;
-      }
-      if (match < 0)
-        return false;
-      used[match] = true;
-      permutation.push_back(match);
-    }
-    found = {read.value, permutation};
-    return true;
-  });
-  return found;
 }
 
 /// A boolean mask negated (true where `mask` is false): what attention's i1
@@ -1037,112 +513,6 @@ LogicalResult matchAttentionChain(PatternRewriter &rewriter, Operation *root,
   return success();
 }
 
-/// K and V read by query head `h` of `heads` in batch `b`, with the fewest
-/// kv heads they are read by: the GQA grouping itself, not a repeat of it.
-/// Null reads when there is no such grouping.
-std::pair<OperandRead, OperandRead> findKeyValue(Term keyTerm, Term valueTerm,
-                                                 int64_t batch,
-                                                 AffineExpr b, AffineExpr h,
-                                                 int64_t heads) {
-  MLIRContext *ctx = h.getContext();
-  AffineExpr j = dimExpr(ctx, kJ), e = dimExpr(ctx, kE), d = dimExpr(ctx, kD);
-  OperandRead key, value;
-  // A repeat's broadcast guard on K's or V's own length reads as the
-  // identity: the attention's keys and values must be one length, which a
-  // broadcast of one of them would break (its run-time check says so).
-  analysis::ViewOptions ownLengths;
-  ownLengths.ownSizeGuardsAsIndex = true;
-  for (int64_t hkv = 1; hkv <= heads && !key; ++hkv) {
-    if (heads % hkv != 0)
-      continue;
-    AffineExpr kvHead = kvHeadOf(h, heads, hkv);
-    key = findOperand(keyTerm, {b, kvHead, j, d}, batch * heads, ownLengths);
-    value =
-        findOperand(valueTerm, {b, kvHead, j, e}, batch * heads, ownLengths);
-    if (!key || !value || key.getDimSize(1) != hkv ||
-        value.getDimSize(1) != hkv)
-      key = value = OperandRead();
-  }
-  return {key, value};
-}
-
-/// The rule that `mask` makes (`hides` says of an element's value whether
-/// it hides its key): read symbolically, else element by element (a
-/// constant), else symbolically with one boolean input as its operand.
-std::optional<MaskRule>
-findMaskRule(Term mask, int64_t n, int64_t sq, int64_t sk,
-             ArrayRef<AffineExpr> canonical,
-             function_ref<std::optional<bool>(double)> hides) {
-  if (std::optional<MaskRule> rule =
-          distanceMaskRule(mask, sq, sk, canonical, hides, false))
-    return rule;
-  if (std::optional<MaskRule> rule = evaluateMaskRule(mask, n, sq, sk, hides))
-    return rule;
-  return distanceMaskRule(mask, sq, sk, canonical, hides, true);
-}
-
-/// The rule of the chain's mask over `n` batch·heads of [Sq, Sk] logits,
-/// read at `canonical` ([B, H, Sq, Sk] indices): a mask that only hides
-/// keys as causal attention (or a window) does is that rule, so causal
-/// tiles can be skipped; any other is an operand (negated before use when
-/// the rule says it is a boolean that hides where true).
-LogicalResult matchMaskRule(const AttentionChain &chain,
-                            ArrayRef<AffineExpr> canonical, int64_t n,
-                            int64_t sq, int64_t sk, MaskRule &rule,
-                            function_ref<LogicalResult(const Twine &)> miss) {
-  // Each additive mask on its own: a rule, a rule with a boolean operand,
-  // or an operand added as it is. Their sum hides every key that one of
-  // them hides (−inf, or the lowest finite value plus anything no larger
-  // than the scores, stays hidden): the union of the rules, with at most
-  // one operand among them.
-  for (const Term &mask : chain.additiveMasks) {
-    Type maskType = mask.value.getType();
-    auto additiveHides = [&](double value) {
-      return ::additiveHides(value, maskType);
-    };
-    MaskRule part;
-    if (std::optional<MaskRule> found =
-            findMaskRule(mask, n, sq, sk, canonical, additiveHides)) {
-      part = *found;
-    } else {
-      part.operand = maskOperand(mask, canonical);
-      if (!part.operand)
-        return miss("the mask is not read as [B, H, Sq, Sk]");
-    }
-    if (part.operand && rule.operand)
-      return miss("more than one of the added masks needs an operand");
-    rule.causal |= part.causal;
-    if (part.window)
-      rule.window =
-          rule.window ? std::min(*rule.window, *part.window) : *part.window;
-    if (part.operand) {
-      rule.operand = part.operand;
-      rule.operandHidesWhenTrue = part.operandHidesWhenTrue;
-    }
-  }
-  if (chain.selectMask) {
-    bool hidesWhenTrue = chain.selectMask->hidesWhenTrue;
-    auto hides = [&](double c) -> std::optional<bool> {
-      return (c != 0.0) == hidesWhenTrue;
-    };
-    Term condition = chain.selectMask->condition;
-    if (std::optional<MaskRule> found =
-            findMaskRule(condition, n, sq, sk, canonical, hides)) {
-      rule = *found;
-    } else {
-      // Attention's i1 mask says where a key may be attended: the
-      // condition itself, or its negation when it says what to hide.
-      rule.operand = maskOperand(condition, canonical);
-      if (!rule.operand || !cast<RankedTensorType>(rule.operand.getType())
-                                .getElementType()
-                                .isInteger(1))
-        return miss("the boolean mask is not read as [B, H, Sq, Sk] i1");
-      rule.operandHidesWhenTrue = hidesWhenTrue;
-    }
-  }
-  return success();
-}
-
 /// Creates the rope.attention of `outType` over Q, K and V laid out as
 /// [B, H, S, D], with the mask `rule` (its operand negated first when it
 /// hides where true) and the scale and soft-cap of `scores`.
@@ -1161,19 +531,19 @@ AttentionOp buildAttention(PatternRewriter &rewriter, Location loc,
     return arith::ExtFOp::create(rewriter, loc,
                                  type.clone(outType.getElementType()), v);
   };
-  return AttentionOp::create(
-      rewriter, loc, outType, read(query), read(key), read(value),
-      rule.operand,
-      /*query_positions=*/Value(), /*key_positions=*/Value(),
-      /*sinks=*/Value(), /*alibi_slopes=*/Value(), /*relative_bias=*/Value(),
-      /*query_cos=*/Value(), /*query_sin=*/Value(), /*key_cos=*/Value(),
-      /*key_sin=*/Value(), rewriter.getF64FloatAttr(scores.scale),
-      rule.causal ? rewriter.getUnitAttr() : UnitAttr(),
-      /*rotary=*/RotarySpecAttr(), /*rotary_layout=*/RotaryLayoutAttr(),
-      /*rotary_dims=*/IntegerAttr(), /*rotary_offset=*/IntegerAttr(),
-      rule.window ? rewriter.getI64IntegerAttr(*rule.window) : IntegerAttr(),
-      scores.softcap ? rewriter.getF64FloatAttr(*scores.softcap) : FloatAttr(),
-      /*relative_buckets=*/RelativeBucketsAttr());
+  AttentionFields fields;
+  fields.query = read(query);
+  fields.key = read(key);
+  fields.value = read(value);
+  fields.mask = rule.operand;
+  fields.scale = rewriter.getF64FloatAttr(scores.scale);
+  if (rule.causal)
+    fields.causal = rewriter.getUnitAttr();
+  if (rule.window)
+    fields.window = rewriter.getI64IntegerAttr(*rule.window);
+  if (scores.softcap)
+    fields.softcap = rewriter.getF64FloatAttr(*scores.softcap);
+  return AttentionOp::create(rewriter, loc, outType, fields);
 }
 
 /// Raises the attention whose output `product` reads at (n, i, e) (the
@@ -1202,7 +572,8 @@ LogicalResult raiseAttention(PatternRewriter &rewriter, Operation *root,
   };
 
   // Q, K and V, with the kv heads that their reads reveal (GQA).
-  OperandRead query = findOperand(chain.scores.query, {b, h, i, d}, batch * heads);
+  OperandRead query = findOperand(chain.scores.query, {b, h, i, d},
+                                  batch * heads, /*options=*/{});
   if (!query)
     return miss("Q is not read as [B, H, S, D]");
   Type elementType = outType.getElementType();
@@ -1246,8 +617,8 @@ LogicalResult raiseAttention(PatternRewriter &rewriter, Operation *root,
   }
 
   MaskRule rule;
-  if (failed(matchMaskRule(chain, {b, h, i, j}, batch * heads, sq, sk, rule,
-                           miss)))
+  if (failed(matchMaskRule(chain.additiveMasks, chain.selectMask, {b, h, i, j},
+                           batch * heads, sq, sk, rule, miss)))
     return failure();
   if (lengthsUnknown && (rule.causal || rule.window))
     return miss("the query and key lengths are dynamic and not known to be "

@@ -84,7 +84,7 @@ LinearAttentionFeatures buildLinearFeatures(OpBuilder &b, Location loc,
     Value invFreq = buildInverseFrequencies(
         b, loc, *spec, d, [&]() { return buildMaxPosition(b, loc, pos); });
     CosSin table = buildTable(b, loc, pos, invFreq, *spec);
-    RotaryDims dims = RotaryDims::of(*spec, d);
+    RotaryRange dims = spec->getRange(d);
     rq = buildRotation(b, loc, phiQ, table, dims, 2, f32);
     rk = buildRotation(b, loc, phiK, table, dims, 2, f32);
   }
@@ -272,8 +272,7 @@ struct RotateToTable : public OpRewritePattern<RotateOp> {
                                  op.getHeadDim());
     Value result = buildRotation(rewriter, loc, op.getInput(),
                                  {table.getCos(), table.getSin()},
-                                 RotaryDims::of(op.getSpec(), op.getHeadDim()),
-                                 op.getNormalizedSeqDim(),
+                                 op.getRotaryRange(), op.getNormalizedSeqDim(),
                                  op.getInput().getType().getElementType());
     replaceWithCasts(rewriter, op, result);
     return success();
@@ -286,10 +285,9 @@ struct LowerRotateWithTables : public OpRewritePattern<RotateWithTablesOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(RotateWithTablesOp op,
                                 PatternRewriter &rewriter) const override {
-    RotaryDims dims{op.getRotaryDims(), op.getRotaryOffset(), op.getLayout()};
     Value result = buildRotation(rewriter, op.getLoc(), op.getInput(),
-                                 {op.getCos(), op.getSin()}, dims,
-                                 op.getNormalizedSeqDim(),
+                                 {op.getCos(), op.getSin()},
+                                 op.getRotaryRange(), op.getNormalizedSeqDim(),
                                  op.getInput().getType().getElementType());
     replaceWithCasts(rewriter, op, result);
     return success();

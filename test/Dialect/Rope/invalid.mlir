@@ -1083,7 +1083,8 @@ func.func @buckets_max_distance() attributes {
 // -----
 
 func.func @attention_tables_and_spec(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %c: tensor<8x16xf32>) {
-  // expected-error @+1 {{'rope.attention' op expects either a rotary spec or rotary tables, not both}}
+  // The op holds one rotation: its text cannot give both.
+  // expected-error @+1 {{expects either a rotary spec or rotary tables, not both}}
   %0 = rope.attention %q, %k, %k rotary(#rope.spec<>) rotary_tables(%c, %c, %c, %c : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
   return
 }
@@ -1091,15 +1092,50 @@ func.func @attention_tables_and_spec(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x
 // -----
 
 func.func @attention_table_attrs_without_tables(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %c: tensor<8x16xf32>) {
-  // expected-error @+1 {{'rope.attention' op expects rotary_layout, rotary_dims and rotary_offset only with rotary_tables}}
+  // expected-error @+1 {{expects rotary_layout, rotary_dims and rotary_offset only with rotary_tables}}
   %0 = rope.attention %q, %k, %k rotary_dims = 8 : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
   return
 }
 
 // -----
 
+// The same rules on the op itself (its generic form): rotated dims without
+// tables, tables without them, a spec with tables.
+func.func @attention_pairs_without_tables(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>) {
+  // expected-error @+1 {{'rope.attention' op expects rotary_layout, rotary_dims and rotary_offset only with rotary_tables}}
+  %0 = "rope.attention"(%q, %k, %k) <{rotary = #rope.pairs<dims = 8>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> : (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_tables_without_pairs(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %c: tensor<8x16xf32>) {
+  // expected-error @+1 {{'rope.attention' op expects the rotated dims of its rotary tables (rotary = #rope.pairs<...>)}}
+  %0 = "rope.attention"(%q, %k, %k, %c, %c, %c, %c) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1>}> : (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<1x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_spec_with_tables(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %c: tensor<8x16xf32>) {
+  // expected-error @+1 {{'rope.attention' op expects either a rotary spec or rotary tables, not both}}
+  %0 = "rope.attention"(%q, %k, %k, %c, %c, %c, %c) <{rotary = #rope.spec<>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1>}> : (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<1x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_rotary_not_a_rotation(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>) {
+  // expected-error @+1 {{expects a rotary spec (#rope.spec<...>), got 1 : i64}}
+  %0 = rope.attention %q, %k, %k rotary(1) : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+  return
+}
+
+// -----
+
 func.func @attention_tables_odd_dims(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %c: tensor<8x16xf32>) {
-  // expected-error @+1 {{'rope.attention' op expects even, positive rotary dims, got 7}}
+  // The rotated dims are a #rope.pairs, which checks them itself.
+  // expected-error @+1 {{expects 'dims' to be even and non-negative (0 means the whole head dim), got 7}}
   %0 = rope.attention %q, %k, %k rotary_tables(%c, %c, %c, %c : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) rotary_dims = 7 : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
   return
 }
@@ -1227,7 +1263,17 @@ func.func @online_causal_without_positions(%q: tensor<1x1x1x8x16xf32>, %k: tenso
 
 func.func @online_rotary_without_key_tables(%q: tensor<1x1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, %m: tensor<1x1x1x8xf32>, %p: tensor<8xi64>) {
   // expected-error @+1 {{'rope.online_attention' op expects key cos/sin tables exactly when rotary, and query tables only then (without them the query is already rotated)}}
-  %r:3 = rope.online_attention %q, %k, %k positions(%p, %p : tensor<8xi64>, tensor<8xi64>) rotary(#rope.spec<>) scale = 0.25 outs(%q, %m, %m : tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>)
+  %r:3 = rope.online_attention %q, %k, %k positions(%p, %p : tensor<8xi64>, tensor<8xi64>) rotary(#rope.pairs<>) scale = 0.25 outs(%q, %m, %m : tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>)
+      : tensor<1x1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>
+  return
+}
+
+// -----
+
+func.func @online_rotary_spec(%q: tensor<1x1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, %m: tensor<1x1x1x8xf32>, %p: tensor<8xi64>, %t: tensor<8x8xf32>) {
+  // The online op rotates by tables only: its rotation names dims, never frequencies.
+  // expected-error @+1 {{invalid kind of attribute specified}}
+  %r:3 = rope.online_attention %q, %k, %k positions(%p, %p : tensor<8xi64>, tensor<8xi64>) rotary(#rope.spec<>) key_tables(%t, %t : tensor<8x8xf32>, tensor<8x8xf32>) scale = 0.25 outs(%q, %m, %m : tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>)
       : tensor<1x1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>
   return
 }
@@ -1236,7 +1282,7 @@ func.func @online_rotary_without_key_tables(%q: tensor<1x1x1x8x16xf32>, %k: tens
 
 func.func @online_table_shape(%q: tensor<1x1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, %m: tensor<1x1x1x8xf32>, %p: tensor<8xi64>, %t: tensor<8x4xf32>) {
   // expected-error @+1 {{'rope.online_attention' op expects key cos of width 16 or 8, got 4}}
-  %r:3 = rope.online_attention %q, %k, %k positions(%p, %p : tensor<8xi64>, tensor<8xi64>) rotary(#rope.spec<>) key_tables(%t, %t : tensor<8x4xf32>, tensor<8x4xf32>) scale = 0.25 outs(%q, %m, %m : tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>)
+  %r:3 = rope.online_attention %q, %k, %k positions(%p, %p : tensor<8xi64>, tensor<8xi64>) rotary(#rope.pairs<>) key_tables(%t, %t : tensor<8x4xf32>, tensor<8x4xf32>) scale = 0.25 outs(%q, %m, %m : tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>)
       : tensor<1x1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>
   return
 }
@@ -1245,7 +1291,7 @@ func.func @online_table_shape(%q: tensor<1x1x1x8x16xf32>, %k: tensor<1x1x8x16xf3
 
 func.func @online_table_rows(%q: tensor<1x1x1x8x16xf32>, %k: tensor<1x1x8x16xf32>, %m: tensor<1x1x1x8xf32>, %t: tensor<6x16xf32>) {
   // expected-error @+1 {{'rope.online_attention' op expects key cos of shape [S, w] with dim 0 = 8, got 6}}
-  %r:3 = rope.online_attention %q, %k, %k rotary(#rope.spec<>) key_tables(%t, %t : tensor<6x16xf32>, tensor<6x16xf32>) scale = 0.25 outs(%q, %m, %m : tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>)
+  %r:3 = rope.online_attention %q, %k, %k rotary(#rope.pairs<>) key_tables(%t, %t : tensor<6x16xf32>, tensor<6x16xf32>) scale = 0.25 outs(%q, %m, %m : tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>)
       : tensor<1x1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x1x8x16xf32>, tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>
   return
 }

@@ -635,7 +635,7 @@ func.func @attention_all_options(%q: tensor<1x8x?x64xf16>, %k: tensor<1x2x?x64xf
 // The online form: state in the outs, tables for Q and K, dynamic tiles.
 // CHECK-LABEL: func.func @online_attention
 // CHECK: %{{.+}}:3 = rope.online_attention %{{.+}}, %{{.+}}, %{{.+}} mask(%{{.+}} : tensor<1x1x1x?x?xi1>)
-// CHECK-SAME: positions(%{{.+}}, %{{.+}} : tensor<?xi64>, tensor<2x?xi32>) rotary(#rope.spec<dims = 8>)
+// CHECK-SAME: positions(%{{.+}}, %{{.+}} : tensor<?xi64>, tensor<2x?xi32>) rotary(#rope.pairs<dims = 8>)
 // CHECK-SAME: query_tables(%{{.+}}, %{{.+}} : tensor<?x4xf32>, tensor<?x4xf32>) key_tables(%{{.+}}, %{{.+}} : tensor<2x?x4xf32>, tensor<2x?x4xf32>)
 // CHECK-SAME: causal scale = 1.250000e-01 relative_bias(%{{.+}} : tensor<8x2x4xf32>) buckets(#rope.buckets<num_buckets = 8, max_distance = 16, bidirectional = false>)
 // CHECK-SAME: outs(%{{.+}}, %{{.+}}, %{{.+}} : tensor<2x2x4x?x16xf32>, tensor<2x2x4x?xf32>, tensor<2x2x4x?xf32>)
@@ -646,7 +646,7 @@ func.func @online_attention(%q: tensor<2x2x4x?x16xbf16>, %k: tensor<2x2x?x16xbf1
                             %acc: tensor<2x2x4x?x16xf32>, %mx: tensor<2x2x4x?xf32>, %l: tensor<2x2x4x?xf32>)
     -> (tensor<2x2x4x?x16xf32>, tensor<2x2x4x?xf32>, tensor<2x2x4x?xf32>) {
   %r:3 = rope.online_attention %q, %k, %v mask(%m : tensor<1x1x1x?x?xi1>)
-      positions(%qp, %kp : tensor<?xi64>, tensor<2x?xi32>) rotary(#rope.spec<dims = 8>)
+      positions(%qp, %kp : tensor<?xi64>, tensor<2x?xi32>) rotary(#rope.pairs<dims = 8>)
       query_tables(%qc, %qs : tensor<?x4xf32>, tensor<?x4xf32>) key_tables(%kc, %ks : tensor<2x?x4xf32>, tensor<2x?x4xf32>)
       causal scale = 0.125
       relative_bias(%t : tensor<8x2x4xf32>) buckets(#rope.buckets<num_buckets = 8, max_distance = 16, bidirectional = false>)

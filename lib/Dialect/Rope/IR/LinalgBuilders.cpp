@@ -410,31 +410,34 @@ bool tableTakesRunCheck(Value positions, RotarySpecAttr spec) {
          type.getDimSize(0) <= kMaxTableRun;
 }
 
-CosSin buildTableOfRun(OpBuilder &b, Location loc, Value positions,
-                       RotarySpecAttr spec, int64_t headDim) {
-  MLIRContext *ctx = b.getContext();
-  Type f32 = b.getF32Type(), f64 = b.getF64Type(), i64 = b.getI64Type();
-  int64_t n = cast<RankedTensorType>(positions.getType()).getDimSize(0);
-  SmallVector<double> freqs = spec.getInverseFrequencies(headDim, 0);
-  int64_t h = freqs.size();
-  Value invFreq = f64Tensor(b, loc, freqs);
-  // cos and sin of j·f for j < n, in double (libm: within an ulp of f64).
-  SmallVector<double> offsetCos, offsetSin;
+namespace {
+/// cos and sin of j·f for the offsets j < n into a run of positions and
+/// each of its frequencies f, [n, h] row-major.
+struct RunOffsets {
+  int64_t n;
+  SmallVector<double> cos, sin;
+};
+} // namespace
+
+/// The offsets of a run of `n` positions, computed here in double (libm:
+/// within an ulp of f64) rather than by the program.
+static RunOffsets runOffsets(ArrayRef<double> freqs, int64_t n) {
+  RunOffsets offsets{n, {}, {}};
   for (int64_t j = 0; j < n; ++j)
     for (double f : freqs) {
-      offsetCos.push_back(std::cos(static_cast<double>(j) * f));
-      offsetSin.push_back(std::sin(static_cast<double>(j) * f));
+      offsets.cos.push_back(std::cos(static_cast<double>(j) * f));
+      offsets.sin.push_back(std::sin(static_cast<double>(j) * f));
     }
-  auto offsetTable = [&](ArrayRef<double> values) -> Value {
-    auto type = RankedTensorType::get({n, h}, f64);
-    return arith::ConstantOp::create(b, loc,
-                                     DenseElementsAttr::get(type, values));
-  };
+  return offsets;
+}
 
-  // Whether positions[j] = positions[0] + j for every j.
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value first = positionToI64(
-      b, loc, tensor::ExtractOp::create(b, loc, positions, ValueRange{zero}));
+/// Whether positions[j] = positions[0] + j for every j (`first` is
+/// positions[0] as i64), as an i1: the run takes its table from positions[0]
+/// alone where it holds.
+static Value buildIsConsecutive(OpBuilder &b, Location loc, Value positions,
+                                Value first) {
+  MLIRContext *ctx = b.getContext();
+  Type i64 = b.getI64Type();
   Value allInit = filledTensor(b, loc, {}, b.getI1Type(), b.getBoolAttr(true));
   Value all =
       linalg::GenericOp::create(
@@ -454,48 +457,75 @@ CosSin buildTableOfRun(OpBuilder &b, Location loc, Value positions,
                     arith::AndIOp::create(nb, nl, args[1], same).getResult()});
           })
           .getResult(0);
-  Value consecutive = tensor::ExtractOp::create(b, loc, all, ValueRange{});
+  return tensor::ExtractOp::create(b, loc, all, ValueRange{});
+}
 
+/// Yields the [n, h] tables of a run of consecutive positions from `first`
+/// (positions[0] as i64): each entry from the cos and sin of first·f and of
+/// its offset j·f, so that only h phases take the polynomial.
+static void yieldConsecutiveTable(OpBuilder &b, Location loc, Value first,
+                                  Value invFreq, const RunOffsets &offsets,
+                                  RotarySpecAttr spec) {
+  MLIRContext *ctx = b.getContext();
+  int64_t n = offsets.n;
+  Type f32 = b.getF32Type(), f64 = b.getF64Type();
+  int64_t h = cast<RankedTensorType>(invFreq.getType()).getDimSize(0);
+  auto offsetTable = [&](ArrayRef<double> values) -> Value {
+    auto type = RankedTensorType::get({n, h}, f64);
+    return arith::ConstantOp::create(b, loc,
+                                     DenseElementsAttr::get(type, values));
+  };
   auto tableType = RankedTensorType::get({n, h}, f32);
+  // cos and sin of positions[0]·f, with the longer series (their
+  // error adds to every entry's, as an absolute error).
+  Value baseInit = emptyTensor(b, loc, {b.getIndexAttr(h)}, f64);
+  AffineMap id1 = dimsMap(ctx, 1, {0});
+  auto base = linalg::GenericOp::create(
+      b, loc, TypeRange{baseInit.getType(), baseInit.getType()},
+      ValueRange{invFreq}, ValueRange{baseInit, baseInit},
+      ArrayRef<AffineMap>{id1, id1, id1}, ArrayRef<IteratorType>{kPar},
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        auto [c, s] = buildCosSinOfPhase(nb, nl, first, args[0],
+                                         /*terms=*/9);
+        linalg::YieldOp::create(nb, nl, ValueRange{c, s});
+      });
+  // cos((p0 + j)f) = cos(p0 f)cos(jf) − sin(p0 f)sin(jf), and sin
+  // alike, in f64.
+  Value init = emptyTensor(b, loc, {b.getIndexAttr(n), b.getIndexAttr(h)}, f32);
+  AffineMap perPair = dimsMap(ctx, 2, {1}), all2 = dimsMap(ctx, 2, {0, 1});
+  auto table = linalg::GenericOp::create(
+      b, loc, TypeRange{tableType, tableType},
+      ValueRange{base.getResult(0), base.getResult(1), offsetTable(offsets.cos),
+                 offsetTable(offsets.sin)},
+      ValueRange{init, init},
+      ArrayRef<AffineMap>{perPair, perPair, all2, all2, all2, all2},
+      ArrayRef<IteratorType>{kPar, kPar},
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        auto mul = [&](Value l, Value r) {
+          return arith::MulFOp::create(nb, nl, l, r).getResult();
+        };
+        Value c0 = args[0], s0 = args[1], cj = args[2], sj = args[3];
+        Value c = arith::SubFOp::create(nb, nl, mul(c0, cj), mul(s0, sj));
+        Value s = arith::AddFOp::create(nb, nl, mul(s0, cj), mul(c0, sj));
+        yieldTableEntry(nb, nl, c, s, spec);
+      });
+  scf::YieldOp::create(b, loc, table.getResults());
+}
+
+CosSin buildTableOfRun(OpBuilder &b, Location loc, Value positions,
+                       RotarySpecAttr spec, int64_t headDim) {
+  int64_t n = cast<RankedTensorType>(positions.getType()).getDimSize(0);
+  SmallVector<double> freqs = spec.getInverseFrequencies(headDim, 0);
+  Value invFreq = f64Tensor(b, loc, freqs);
+  RunOffsets offsets = runOffsets(freqs, n);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value first = positionToI64(
+      b, loc, tensor::ExtractOp::create(b, loc, positions, ValueRange{zero}));
+  Value consecutive = buildIsConsecutive(b, loc, positions, first);
   auto ifOp = scf::IfOp::create(
       b, loc, consecutive,
       [&](OpBuilder &tb, Location tl) {
-        // cos and sin of positions[0]·f, with the longer series (their
-        // error adds to every entry's, as an absolute error).
-        Value baseInit = emptyTensor(tb, tl, {tb.getIndexAttr(h)}, f64);
-        AffineMap id1 = dimsMap(ctx, 1, {0});
-        auto base = linalg::GenericOp::create(
-            tb, tl, TypeRange{baseInit.getType(), baseInit.getType()},
-            ValueRange{invFreq}, ValueRange{baseInit, baseInit},
-            ArrayRef<AffineMap>{id1, id1, id1}, ArrayRef<IteratorType>{kPar},
-            [&](OpBuilder &nb, Location nl, ValueRange args) {
-              auto [c, s] = buildCosSinOfPhase(nb, nl, first, args[0],
-                                               /*terms=*/9);
-              linalg::YieldOp::create(nb, nl, ValueRange{c, s});
-            });
-        // cos((p0 + j)f) = cos(p0 f)cos(jf) − sin(p0 f)sin(jf), and sin
-        // alike, in f64.
-        Value init =
-            emptyTensor(tb, tl, {tb.getIndexAttr(n), tb.getIndexAttr(h)}, f32);
-        AffineMap perPair = dimsMap(ctx, 2, {1}),
-                  all2 = dimsMap(ctx, 2, {0, 1});
-        auto table = linalg::GenericOp::create(
-            tb, tl, TypeRange{tableType, tableType},
-            ValueRange{base.getResult(0), base.getResult(1),
-                       offsetTable(offsetCos), offsetTable(offsetSin)},
-            ValueRange{init, init},
-            ArrayRef<AffineMap>{perPair, perPair, all2, all2, all2, all2},
-            ArrayRef<IteratorType>{kPar, kPar},
-            [&](OpBuilder &nb, Location nl, ValueRange args) {
-              auto mul = [&](Value l, Value r) {
-                return arith::MulFOp::create(nb, nl, l, r).getResult();
-              };
-              Value c0 = args[0], s0 = args[1], cj = args[2], sj = args[3];
-              Value c = arith::SubFOp::create(nb, nl, mul(c0, cj), mul(s0, sj));
-              Value s = arith::AddFOp::create(nb, nl, mul(s0, cj), mul(c0, sj));
-              yieldTableEntry(nb, nl, c, s, spec);
-            });
-        scf::YieldOp::create(tb, tl, table.getResults());
+        yieldConsecutiveTable(tb, tl, first, invFreq, offsets, spec);
       },
       [&](OpBuilder &eb, Location el) {
         CosSin table = buildTable(eb, el, positions, invFreq, spec);
@@ -518,9 +548,9 @@ std::pair<Value, Value> buildPairRotation(OpBuilder &b, Location loc, Value a,
 }
 
 namespace {
-/// Where a spec rotates a tensor whose last dim is the head: the range
+/// Where a rotation turns a tensor whose last dim is the head: the range
 /// [off, off + r) of h = r / 2 pairs, as a slice of the tensor.
-struct RotaryRange {
+struct RotatedSlice {
   int64_t r, h, off;
   bool interleaved;
   /// The range is the whole head dim.
@@ -529,12 +559,12 @@ struct RotaryRange {
   SmallVector<OpFoldResult> tensorSizes, offsets, sizes, strides;
 };
 
-RotaryRange rotaryRange(OpBuilder &b, Location loc, Value x,
-                        RotaryDims dims) {
+RotatedSlice rotatedSlice(OpBuilder &b, Location loc, Value x,
+                          RotaryRange dims) {
   auto type = cast<RankedTensorType>(x.getType());
   unsigned n = type.getRank();
   int64_t headDim = type.getShape().back();
-  RotaryRange range;
+  RotatedSlice range;
   range.r = dims.dims;
   range.h = range.r / 2;
   range.off = dims.offset;
@@ -551,7 +581,7 @@ RotaryRange rotaryRange(OpBuilder &b, Location loc, Value x,
 
 /// The rotated range of `t` viewed as [.., 2, h] (half: member c of pair t
 /// at c·h + t) or [.., h, 2] (interleaved: at 2t + c).
-Value pairView(OpBuilder &b, Location loc, Value t, const RotaryRange &range) {
+Value pairView(OpBuilder &b, Location loc, Value t, const RotatedSlice &range) {
   if (!range.whole)
     t = tensor::ExtractSliceOp::create(b, loc, t, range.offsets, range.sizes,
                                        range.strides);
@@ -591,7 +621,7 @@ AffineMap pairMap(MLIRContext *ctx, unsigned numLoops, unsigned leading,
 /// sequence at `seqDim`, reading the coefficient of member `member` of pair
 /// `pair`.
 AffineMap tableMap(MLIRContext *ctx, Value table, unsigned numLoops,
-                   unsigned rank, int64_t seqDim, const RotaryRange &range,
+                   unsigned rank, int64_t seqDim, const RotatedSlice &range,
                    AffineExpr pair, AffineExpr member) {
   SmallVector<AffineExpr> leading;
   for (unsigned i = 0; i + 1 < rank; ++i)
@@ -605,7 +635,7 @@ AffineMap tableMap(MLIRContext *ctx, Value table, unsigned numLoops,
 } // namespace
 
 AffineMap tableReadMap(Value table, ArrayRef<AffineExpr> inputIndices,
-                       unsigned numLoops, int64_t seqDim, RotaryDims dims,
+                       unsigned numLoops, int64_t seqDim, RotaryRange dims,
                        AffineExpr pair, AffineExpr member) {
   MLIRContext *ctx = table.getContext();
   auto type = cast<RankedTensorType>(table.getType());
@@ -636,8 +666,8 @@ AffineMap pairReadMap(ArrayRef<AffineExpr> leading, unsigned numLoops,
   return AffineMap::get(numLoops, 0, exprs, pair.getContext());
 }
 
-Value buildPairView(OpBuilder &b, Location loc, Value x, RotaryDims dims) {
-  return pairView(b, loc, x, rotaryRange(b, loc, x, dims));
+Value buildPairView(OpBuilder &b, Location loc, Value x, RotaryRange dims) {
+  return pairView(b, loc, x, rotatedSlice(b, loc, x, dims));
 }
 
 /// Applies cos/sin tables to `x` (rank n, head dim last, sequence at
@@ -649,11 +679,11 @@ Value buildPairView(OpBuilder &b, Location loc, Value x, RotaryDims dims) {
 /// outside the rotary range pass through. The result has element type
 /// `resultType`.
 Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
-                    RotaryDims dims, int64_t seqDim, Type resultType) {
+                    RotaryRange dims, int64_t seqDim, Type resultType) {
   MLIRContext *ctx = b.getContext();
   auto xType = cast<RankedTensorType>(x.getType());
   unsigned n = xType.getRank();
-  RotaryRange range = rotaryRange(b, loc, x, dims);
+  RotatedSlice range = rotatedSlice(b, loc, x, dims);
   ArrayRef<OpFoldResult> sizes = range.tensorSizes;
 
   // The destination carries the pass-through dims.
@@ -720,7 +750,7 @@ Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
 }
 
 CosSin buildMemberCoefficients(OpBuilder &b, Location loc, CosSin table,
-                               RotaryDims dims, int64_t member) {
+                               RotaryRange dims, int64_t member) {
   auto type = cast<RankedTensorType>(table.cos.getType());
   int64_t h = dims.dims / 2;
   if (type.getShape().back() == h)
@@ -740,13 +770,14 @@ CosSin buildMemberCoefficients(OpBuilder &b, Location loc, CosSin table,
 }
 
 Value buildMaterializedRotation(OpBuilder &b, Location loc, Value x,
-                                CosSin table, RotaryDims dims, int64_t seqDim) {
+                                CosSin table, RotaryRange dims,
+                                int64_t seqDim) {
   MLIRContext *ctx = b.getContext();
   Type f32 = b.getF32Type();
   auto xType = cast<RankedTensorType>(x.getType());
   unsigned n = xType.getRank();
   AffineMap id = AffineMap::getMultiDimIdentityMap(n, ctx);
-  RotaryRange range = rotaryRange(b, loc, x, dims);
+  RotatedSlice range = rotatedSlice(b, loc, x, dims);
   ArrayRef<OpFoldResult> sizes = range.tensorSizes;
 
   // An empty tensor has nothing to rotate (and slices at offsets into an
@@ -819,19 +850,17 @@ static Value sliceHead(OpBuilder &b, Location loc, Value input, int64_t begin,
   return tensor::ExtractSliceOp::create(b, loc, input, offsets, sizes, strides);
 }
 
-Value buildProductRotatingPairs(OpBuilder &b, Location loc,
-                                ArrayRef<ProductSide> sides, RotaryDims dims,
-                                Value init, AffineMap initMap,
-                                ArrayRef<IteratorType> iterators,
-                                unsigned reduction,
-                                arith::FastMathFlags fastMath) {
-  assert(sides.size() == 2 && "a product has two sides");
-  MLIRContext *ctx = b.getContext();
+/// `acc` plus the products of the head dims that the rotation of `dims`
+/// passes through (before and after it): plain products of slices, which
+/// need no pair view.
+static Value accumulatePassThrough(OpBuilder &b, Location loc,
+                                   ArrayRef<ProductSide> sides,
+                                   RotaryRange dims, Value acc,
+                                   AffineMap initMap,
+                                   ArrayRef<IteratorType> iterators,
+                                   arith::FastMathFlags fastMath) {
   int64_t headDim =
       cast<RankedTensorType>(sides[0].input.getType()).getShape().back();
-
-  // The dims the rotation passes through: plain products of slices.
-  Value acc = init;
   for (auto [begin, end] :
        {std::pair<int64_t, int64_t>{0, dims.offset},
         std::pair<int64_t, int64_t>{dims.offset + dims.dims, headDim}}) {
@@ -842,16 +871,31 @@ Value buildProductRotatingPairs(OpBuilder &b, Location loc,
         sliceHead(b, loc, sides[1].input, begin, end), acc,
         {sides[0].map, sides[1].map, initMap}, iterators, fastMath);
   }
+  return acc;
+}
 
-  // The rotated dims: per side both members of pair t, then (where it
-  // rotates) cos and sin of member 0 and of member 1 (the same tables when
-  // they hold one coefficient per pair), each read at the pair.
-  unsigned numLoops = iterators.size();
+namespace {
+/// The inputs of the product over the rotated pairs and their maps, in the
+/// order yieldPairProducts reads them.
+struct PairOperands {
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+};
+} // namespace
+
+/// Per side both members of pair t (the loop `reduction`), then (where it
+/// rotates) cos and sin of member 0 and of member 1 (the same tables when
+/// they hold one coefficient per pair), each read at the pair.
+static PairOperands pairOperands(OpBuilder &b, Location loc,
+                                 ArrayRef<ProductSide> sides, RotaryRange dims,
+                                 unsigned numLoops, unsigned reduction) {
+  MLIRContext *ctx = b.getContext();
   AffineExpr t = getAffineDimExpr(reduction, ctx);
   AffineExpr members[2] = {getAffineConstantExpr(0, ctx),
                            getAffineConstantExpr(1, ctx)};
-  SmallVector<Value> inputs;
-  SmallVector<AffineMap> maps;
+  PairOperands operands;
+  SmallVector<Value> &inputs = operands.inputs;
+  SmallVector<AffineMap> &maps = operands.maps;
   for (const ProductSide &side : sides) {
     Value pairs = buildPairView(b, loc, side.input, dims);
     ArrayRef<AffineExpr> leading = side.map.getResults().drop_back();
@@ -869,48 +913,69 @@ Value buildProductRotatingPairs(OpBuilder &b, Location loc,
       maps.append({table, table});
     }
   }
-  maps.push_back(initMap);
-  Type outType = getElementTypeOrSelf(acc.getType());
+  return operands;
+}
+
+/// The body of the product over the rotated pairs: `args` holds
+/// pairOperands' inputs, then the accumulator. Adds both members' products
+/// of the pair, each side's members rotated first where `rotates` says.
+static void yieldPairProducts(OpBuilder &b, Location loc, ValueRange args,
+                              const bool (&rotates)[2],
+                              arith::FastMathFlags fastMath, Type outType) {
   // The rotation feeds the products only: where they may contract, so may
   // its a·cos − b·sin (an FMA each, one rounding less than a rotated tensor
-  // takes; -10% of a decode step over an f16 cache).
+  // takes, and fewer instructions in a decode step's key loop).
   arith::FastMathFlags rotationFlags =
       fastMath & arith::FastMathFlags::contract;
+  // Per side: the members a, b; where it rotates, cos and sin of member 0,
+  // then of member 1.
+  auto f32 = [&](unsigned i) { return toF32(b, loc, args[i]); };
+  unsigned next = 0;
+  std::pair<Value, Value> member[2];
+  for (unsigned side = 0; side < 2; ++side) {
+    Value a = f32(next), second = f32(next + 1);
+    member[side] = {a, second};
+    if (rotates[side]) {
+      member[side] = {buildPairRotation(b, loc, a, second, f32(next + 2),
+                                        f32(next + 3), rotationFlags)
+                          .first,
+                      buildPairRotation(b, loc, a, second, f32(next + 4),
+                                        f32(next + 5), rotationFlags)
+                          .second};
+      next += 4;
+    }
+    next += 2;
+  }
+  auto mul = [&](Value l, Value r) -> Value {
+    return arith::MulFOp::create(b, loc, l, r, fastMath);
+  };
+  Value pair =
+      arith::AddFOp::create(b, loc, mul(member[0].first, member[1].first),
+                            mul(member[0].second, member[1].second), fastMath);
+  Value sum = arith::AddFOp::create(b, loc, f32(next), pair, fastMath);
+  linalg::YieldOp::create(b, loc, ValueRange{fromF32(b, loc, sum, outType)});
+}
+
+Value buildProductRotatingPairs(OpBuilder &b, Location loc,
+                                ArrayRef<ProductSide> sides, RotaryRange dims,
+                                Value init, AffineMap initMap,
+                                ArrayRef<IteratorType> iterators,
+                                unsigned reduction,
+                                arith::FastMathFlags fastMath) {
+  assert(sides.size() == 2 && "a product has two sides");
+  Value acc = accumulatePassThrough(b, loc, sides, dims, init, initMap,
+                                    iterators, fastMath);
+  PairOperands operands =
+      pairOperands(b, loc, sides, dims, iterators.size(), reduction);
+  operands.maps.push_back(initMap);
+  Type outType = getElementTypeOrSelf(acc.getType());
   bool rotates[2] = {static_cast<bool>(sides[0].tables.cos),
                      static_cast<bool>(sides[1].tables.cos)};
   return linalg::GenericOp::create(
-             b, loc, acc.getType(), inputs, ValueRange{acc}, maps, iterators,
+             b, loc, acc.getType(), operands.inputs, ValueRange{acc},
+             operands.maps, iterators,
              [&](OpBuilder &nb, Location nl, ValueRange args) {
-               // Per side: the members a, b; where it rotates, cos and sin
-               // of member 0, then of member 1.
-               auto f32 = [&](unsigned i) { return toF32(nb, nl, args[i]); };
-               unsigned next = 0;
-               std::pair<Value, Value> member[2];
-               for (unsigned side = 0; side < 2; ++side) {
-                 Value a = f32(next), second = f32(next + 1);
-                 member[side] = {a, second};
-                 if (rotates[side]) {
-                   member[side] = {
-                       buildPairRotation(nb, nl, a, second, f32(next + 2),
-                                         f32(next + 3), rotationFlags)
-                           .first,
-                       buildPairRotation(nb, nl, a, second, f32(next + 4),
-                                         f32(next + 5), rotationFlags)
-                           .second};
-                   next += 4;
-                 }
-                 next += 2;
-               }
-               auto mul = [&](Value l, Value r) -> Value {
-                 return arith::MulFOp::create(nb, nl, l, r, fastMath);
-               };
-               Value pair = arith::AddFOp::create(
-                   nb, nl, mul(member[0].first, member[1].first),
-                   mul(member[0].second, member[1].second), fastMath);
-               Value sum =
-                   arith::AddFOp::create(nb, nl, f32(next), pair, fastMath);
-               linalg::YieldOp::create(
-                   nb, nl, ValueRange{fromF32(nb, nl, sum, outType)});
+               yieldPairProducts(nb, nl, args, rotates, fastMath, outType);
              })
       .getResult(0);
 }

@@ -68,9 +68,9 @@ static Value buildTileScores(OpBuilder &b, Location loc, Value q, Value k) {
 /// its pair members are two contiguous runs, read along the reduction as
 /// K is stored; the interleaved layout's members alternate.
 static bool rotatesKeysInScores(OnlineAttentionOp op, int64_t maxRows) {
-  RotarySpecAttr spec = op.getRotaryAttr();
-  if (maxRows <= 0 || !spec || op.getQueryCos() ||
-      spec.getLayout() != RotaryLayout::half)
+  std::optional<RotaryRange> range = op.getRotaryRange();
+  if (maxRows <= 0 || !range || op.getQueryCos() ||
+      range->layout != RotaryLayout::half)
     return false;
   ArrayRef<int64_t> q = op.getQueryType().getShape();
   int64_t group = q[OnlineAttentionOp::kGroupDim],
@@ -90,10 +90,10 @@ static Value buildTileScoresRotatingKeys(OpBuilder &b, Location loc,
   ProductSide query{q, dimsMap(ctx, 6, {0, 1, 2, 3, 5})};
   ProductSide key{k, dimsMap(ctx, 6, {0, 1, 4, 5}),
                   CosSin{op.getKeyCos(), op.getKeySin()}, /*seqDim=*/2};
-  return buildProductRotatingPairs(
-      b, loc, {query, key}, RotaryDims::of(op.getRotaryAttr(), op.getHeadDim()),
-      init, dimsMap(ctx, 6, {0, 1, 2, 3, 4}),
-      {kPar, kPar, kPar, kPar, kPar, kRed}, /*reduction=*/5, kReduceFMF);
+  return buildProductRotatingPairs(b, loc, {query, key}, *op.getRotaryRange(),
+                                   init, dimsMap(ctx, 6, {0, 1, 2, 3, 4}),
+                                   {kPar, kPar, kPar, kPar, kPar, kRed},
+                                   /*reduction=*/5, kReduceFMF);
 }
 
 /// The inputs that the logits of `op`'s tile are computed from, with their
@@ -203,13 +203,12 @@ OnlineAttentionOp::decompose(OpBuilder &b, int64_t rowsRotatingKeysInScores) {
   if (rotatesKeysInScores(*this, rowsRotatingKeysInScores)) {
     scores = buildTileScoresRotatingKeys(b, loc, *this, q);
   } else {
-    if (RotarySpecAttr spec = getRotaryAttr()) {
-      RotaryDims dims = RotaryDims::of(spec, getHeadDim());
+    if (std::optional<RotaryRange> dims = getRotaryRange()) {
       if (getQueryCos())
         q = buildMaterializedRotation(b, loc, q, {getQueryCos(), getQuerySin()},
-                                      dims, 3);
-      k = buildMaterializedRotation(b, loc, k, {getKeyCos(), getKeySin()}, dims,
-                                    2);
+                                      *dims, 3);
+      k = buildMaterializedRotation(b, loc, k, {getKeyCos(), getKeySin()},
+                                    *dims, 2);
     }
     scores = buildTileScores(b, loc, q, k);
   }

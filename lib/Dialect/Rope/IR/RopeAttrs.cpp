@@ -438,6 +438,22 @@ RotarySpecAttr RotarySpecAttr::getInverted() const {
 }
 
 //===----------------------------------------------------------------------===//
+// #rope.pairs
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+RotaryPairsAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        int64_t dims, int64_t offset, RotaryLayout) {
+  if (dims < 0 || dims % 2 != 0)
+    return emitError() << "expects 'dims' to be even and non-negative (0 means "
+                          "the whole head dim), got "
+                       << dims;
+  if (offset < 0)
+    return emitError() << "expects 'offset' to be non-negative, got " << offset;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // #rope.buckets
 //===----------------------------------------------------------------------===//
 

@@ -617,17 +617,17 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-/// The rules of attention's `rotary_tables`: all four or none, not with a
-/// spec, the range attributes only with them, and each pair of tables of one
-/// type in a form that rotates its operand along the sequence (dim 2) with
-/// one row per token: a rank-4 table broadcasts over the heads.
+/// The rules of attention's `rotary_tables`: all four or none, with a
+/// `#rope.pairs` rotation (not a spec) exactly when they are there, and each
+/// pair of tables of one type in a form that rotates its operand along the
+/// sequence (dim 2) with one row per token: a rank-4 table broadcasts over
+/// the heads.
 static LogicalResult verifyAttentionTables(AttentionOp op) {
-  bool anyRangeAttr = op.getRotaryLayoutAttr() || op.getRotaryDimsAttr() ||
-                      op.getRotaryOffsetAttr();
+  bool pairs = isa_and_present<RotaryPairsAttr>(op.getRotaryAttr());
   Value tables[] = {op.getQueryCos(), op.getQuerySin(), op.getKeyCos(),
                     op.getKeySin()};
   if (!op.getKeyCos()) {
-    if (anyRangeAttr)
+    if (pairs)
       return op.emitOpError() << "expects rotary_layout, rotary_dims and "
                                  "rotary_offset only with rotary_tables";
     return success();
@@ -635,11 +635,16 @@ static LogicalResult verifyAttentionTables(AttentionOp op) {
   if (llvm::any_of(tables, [](Value t) { return !t; }))
     return op.emitOpError() << "expects four rotary tables (query cos, query "
                                "sin, key cos, key sin)";
-  if (op.getRotary())
+  if (op.getRotarySpec())
     return op.emitOpError()
            << "expects either a rotary spec or rotary tables, not both";
-  int64_t d = op.getHeadDim(), r = op.getTableRotaryDims();
-  if (failed(verifyRotaryRange(op, r, op.getTableRotaryOffset(), d)))
+  if (!pairs)
+    return op.emitOpError() << "expects the rotated dims of its rotary tables "
+                               "(rotary = #rope.pairs<...>)";
+  int64_t d = op.getHeadDim();
+  RotaryRange range = *op.getRotaryRange();
+  int64_t r = range.dims;
+  if (failed(verifyRotaryRange(op, r, range.offset, d)))
     return failure();
   for (auto [input, cos, sin, which] :
        {std::tuple{op.getQuery(), op.getQueryCos(), op.getQuerySin(), "query "},
@@ -735,8 +740,8 @@ LogicalResult AttentionOp::verify() {
     if (failed(verifyPositionsRank(*this, qp, "query positions")) ||
         failed(verifyPositionsRank(*this, getKeyPositions(), "key positions")))
       return failure();
-  if (auto spec = getRotary())
-    if (failed(verifySpecForHeadDim(*this, *spec, d)))
+  if (auto spec = getRotarySpec())
+    if (failed(verifySpecForHeadDim(*this, spec, d)))
       return failure();
   if (failed(verifyAttentionTables(*this)) ||
       failed(verifyAttentionExtras(*this, optionalInt(getWindowAttr()),
@@ -885,22 +890,23 @@ static LogicalResult verifyOnlineAttentionPositions(OnlineAttentionOp op) {
 }
 
 /// Checks that `op` has cos/sin tables exactly when it rotates, of a width
-/// and shape that fit its spec for head dim `d`.
+/// and shape that fit its rotated dims for head dim `d`.
 static LogicalResult verifyOnlineAttentionTables(OnlineAttentionOp op,
                                                  int64_t d) {
-  if (static_cast<bool>(op.getRotary()) != static_cast<bool>(op.getKeyCos()) ||
-      (op.getQueryCos() && !op.getRotary()))
+  bool rotates = static_cast<bool>(op.getRotaryAttr());
+  if (rotates != static_cast<bool>(op.getKeyCos()) ||
+      (op.getQueryCos() && !rotates))
     return op.emitOpError()
            << "expects key cos/sin tables exactly when rotary, and query "
               "tables only then (without them the query is already rotated)";
-  std::optional<RotarySpecAttr> spec = op.getRotary();
-  if (!spec)
+  std::optional<RotaryRange> range = op.getRotaryRange();
+  if (!range)
     return success();
-  if (failed(verifySpecForHeadDim(op, *spec, d)))
+  if (failed(verifyRotaryRange(op, range->dims, range->offset, d)))
     return failure();
   // One row per token ([S, w] or [B, S, w]), one coefficient per pair or
   // per rotated element.
-  int64_t r = spec->getRotaryDims(d);
+  int64_t r = range->dims;
   for (auto [table, what] : {std::pair{op.getQueryCos(), "query cos"},
                              {op.getQuerySin(), "query sin"},
                              {op.getKeyCos(), "key cos"},
@@ -1158,6 +1164,129 @@ LogicalResult AssertOp::canonicalize(AssertOp op, PatternRewriter &rewriter) {
     return failure();
   rewriter.eraseOp(op);
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// rope.attention's rotation clause
+//===----------------------------------------------------------------------===//
+
+// The op holds its rotation in one attribute, `rotary`; its text keeps the
+// two spellings users write: `rotary(#rope.spec<...>)`, or
+// `rotary_tables(%qc, %qs, %kc, %ks : ...)` followed by the rotated dims
+// `rotary_layout<L>`, `rotary_dims = r`, `rotary_offset = o` (each printed
+// when it differs from its default), which form a `#rope.pairs`.
+
+using TableOperand = std::optional<OpAsmParser::UnresolvedOperand>;
+
+static OptionalParseResult
+parseRotation(OpAsmParser &parser, RotationAttrInterface &rotary,
+              TableOperand &queryCos, TableOperand &querySin,
+              TableOperand &keyCos, TableOperand &keySin, Type &queryCosType,
+              Type &querySinType, Type &keyCosType, Type &keySinType) {
+  SMLoc specLoc = parser.getCurrentLocation();
+  bool any = false;
+  if (succeeded(parser.parseOptionalKeyword("rotary"))) {
+    any = true;
+    Attribute attr;
+    if (parser.parseLParen() || parser.parseAttribute(attr) ||
+        parser.parseRParen())
+      return failure();
+    rotary = dyn_cast<RotationAttrInterface>(attr);
+    if (!rotary)
+      return parser.emitError(specLoc)
+             << "expects a rotary spec (#rope.spec<...>), got " << attr;
+  }
+  if (succeeded(parser.parseOptionalKeyword("rotary_tables"))) {
+    any = true;
+    if (rotary)
+      return parser.emitError(specLoc)
+             << "expects either a rotary spec or rotary tables, not both";
+    TableOperand *operands[] = {&queryCos, &querySin, &keyCos, &keySin};
+    Type *types[] = {&queryCosType, &querySinType, &keyCosType, &keySinType};
+    if (parser.parseLParen())
+      return failure();
+    for (auto [i, operand] : llvm::enumerate(operands))
+      if ((i && parser.parseComma()) || parser.parseOperand(operand->emplace()))
+        return failure();
+    if (parser.parseColon())
+      return failure();
+    for (auto [i, type] : llvm::enumerate(types))
+      if ((i && parser.parseComma()) || parser.parseType(*type))
+        return failure();
+    if (parser.parseRParen())
+      return failure();
+  }
+  SMLoc pairsLoc = parser.getCurrentLocation();
+  RotaryLayout layout = RotaryLayout::half;
+  int64_t dims = 0, offset = 0;
+  bool anyPairs = false;
+  if (succeeded(parser.parseOptionalKeyword("rotary_layout"))) {
+    anyPairs = true;
+    StringRef name;
+    SMLoc loc = parser.getCurrentLocation();
+    if (parser.parseLess() || parser.parseKeyword(&name) ||
+        parser.parseGreater())
+      return failure();
+    std::optional<RotaryLayout> parsed = symbolizeRotaryLayout(name);
+    if (!parsed)
+      return parser.emitError(loc) << "expects a rotary layout (half or "
+                                      "interleaved), got '"
+                                   << name << "'";
+    layout = *parsed;
+  }
+  for (auto [keyword, value] :
+       {std::pair{"rotary_dims", &dims}, std::pair{"rotary_offset", &offset}}) {
+    if (failed(parser.parseOptionalKeyword(keyword)))
+      continue;
+    anyPairs = true;
+    if (parser.parseEqual() || parser.parseInteger(*value))
+      return failure();
+  }
+  if (!any && !anyPairs)
+    return std::nullopt;
+  if (anyPairs && !keyCos)
+    return parser.emitError(pairsLoc)
+           << "expects rotary_layout, rotary_dims and rotary_offset only with "
+              "rotary_tables";
+  if (keyCos)
+    rotary =
+        RotaryPairsAttr::getChecked([&] { return parser.emitError(pairsLoc); },
+                                    parser.getContext(), dims, offset, layout);
+  return success(!keyCos || rotary);
+}
+
+static void printRotation(OpAsmPrinter &printer, AttentionOp,
+                          RotationAttrInterface rotary, Value queryCos,
+                          Value querySin, Value keyCos, Value keySin, Type,
+                          Type, Type, Type) {
+  auto pairs = dyn_cast_if_present<RotaryPairsAttr>(rotary);
+  // An op whose tables are incomplete does not verify and prints in the
+  // generic form; here all four are there or none.
+  if (!queryCos || !querySin || !keySin)
+    keyCos = Value();
+  StringRef separator = "";
+  auto next = [&]() -> OpAsmPrinter & {
+    printer << separator;
+    separator = " ";
+    return printer;
+  };
+  // A spec, or (in an op that does not verify) pairs without tables.
+  if (rotary && (!pairs || !keyCos))
+    next() << "rotary(" << rotary << ")";
+  if (keyCos)
+    next() << "rotary_tables(" << queryCos << ", " << querySin << ", " << keyCos
+           << ", " << keySin << " : " << queryCos.getType() << ", "
+           << querySin.getType() << ", " << keyCos.getType() << ", "
+           << keySin.getType() << ")";
+  if (!pairs || !keyCos)
+    return;
+  if (pairs.getLayout() != RotaryLayout::half)
+    next() << "rotary_layout<" << stringifyRotaryLayout(pairs.getLayout())
+           << ">";
+  if (pairs.getDims() != 0)
+    next() << "rotary_dims = " << pairs.getDims();
+  if (pairs.getOffset() != 0)
+    next() << "rotary_offset = " << pairs.getOffset();
 }
 
 #define GET_OP_CLASSES

@@ -223,31 +223,27 @@ std::pair<Value, Value> buildPositions(OpBuilder &b, Location loc,
   return {qPos, kPos};
 }
 
-/// The rotary spec of the online op that `op` becomes, none without a
+/// The rotated dims of the online op that `op` becomes, none without a
 /// rotation; sets `tables` to the cos/sin of Q and K it reads (and `qPos`,
-/// `kPos` to the positions it reads them with).
-RotarySpecAttr buildOnlineTables(OpBuilder &b, Location loc, AttentionOp op,
-                                 int64_t headDim, Value &qPos, Value &kPos,
-                                 SmallVectorImpl<Value> &tables) {
-  RotarySpecAttr spec = op.getRotaryAttr();
-  if (spec) {
+/// `kPos` to the positions it reads them with). The online op rotates by
+/// tables only: a spec's frequencies become tables here.
+RotaryPairsAttr buildOnlineTables(OpBuilder &b, Location loc, AttentionOp op,
+                                  int64_t headDim, Value &qPos, Value &kPos,
+                                  SmallVectorImpl<Value> &tables) {
+  if (RotarySpecAttr spec = op.getRotarySpec()) {
     RotaryTables t = buildTables(b, loc, spec, headDim, qPos, kPos);
     tables.assign({t.q.cos, t.q.sin, t.k.cos, t.k.sin});
     qPos = t.qPos;
     kPos = t.kPos;
-  } else if (op.getKeyCos()) {
-    for (Value t : {op.getQueryCos(), op.getQuerySin(), op.getKeyCos(),
-                    op.getKeySin()})
-      tables.push_back(rowsOfTable(b, loc, t));
-    // The online op's spec only says which dims the tables rotate.
-    spec = RotarySpecAttr::get(b.getContext(), /*base=*/10000.0,
-                               op.getRotaryDims().value_or(0),
-                               op.getTableRotaryOffset(),
-                               op.getTableRotaryLayout(), /*scaling=*/{},
-                               /*attention_factor=*/std::nullopt,
-                               /*inverse=*/false);
+    return RotaryPairsAttr::get(b.getContext(), spec.getDims(),
+                                spec.getOffset(), spec.getLayout());
   }
-  return spec;
+  if (!op.getKeyCos())
+    return {};
+  for (Value t :
+       {op.getQueryCos(), op.getQuerySin(), op.getKeyCos(), op.getKeySin()})
+    tables.push_back(rowsOfTable(b, loc, t));
+  return cast<RotaryPairsAttr>(op.getRotaryAttr());
 }
 
 /// The (acc, max, sum) state an online attention starts from.
@@ -303,7 +299,7 @@ mlir::rope::convertToOnlineAttention(RewriterBase &rewriter, AttentionOp op) {
 
   auto [qPos, kPos] = buildPositions(b, loc, op, sq, sk);
   SmallVector<Value> tables;
-  RotarySpecAttr spec =
+  RotaryPairsAttr rotary =
       buildOnlineTables(b, loc, op, headDim, qPos, kPos, tables);
 
   Value q5 = splitHeads(b, loc, op.getQuery(), hkv, g);
@@ -319,14 +315,28 @@ mlir::rope::convertToOnlineAttention(RewriterBase &rewriter, AttentionOp op) {
                                     b.getIndexAttr(g), sq};
   auto [acc0, max0, sum0] = buildInitialState(b, loc, op, rows, dv, hkv, g);
 
+  // The same attention on split heads, tables instead of a spec, the scale
+  // explicit, the sinks in the initial state.
+  AttentionFields fields = AttentionFields::of(op);
+  fields.query = q5;
+  fields.mask = mask;
+  fields.queryPositions = qPos;
+  fields.keyPositions = kPos;
+  if (rotary) {
+    fields.queryCos = tables[0];
+    fields.querySin = tables[1];
+    fields.keyCos = tables[2];
+    fields.keySin = tables[3];
+  }
+  fields.rotary = rotary;
+  fields.sinks = Value();
+  fields.alibiSlopes = slopes;
+  fields.relativeBias = bias;
+  fields.outputs = {acc0, max0, sum0};
+  fields.scale = b.getF64FloatAttr(op.getEffectiveScale());
   auto online = OnlineAttentionOp::create(
-      b, loc, TypeRange{acc0.getType(), max0.getType(), sum0.getType()}, q5,
-      op.getKey(), op.getValue(), mask, qPos, kPos,
-      spec ? tables[0] : Value(), spec ? tables[1] : Value(),
-      spec ? tables[2] : Value(), spec ? tables[3] : Value(), slopes, bias,
-      ValueRange{acc0, max0, sum0}, b.getF64FloatAttr(op.getEffectiveScale()),
-      op.getCausalAttr(), spec, op.getWindowAttr(), op.getSoftcapAttr(),
-      op.getRelativeBucketsAttr());
+      b, loc, TypeRange{acc0.getType(), max0.getType(), sum0.getType()},
+      fields);
 
   Value out = buildNormalizedOutput(b, loc, online.getResult(0),
                                     online.getResult(2),

@@ -37,11 +37,11 @@ LogicalResult mlir::rope::tileAndDecomposeAttention(
     // decomposes untiled.
     bool empty = attention.getQuery().getType().getDimSize(2) == 0 ||
                  attention.getKey().getType().getDimSize(2) == 0;
-    // The unmasked copy doubles the tile's code (LLVM's time: 0.5 -> 0.9 s
-    // for a static attention; at a run-time length 2.8 -> 7.0 s, 4.5 s with
-    // the copy in full query tiles only; +1.5-2% of speed): static
-    // attention, compiled once ahead of time, takes it; a run-time length,
-    // which a frontend's JIT compiles per graph, does not.
+    // The unmasked copy doubles the tile's code and LLVM's time on it for a
+    // small gain in speed (benchmarks/README.md): static attention, compiled
+    // once ahead of time, takes it; a run-time length, which a frontend's
+    // JIT compiles per graph (and where the copy costs the most compile
+    // time), does not.
     bool unmask = options.unmaskVisibleKeyTiles &&
                   !attention.getQuery().getType().isDynamicDim(2);
     FailureOr<OnlineAttentionOp> online =

@@ -55,16 +55,16 @@ static FailureOr<OnlineAttentionOp> tileAndReplace(RewriterBase &rewriter,
 static OnlineAttentionOp withRotatedOperands(RewriterBase &rewriter,
                                              OnlineAttentionOp op, Value query,
                                              Value key, bool keyRotated) {
-  RotarySpecAttr spec = keyRotated ? RotarySpecAttr() : op.getRotaryAttr();
-  Value keyCos = keyRotated ? Value() : op.getKeyCos();
-  Value keySin = keyRotated ? Value() : op.getKeySin();
-  auto replacement = OnlineAttentionOp::create(
-      rewriter, op.getLoc(), op.getResultTypes(), query, key, op.getValue(),
-      op.getMask(), op.getQueryPositions(), op.getKeyPositions(),
-      /*query_cos=*/Value(), /*query_sin=*/Value(), keyCos, keySin,
-      op.getAlibiSlopes(), op.getRelativeBias(), op.getOutputs(),
-      op.getScaleAttr(), op.getCausalAttr(), spec, op.getWindowAttr(),
-      op.getSoftcapAttr(), op.getRelativeBucketsAttr());
+  AttentionFields fields = AttentionFields::of(op);
+  fields.query = query;
+  fields.key = key;
+  fields.queryCos = fields.querySin = Value();
+  if (keyRotated) {
+    fields.keyCos = fields.keySin = Value();
+    fields.rotary = {};
+  }
+  auto replacement = OnlineAttentionOp::create(rewriter, op.getLoc(),
+                                               op.getResultTypes(), fields);
   rewriter.replaceOp(op, replacement.getResults());
   return replacement;
 }
@@ -75,7 +75,7 @@ static OnlineAttentionOp withRotatedOperands(RewriterBase &rewriter,
 /// takes one generic per member (buildMaterializedRotation: x read twice,
 /// but the rotation stays out of the product that consumes it in the tile).
 static Value rotateOnce(OpBuilder &b, Location loc, Value x,
-                        lowering::CosSin table, lowering::RotaryDims dims,
+                        lowering::CosSin table, RotaryRange dims,
                         int64_t seqDim, bool whole) {
   auto type = cast<RankedTensorType>(x.getType());
   if (!whole || dims.dims != type.getShape().back() ||
@@ -92,14 +92,13 @@ static Value rotateOnce(OpBuilder &b, Location loc, Value x,
 static OnlineAttentionOp rotateQueryOnce(RewriterBase &rewriter,
                                          OnlineAttentionOp op,
                                          bool whole = false) {
-  RotarySpecAttr spec = op.getRotaryAttr();
-  if (!spec || !op.getQueryCos())
+  std::optional<RotaryRange> range = op.getRotaryRange();
+  if (!range || !op.getQueryCos())
     return op;
   rewriter.setInsertionPoint(op);
   Value rotated =
       rotateOnce(rewriter, op.getLoc(), op.getQuery(),
-                 {op.getQueryCos(), op.getQuerySin()},
-                 lowering::RotaryDims::of(spec, op.getHeadDim()), 3, whole);
+                 {op.getQueryCos(), op.getQuerySin()}, *range, 3, whole);
   return withRotatedOperands(rewriter, op, rotated, op.getKey(),
                              /*keyRotated=*/false);
 }
@@ -112,16 +111,15 @@ static OnlineAttentionOp rotateQueryOnce(RewriterBase &rewriter,
 /// rotation in the tiles, as it converts them too.
 static OnlineAttentionOp rotateKeysOnce(RewriterBase &rewriter,
                                         OnlineAttentionOp op) {
-  RotarySpecAttr spec = op.getRotaryAttr();
+  std::optional<RotaryRange> range = op.getRotaryRange();
   auto isF32 = [](Value v) {
     return getElementTypeOrSelf(v.getType()).isF32();
   };
-  if (!spec || !op.getKeyCos() || !isF32(op.getKey()) || !isF32(op.getQuery()))
+  if (!range || !op.getKeyCos() || !isF32(op.getKey()) || !isF32(op.getQuery()))
     return op;
   rewriter.setInsertionPoint(op);
   Value key = rotateOnce(rewriter, op.getLoc(), op.getKey(),
-                         {op.getKeyCos(), op.getKeySin()},
-                         lowering::RotaryDims::of(spec, op.getHeadDim()), 2,
+                         {op.getKeyCos(), op.getKeySin()}, *range, 2,
                          /*whole=*/true);
   // Without query tables the query is rotated already.
   op = rotateQueryOnce(rewriter, op, /*whole=*/true);
@@ -314,35 +312,44 @@ tileKeys(RewriterBase &rewriter, OnlineAttentionOp tile,
   return keyTiles;
 }
 
-FailureOr<SmallVector<OnlineAttentionOp, 2>>
-mlir::rope::tileOnlineAttention(RewriterBase &rewriter, OnlineAttentionOp op,
-                                const AttentionTilingOptions &options) {
-  OpBuilder::InsertionGuard guard(rewriter);
+/// How many ranges the parallel tiling splits the keys into (0 or 1: none,
+/// the queries are tiled instead). Left automatic, the keys are split where
+/// query tiles alone would be too few to keep the cores busy.
+static int64_t keySplits(OnlineAttentionOp op,
+                         const AttentionTilingOptions &options) {
+  int64_t splits = options.oneRowPerTile ? 0 : options.splitKeys;
+  if (splits >= 0)
+    return splits;
+  // Parallel tiles of the query tiling: kv heads × query tiles, known when
+  // the query length is.
+  auto qType = cast<RankedTensorType>(op.getQuery().getType());
+  int64_t sq = qType.getDimSize(3);
+  int64_t tiles =
+      ShapedType::isDynamic(sq)
+          ? AttentionTilingOptions::kAutoSplits
+          : qType.getDimSize(1) * llvm::divideCeil(sq, options.queryTile);
+  // One query tile per kv head whose keys are rotated as they are loaded
+  // (decode over an un-rotated cache): a split holds every kv head in its
+  // key tiles, so each key's cos/sin row is read once for all of them,
+  // not once per kv head (as many bytes as an f16 K and V row together).
+  bool rotatedKeysPerHead =
+      !ShapedType::isDynamic(sq) && sq <= options.queryTile && op.getKeyCos();
+  return tiles < AttentionTilingOptions::kAutoSplits || rotatedKeysPerHead
+             ? AttentionTilingOptions::kAutoSplits
+             : 0;
+}
+
+/// Sets the tile sizes of the parallel (forall) tiling of `op` into
+/// `outer`: key ranges of a split, single rows, or query tiles per kv head.
+/// The latter may rotate the keys first, replacing `op`; returns the op to
+/// tile.
+static OnlineAttentionOp
+setOuterTileSizes(RewriterBase &rewriter, OnlineAttentionOp op,
+                  const AttentionTilingOptions &options, int64_t splits,
+                  scf::SCFTilingOptions &outer) {
   Location loc = op.getLoc();
   OpFoldResult zero = rewriter.getIndexAttr(0);
   SmallVector<OpFoldResult> tileSizes(OnlineAttentionOp::kNumLoops, zero);
-  scf::SCFTilingOptions outer;
-  outer.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-  int64_t splits = options.oneRowPerTile ? 0 : options.splitKeys;
-  if (splits < 0) {
-    // Parallel tiles of the query tiling: kv heads × query tiles, known when
-    // the query length is.
-    auto qType = cast<RankedTensorType>(op.getQuery().getType());
-    int64_t sq = qType.getDimSize(3);
-    int64_t tiles = ShapedType::isDynamic(sq)
-                        ? AttentionTilingOptions::kAutoSplits
-                        : qType.getDimSize(1) *
-                              llvm::divideCeil(sq, options.queryTile);
-    // One query tile per kv head whose keys are rotated as they are loaded
-    // (decode over an un-rotated cache): a split holds every kv head in its
-    // key tiles, so each key's cos/sin row is read once for all of them,
-    // not once per kv head (as many bytes as an f16 K and V row together).
-    bool rotatedKeysPerHead =
-        !ShapedType::isDynamic(sq) && sq <= options.queryTile && op.getKeyCos();
-    splits = tiles < AttentionTilingOptions::kAutoSplits || rotatedKeysPerHead
-                 ? AttentionTilingOptions::kAutoSplits
-                 : 0;
-  }
   if (splits > 1) {
     // Key ranges of ceil(Sk / splits) (at least 1) with fresh partial states.
     rewriter.setInsertionPoint(op);
@@ -377,6 +384,17 @@ mlir::rope::tileOnlineAttention(RewriterBase &rewriter, OnlineAttentionOp op,
       op = rotateKeysOnce(rewriter, op);
   }
   outer.setTileSizes(tileSizes);
+  return op;
+}
+
+FailureOr<SmallVector<OnlineAttentionOp, 2>>
+mlir::rope::tileOnlineAttention(RewriterBase &rewriter, OnlineAttentionOp op,
+                                const AttentionTilingOptions &options) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  scf::SCFTilingOptions outer;
+  outer.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  int64_t splits = keySplits(op, options);
+  op = setOuterTileSizes(rewriter, op, options, splits, outer);
   FailureOr<OnlineAttentionOp> tiled = tileAndReplace(rewriter, op, outer);
   if (failed(tiled))
     return failure();

@@ -21,7 +21,7 @@
 // CHECK: %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
 // CHECK: %[[SUM0:.+]] = linalg.fill ins(%[[ONE]] : f32)
 // CHECK: %[[R:.+]]:3 = rope.online_attention %[[Q5]], %[[K]], %[[V]] mask(%[[M5]] : tensor<1x1x1x16x16xi1>)
-// CHECK-SAME: positions(%[[POS]], %[[POS]] : tensor<16xi64>, tensor<16xi64>) rotary(#rope.spec<>)
+// CHECK-SAME: positions(%[[POS]], %[[POS]] : tensor<16xi64>, tensor<16xi64>) rotary(#rope.pairs<>)
 // CHECK-SAME: query_tables(%[[COS]], %[[SIN]] : {{[^)]+}}) key_tables(%[[COS]], %[[SIN]] : {{[^)]+}})
 // CHECK-SAME: causal window = 4 softcap = 3.000000e+01 scale = 0.17677669529663687 alibi(%[[A2]] : tensor<2x4xf32>)
 // CHECK-SAME: outs(%[[ACC0]], %[[MAX0]], %[[SUM0]] :
@@ -78,7 +78,7 @@ func.func @decode_t5(%q: tensor<1x4x1x8xf32>, %k: tensor<1x1x9x8xf32>, %v: tenso
 // CHECK-DAG: %[[S2:.+]] = tensor.collapse_shape %[[S]] {{\[\[}}0, 1, 2], [3]]
 // CHECK-DAG: %[[C32:.+]] = linalg.generic {{.*}} ins(%[[C2]] : tensor<8x8xf16>) outs(%{{.+}} : tensor<8x8xf32>)
 // CHECK-DAG: %[[S32:.+]] = linalg.generic {{.*}} ins(%[[S2]] : tensor<8x8xf16>) outs(%{{.+}} : tensor<8x8xf32>)
-// CHECK: rope.online_attention {{.*}} rotary(#rope.spec<layout = interleaved>) query_tables(%[[C32]], %[[S32]] : tensor<8x8xf32>, tensor<8x8xf32>) key_tables(%[[KC]], %[[KC]] : tensor<2x8x4xf32>, tensor<2x8x4xf32>) scale =
+// CHECK: rope.online_attention {{.*}} rotary(#rope.pairs<layout = interleaved>) query_tables(%[[C32]], %[[S32]] : tensor<8x8xf32>, tensor<8x8xf32>) key_tables(%[[KC]], %[[KC]] : tensor<2x8x4xf32>, tensor<2x8x4xf32>) scale =
 func.func @rotary_tables(%q: tensor<2x2x8x8xf16>, %k: tensor<2x2x8x8xf16>, %v: tensor<2x2x8x8xf16>, %c: tensor<1x1x8x8xf16>, %s: tensor<1x1x8x8xf16>, %kc: tensor<2x8x4xf32>) -> tensor<2x2x8x8xf16> {
   %0 = rope.attention %q, %k, %v rotary_tables(%c, %s, %kc, %kc : tensor<1x1x8x8xf16>, tensor<1x1x8x8xf16>, tensor<2x8x4xf32>, tensor<2x8x4xf32>) rotary_layout<interleaved> : tensor<2x2x8x8xf16>, tensor<2x2x8x8xf16>, tensor<2x2x8x8xf16>
   return %0 : tensor<2x2x8x8xf16>

@@ -55,7 +55,7 @@ func.func @decompose(%q: tensor<1x2x2x8x16xf16>, %k: tensor<1x2x12x16xf16>, %v: 
                      %qc: tensor<8x4xf32>, %qs: tensor<8x4xf32>, %kc: tensor<12x4xf32>, %ks: tensor<12x4xf32>,
                      %acc: tensor<1x2x2x8x16xf32>, %m: tensor<1x2x2x8xf32>, %l: tensor<1x2x2x8xf32>)
     -> (tensor<1x2x2x8x16xf32>, tensor<1x2x2x8xf32>, tensor<1x2x2x8xf32>) {
-  %r:3 = rope.online_attention %q, %k, %v positions(%qp, %kp : tensor<8xi64>, tensor<12xi64>) rotary(#rope.spec<dims = 8, layout = interleaved>)
+  %r:3 = rope.online_attention %q, %k, %v positions(%qp, %kp : tensor<8xi64>, tensor<12xi64>) rotary(#rope.pairs<dims = 8, layout = interleaved>)
       query_tables(%qc, %qs : tensor<8x4xf32>, tensor<8x4xf32>) key_tables(%kc, %ks : tensor<12x4xf32>, tensor<12x4xf32>)
       causal window = 3 softcap = 20.0 scale = 0.25 alibi(%a : tensor<2x2xf32>)
       relative_bias(%t : tensor<32x2x2xf32>) buckets(#rope.buckets<num_buckets = 32, max_distance = 128>)

@@ -23,7 +23,7 @@
 // ROWS: scf.forall (%{{.+}}, %{{.+}}, %[[RI:.+]]) in (2, 2, 64) shared_outs(
 // ROWS: tensor.extract_slice %{{.+}}[%[[RI]]] [1] [1] : tensor<64xi64> to tensor<1xi64>
 // ROWS: scf.for {{.+}} -> (tensor<1x1x1x1x16xf32>, tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>)
-// ROWS: rope.online_attention {{.+}} positions(%{{.+}}, %{{.+}} : tensor<1xi64>, tensor<32xi64>) rotary(#rope.spec<>) key_tables(
+// ROWS: rope.online_attention {{.+}} positions(%{{.+}}, %{{.+}} : tensor<1xi64>, tensor<32xi64>) rotary(#rope.pairs<>) key_tables(
 // Rows ignore split-keys: one tile per group head, each over all 100 keys.
 // ROWS-LABEL: func.func @split_keys
 // ROWS: scf.forall (%[[GH:.+]]) in (4) shared_outs(
@@ -51,13 +51,13 @@
 // ONE: tensor.insert_slice {{.+}} : tensor<1x1x2x64x8xf32> into tensor<1x1x2x64x16xf32>
 // ONE: %[[QROT:.+]] = tensor.insert_slice {{.+}} : tensor<1x1x2x64x8xf32> into tensor<1x1x2x64x16xf32>
 // ONE: scf.for
-// ONE: rope.online_attention %[[QROT]], {{.+}} rotary(#rope.spec<>) key_tables(%{{.+}}, %{{.+}} : tensor<32x8xf32>, tensor<32x8xf32>) causal
+// ONE: rope.online_attention %[[QROT]], {{.+}} rotary(#rope.pairs<>) key_tables(%{{.+}}, %{{.+}} : tensor<32x8xf32>, tensor<32x8xf32>) causal
 func.func @query_tiles(%q: tensor<1x2x2x64x16xf32>, %k: tensor<1x2x128x16xf32>, %v: tensor<1x2x128x16xf32>,
                        %qp: tensor<64xi64>, %kp: tensor<128xi64>,
                        %qc: tensor<64x8xf32>, %qs: tensor<64x8xf32>, %kc: tensor<128x8xf32>, %ks: tensor<128x8xf32>,
                        %acc: tensor<1x2x2x64x16xf32>, %m: tensor<1x2x2x64xf32>, %l: tensor<1x2x2x64xf32>)
     -> (tensor<1x2x2x64x16xf32>, tensor<1x2x2x64xf32>, tensor<1x2x2x64xf32>) {
-  %r:3 = rope.online_attention %q, %k, %v positions(%qp, %kp : tensor<64xi64>, tensor<128xi64>) rotary(#rope.spec<>)
+  %r:3 = rope.online_attention %q, %k, %v positions(%qp, %kp : tensor<64xi64>, tensor<128xi64>) rotary(#rope.pairs<>)
       query_tables(%qc, %qs : tensor<64x8xf32>, tensor<64x8xf32>) key_tables(%kc, %ks : tensor<128x8xf32>, tensor<128x8xf32>)
       causal scale = 0.25
       outs(%acc, %m, %l : tensor<1x2x2x64x16xf32>, tensor<1x2x2x64xf32>, tensor<1x2x2x64xf32>)

@@ -105,16 +105,6 @@ struct CosSin {
   Value cos, sin;
 };
 
-/// Which dims of the head a rotation turns, and how they pair.
-struct RotaryDims {
-  int64_t dims;   // r
-  int64_t offset; // the first rotated dim
-  RotaryLayout layout;
-  static RotaryDims of(RotarySpecAttr spec, int64_t headDim) {
-    return {spec.getRotaryDims(headDim), spec.getOffset(), spec.getLayout()};
-  }
-};
-
 /// cos/sin tables, positions × [h] (f32), attention factor and direction
 /// folded in; the phase is formed and reduced in f64.
 CosSin buildTable(OpBuilder &b, Location loc, Value positions, Value invFreq,
@@ -155,7 +145,7 @@ AffineMap pairReadMap(ArrayRef<AffineExpr> leading, unsigned numLoops,
 
 /// The rotated range of `x` viewed as pairs: [.., 2, h] (half: member c of
 /// pair t at c·h + t) or [.., h, 2] (interleaved: at 2t + c).
-Value buildPairView(OpBuilder &b, Location loc, Value x, RotaryDims dims);
+Value buildPairView(OpBuilder &b, Location loc, Value x, RotaryRange dims);
 
 /// Map from `numLoops` loops to the element of a cos/sin table (as
 /// rope.rotate_with_tables reads it, rows following the input's dims by
@@ -163,7 +153,7 @@ Value buildPairView(OpBuilder &b, Location loc, Value x, RotaryDims dims);
 /// `dims` uses, the input's non-head dims read at `inputIndices` (one per
 /// dim but the head; a table's static 1 broadcasts).
 AffineMap tableReadMap(Value table, ArrayRef<AffineExpr> inputIndices,
-                       unsigned numLoops, int64_t seqDim, RotaryDims dims,
+                       unsigned numLoops, int64_t seqDim, RotaryRange dims,
                        AffineExpr pair, AffineExpr member);
 
 /// The coefficients of pair member `member` alone, one per pair: per-pair
@@ -171,7 +161,7 @@ AffineMap tableReadMap(Value table, ArrayRef<AffineExpr> inputIndices,
 /// (a table read at the pair index alone must have one column per pair for
 /// a generic's loop bounds to agree with it).
 CosSin buildMemberCoefficients(OpBuilder &b, Location loc, CosSin table,
-                               RotaryDims dims, int64_t member);
+                               RotaryRange dims, int64_t member);
 
 /// One side of a product over the head dim (Q or K of Q·Kᵀ): `input` read
 /// at `map` (head dim last, at the product's reduction loop) and, where
@@ -194,7 +184,7 @@ struct ProductSide {
 /// `fastMath` (which flags the products and the accumulation) contracts. Both
 /// sides pair `dims` alike.
 Value buildProductRotatingPairs(
-    OpBuilder &b, Location loc, ArrayRef<ProductSide> sides, RotaryDims dims,
+    OpBuilder &b, Location loc, ArrayRef<ProductSide> sides, RotaryRange dims,
     Value init, AffineMap initMap, ArrayRef<IteratorType> iterators,
     unsigned reduction,
     arith::FastMathFlags fastMath = arith::FastMathFlags::none);
@@ -202,7 +192,7 @@ Value buildProductRotatingPairs(
 /// Applies tables to `x` (head dim last, sequence at `seqDim`); dims outside
 /// the rotary range pass through. The result has element type `resultType`.
 Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
-                    RotaryDims dims, int64_t seqDim, Type resultType);
+                    RotaryRange dims, int64_t seqDim, Type resultType);
 
 /// `x` rotated by `table` into a new f32 tensor, for a tile of Q or K of
 /// attention. A generic over (leading dims, pair index) per pair member
@@ -214,7 +204,7 @@ Value buildRotation(OpBuilder &b, Location loc, Value x, CosSin table,
 /// and the product reads plain [.., D] rows, not a [.., 2, h] view that
 /// reshape propagation would turn into a split reduction.
 Value buildMaterializedRotation(OpBuilder &b, Location loc, Value x,
-                                CosSin table, RotaryDims dims, int64_t seqDim);
+                                CosSin table, RotaryRange dims, int64_t seqDim);
 
 //===----------------------------------------------------------------------===//
 // Attention

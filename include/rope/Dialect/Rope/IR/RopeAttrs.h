@@ -58,6 +58,18 @@ void printF64List(AsmPrinter &printer, ArrayRef<double> values);
 } // namespace mlir
 
 #include "rope/Dialect/Rope/IR/RopeEnums.h.inc"
+
+namespace mlir::rope {
+/// The dims of a head that a rotation turns, resolved against the head dim:
+/// `dims` of them from `offset`, paired by `layout`
+/// (RotationAttrInterface::getRange).
+struct RotaryRange {
+  int64_t dims;
+  int64_t offset;
+  RotaryLayout layout;
+};
+} // namespace mlir::rope
+
 #include "rope/Dialect/Rope/IR/RopeAttrInterfaces.h.inc"
 
 #define GET_ATTRDEF_CLASSES

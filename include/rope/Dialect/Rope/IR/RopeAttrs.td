@@ -105,6 +105,38 @@ def Rope_ScalingAttrInterface : AttrInterface<"ScalingAttrInterface"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Rotation interface
+//===----------------------------------------------------------------------===//
+
+def Rope_RotationAttrInterface : AttrInterface<"RotationAttrInterface"> {
+  let cppNamespace = "::mlir::rope";
+  let description = [{
+    Which dims of a head a rotation turns and how they pair: `dims` rotated
+    dims (0: the whole head) starting at `offset`, paired by `layout`. This is
+    what every consumer of an op's rotation reads (`getRange`), whether the
+    frequencies come with it (`#rope.spec`) or from cos/sin table operands
+    (`#rope.pairs`).
+  }];
+  let methods = [
+    InterfaceMethod<"How the rotated dims pair.",
+      "::mlir::rope::RotaryLayout", "getLayout">,
+    InterfaceMethod<"Rotated dims `r`; 0 means the whole head.",
+      "int64_t", "getDims">,
+    InterfaceMethod<"The first rotated dim.", "int64_t", "getOffset">
+  ];
+  let extraSharedClassDeclaration = [{
+    /// Rotary dims for a head of `headDim` elements.
+    int64_t getRotaryDims(int64_t headDim) const {
+      return $_attr.getDims() == 0 ? headDim : $_attr.getDims();
+    }
+    /// The rotated range of a head of `headDim` elements.
+    ::mlir::rope::RotaryRange getRange(int64_t headDim) const {
+      return {getRotaryDims(headDim), $_attr.getOffset(), $_attr.getLayout()};
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Attributes
 //===----------------------------------------------------------------------===//
 
@@ -186,7 +218,8 @@ def Rope_FreqFactorsScalingAttr
   let parameters = (ins Rope_F64ListParameter:$factors);
 }
 
-def Rope_RotarySpecAttr : Rope_Attr<"RotarySpec", "spec"> {
+def Rope_RotarySpecAttr
+    : Rope_Attr<"RotarySpec", "spec", [Rope_RotationAttrInterface]> {
   let summary = "Complete description of a rotary position embedding";
   let description = [{
     Parameters (all optional, defaults in brackets):
@@ -217,10 +250,6 @@ def Rope_RotarySpecAttr : Rope_Attr<"RotarySpec", "spec"> {
     Rope_OptionalF64Parameter:$attention_factor,
     Rope_BoolParameter<"false">:$inverse);
   let extraClassDeclaration = [{
-    /// Rotary dims for a head of `headDim` elements.
-    int64_t getRotaryDims(int64_t headDim) const {
-      return getDims() == 0 ? headDim : getDims();
-    }
     /// The attention factor `m` actually applied.
     double getEffectiveAttentionFactor() const;
     /// Inverse frequencies for a head of `headDim` elements and the given
@@ -239,6 +268,22 @@ def Rope_RotarySpecAttr : Rope_Attr<"RotarySpec", "spec"> {
     /// Same spec with the direction flipped.
     RotarySpecAttr getInverted() const;
   }];
+}
+
+def Rope_RotaryPairsAttr
+    : Rope_Attr<"RotaryPairs", "pairs", [Rope_RotationAttrInterface]> {
+  let summary = "The rotated dims of a rotation whose cos/sin are operands";
+  let description = [{
+    Which dims of the head a rotation by table operands turns, and how they
+    pair; the tables carry the frequencies, positions and attention factor.
+    Parameters as in `#rope.spec`: `dims` [0 = the whole head dim], `offset`
+    [0] and `layout` [half]. The attention ops carry it as their `rotary`
+    when they rotate Q and K by tables.
+  }];
+  let parameters = (ins
+    DefaultValuedParameter<"int64_t", "0", "rotary dims (0: head dim)">:$dims,
+    DefaultValuedParameter<"int64_t", "0", "first rotated dim">:$offset,
+    Rope_LayoutParameter:$layout);
 }
 
 def Rope_RelativeBucketsAttr : Rope_Attr<"RelativeBuckets", "buckets"> {

@@ -4,14 +4,15 @@
 #define ROPE_DIALECT_ROPE_IR_ROPEOPS_H
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
-#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
-#include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "rope/Dialect/Rope/IR/AttentionFields.h"
 #include "rope/Dialect/Rope/IR/ExtentRelations.h"
 #include "rope/Dialect/Rope/IR/RopeAttrs.h"
 #include "rope/Dialect/Rope/IR/RopeDialect.h"

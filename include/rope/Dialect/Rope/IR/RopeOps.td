@@ -65,6 +65,10 @@ def Rope_RotateOp : Rope_Op<"rotate", [
       return d < 0 ? d + getInput().getType().getRank() : d;
     }
     int64_t getHeadDim() { return getInput().getType().getShape().back(); }
+    /// The dims the spec rotates in this op's head.
+    ::mlir::rope::RotaryRange getRotaryRange() {
+      return getSpec().getRange(getHeadDim());
+    }
   }];
   let hasVerifier = 1;
   let hasFolder = 1;
@@ -142,6 +146,9 @@ def Rope_RotateWithTablesOp : Rope_Op<"rotate_with_tables", [
       return dims == 0 ? getHeadDim() : dims;
     }
     int64_t getRotaryOffset() { return getOffsetAttr().getInt(); }
+    ::mlir::rope::RotaryRange getRotaryRange() {
+      return {getRotaryDims(), getRotaryOffset(), getLayout()};
+    }
     /// Whether the tables hold one coefficient per element (width r) rather
     /// than one per pair (width r/2).
     bool hasElementTables() {
@@ -232,7 +239,9 @@ def Rope_AttentionOp : Rope_Op<"attention", [
       inside the op by given cos/sin tables, as `rope.rotate_with_tables`
       rotates them (along the sequence dim 2), with `rotary_layout`,
       `rotary_dims` and `rotary_offset` in the roles of its `layout`, `dims`
-      and `offset`. Tables are `[S, w]`, `[B, S, w]` or `[B, 1, S, w]` (a
+      and `offset`. The op holds them as its `rotary`, a `#rope.pairs`, so
+      that one attribute (`RotationAttrInterface`) describes the rotated
+      dims whether a spec or tables rotate. Tables are `[S, w]`, `[B, S, w]` or `[B, 1, S, w]` (a
       static 1 batch broadcasts; the sequence extent is the operand's), `w`
       is `r` (per element) or `r/2` (per pair). This is what
       `--rope-fold-rotation-into-qk` makes of a frontend's rotations.
@@ -280,10 +289,7 @@ def Rope_AttentionOp : Rope_Op<"attention", [
                        Optional<Rope_DataTensor>:$key_sin,
                        OptionalAttr<F64Attr>:$scale,
                        UnitAttr:$causal,
-                       OptionalAttr<Rope_RotarySpecAttr>:$rotary,
-                       OptionalAttr<Rope_RotaryLayoutAttr>:$rotary_layout,
-                       OptionalAttr<I64Attr>:$rotary_dims,
-                       OptionalAttr<I64Attr>:$rotary_offset,
+                       OptionalAttr<Rope_RotationAttrInterface>:$rotary,
                        OptionalAttr<I64Attr>:$window,
                        OptionalAttr<F64Attr>:$softcap,
                        OptionalAttr<Rope_RelativeBucketsAttr>:$relative_buckets);
@@ -293,13 +299,8 @@ def Rope_AttentionOp : Rope_Op<"attention", [
     (`mask` `(` $mask^ `:` type($mask) `)`)?
     (`positions` `(` $query_positions^ `,` $key_positions `:`
        type($query_positions) `,` type($key_positions) `)`)?
-    (`rotary` `(` qualified($rotary)^ `)`)?
-    (`rotary_tables` `(` $query_cos^ `,` $query_sin `,` $key_cos `,` $key_sin
-       `:` type($query_cos) `,` type($query_sin) `,` type($key_cos) `,`
-       type($key_sin) `)`)?
-    (`rotary_layout` `` $rotary_layout^)?
-    (`rotary_dims` `=` $rotary_dims^)?
-    (`rotary_offset` `=` $rotary_offset^)?
+    (custom<Rotation>($rotary, $query_cos, $query_sin, $key_cos, $key_sin,
+       type($query_cos), type($query_sin), type($key_cos), type($key_sin))^)?
     (`causal` $causal^)?
     (`window` `=` $window^)?
     (`softcap` `=` $softcap^)?
@@ -323,17 +324,23 @@ def Rope_AttentionOp : Rope_Op<"attention", [
              getRelativeBias();
     }
     /// True when Q and K are rotated inside, by a spec or by tables.
-    bool rotatesInside() { return getRotary() || getKeyCos(); }
-    /// The dims that `rotary_tables` rotate (`r`, and the first one).
-    int64_t getTableRotaryDims() {
-      int64_t dims = getRotaryDims().value_or(0);
-      return dims == 0 ? getHeadDim() : dims;
+    bool rotatesInside() { return static_cast<bool>(getRotaryAttr()); }
+    /// The rotation's spec when it has one (not when tables rotate).
+    ::mlir::rope::RotarySpecAttr getRotarySpec() {
+      return ::llvm::dyn_cast_if_present<::mlir::rope::RotarySpecAttr>(
+          getRotaryAttr());
     }
-    int64_t getTableRotaryOffset() { return getRotaryOffset().value_or(0); }
-    ::mlir::rope::RotaryLayout getTableRotaryLayout() {
-      return getRotaryLayout().value_or(::mlir::rope::RotaryLayout::half);
+    /// The dims Q and K rotate, with a spec or tables; none without.
+    std::optional<::mlir::rope::RotaryRange> getRotaryRange() {
+      if (auto rotary = getRotaryAttr())
+        return rotary.getRange(getHeadDim());
+      return std::nullopt;
     }
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$resultType,
+                   "const ::mlir::rope::AttentionFields &":$fields)>
+  ];
   let hasVerifier = 1;
 }
 
@@ -371,8 +378,8 @@ def Rope_OnlineAttentionOp : Rope_Op<"online_attention", [
     `[S]` or `[B, S]`; `tables` are the cos/sin of Q and K, one row per token
     (`[S, w]` or `[B, S, w]`, f32, `w` = `r/2` per pair as `rope.table` makes
     them or `r` per element as `rope.rotate_with_tables` takes them), and
-    `rotary` says which dims they rotate and how they pair (the tables carry
-    the frequencies) (`key_tables` alone: the query is already rotated, and
+    `rotary`, a `#rope.pairs`, says which dims they rotate and how they pair
+    (the tables carry the frequencies) (`key_tables` alone: the query is already rotated, and
     may then be f32 whatever K and V hold); `alibi` is `[Hkv, G]`, `relative_bias` `[NB, Hkv, G]`.
     The logit rules are those of `rope.attention`; `scale` is explicit.
 
@@ -401,7 +408,7 @@ def Rope_OnlineAttentionOp : Rope_Op<"online_attention", [
                        Variadic<Rope_F32Tensor>:$outputs,
                        F64Attr:$scale,
                        UnitAttr:$causal,
-                       OptionalAttr<Rope_RotarySpecAttr>:$rotary,
+                       OptionalAttr<Rope_RotaryPairsAttr>:$rotary,
                        OptionalAttr<I64Attr>:$window,
                        OptionalAttr<F64Attr>:$softcap,
                        OptionalAttr<Rope_RelativeBucketsAttr>:$relative_buckets);
@@ -438,6 +445,12 @@ def Rope_OnlineAttentionOp : Rope_Op<"online_attention", [
       return ::llvm::cast<RankedTensorType>(getQuery().getType());
     }
     int64_t getHeadDim() { return getQueryType().getShape().back(); }
+    /// The dims Q and K rotate by their tables; none without tables.
+    std::optional<::mlir::rope::RotaryRange> getRotaryRange() {
+      if (auto rotary = getRotaryAttr())
+        return rotary.getRange(getHeadDim());
+      return std::nullopt;
+    }
     /// `decomposeOperation`, where a tile with at most
     /// `rowsRotatingKeysInScores` static query rows per kv head rotates its
     /// keys inside the Q·Kᵀ reduction (each pair as it is read) instead of
@@ -450,6 +463,10 @@ def Rope_OnlineAttentionOp : Rope_Op<"online_attention", [
                               kQueryDim = 3, kKeyDim = 4, kValueDim = 5,
                               kNumLoops = 6;
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::TypeRange":$resultTypes,
+                   "const ::mlir::rope::AttentionFields &":$fields)>
+  ];
   let hasVerifier = 1;
 }
 
