@@ -59,7 +59,11 @@ def layer_of_path(rel: str) -> str | None:
 
 def header_path(root: Path, source: Path, include: str) -> str | None:
     """The repository path of a header `source` includes, when it is ours."""
-    for base in (root / "include", source.parent, root / "test" / "lib"):
+    # A private header is included relative to the including file's folder
+    # or to a folder above it in the same component (lib/Codegen/GPU's
+    # subfolders include "common/KernelOperands.h").
+    here = [source.parent, *[p for p in source.parent.parents if root in p.parents]]
+    for base in (root / "include", *here, root / "test" / "lib"):
         candidate = base / include
         if candidate.is_file():
             return candidate.relative_to(root).as_posix()

@@ -30,11 +30,10 @@ static constexpr int64_t kMinTileBytes = 4096;
 
 /// Tiles larger than this are left to the hardware's stream prefetchers:
 /// a decode split's K or V tile of 64 keys of every kv head (128 KiB in
-/// f16) was 4-12% slower prefetched. Decode's split tiles are sized to this
+/// f16) ran slower prefetched. Decode's split tiles are sized to this
 /// instead (AttentionTilingOptions::kSplitTileBytes: 32 f16 keys of 8 kv
-/// heads), and prefetched they run up to 1.8x faster than without (f16 at
-/// 32k keys; f32 1.4x), where the hardware alone loses the many streams of
-/// their kv heads.
+/// heads), and prefetched they run faster than without, where the hardware
+/// alone loses the many streams of their kv heads (benchmarks/README.md).
 static constexpr int64_t kMaxTileBytes = 64 * 1024;
 
 /// Lines a reduction step may prefetch: more would crowd its loads.

@@ -243,18 +243,12 @@ MemRefType destinationType(Type type) {
   return MemRefType::get(tensor.getShape(), tensor.getElementType());
 }
 
-/// Turns `func` into its destination form `intoName` and builds the
-/// allocating form under its old name after it. Leaves `func` as it was
-/// and fails where a result's extents are not known at the entry.
-LogicalResult splitEntryPoints(func::FuncOp func, StringRef intoName) {
-  MLIRContext *context = func.getContext();
-  Block &entry = func.getBody().front();
-  auto returnOp = cast<func::ReturnOp>(entry.getTerminator());
-  FunctionType type = func.getFunctionType();
-  Location loc = func.getLoc();
-
-  // Every result extent, built at the entry before the destinations exist.
-  EntryExpressions expressions(func);
+/// The dynamic extents of every result of `returnOp`, built at the entry
+/// before the destinations exist, so that both forms can compute them from
+/// the arguments alone. Where one is not known there, erases what it built
+/// and fails, leaving the function as it was.
+FailureOr<SmallVector<SmallVector<Value>>>
+buildResultExtents(func::ReturnOp returnOp, EntryExpressions &expressions) {
   SmallVector<SmallVector<Value>> resultExtents;
   for (Value result : returnOp.getOperands()) {
     auto resultType = cast<RankedTensorType>(result.getType());
@@ -270,14 +264,18 @@ LogicalResult splitEntryPoints(func::FuncOp func, StringRef intoName) {
       sizes.push_back(*size);
     }
   }
-  // The allocating form rebuilds the same extents over its own arguments.
-  SmallVector<Operation *> extentOps(expressions.getBuilt());
+  return resultExtents;
+}
 
-  // From here on nothing fails: the function becomes @f__into.
-  SmallVector<Value> outs;
-  for (Type resultType : type.getResults())
-    outs.push_back(entry.addArgument(destinationType(resultType), loc));
-  OpBuilder &b = expressions.getBuilder();
+/// Asserts at the entry that each destination in `outs` has its result's
+/// extents: a caller's buffer of another size would be written out of
+/// bounds, or only in part. Runs before `func` is retyped, so that the
+/// message names the function the caller knows.
+void checkDestinationExtents(func::FuncOp func, ArrayRef<Value> outs,
+                             ArrayRef<SmallVector<Value>> resultExtents,
+                             OpBuilder &b) {
+  Location loc = func.getLoc();
+  FunctionType type = func.getFunctionType();
   for (auto [i, out] : llvm::enumerate(outs)) {
     auto resultType = cast<RankedTensorType>(type.getResult(i));
     unsigned dynamic = 0;
@@ -297,6 +295,12 @@ LogicalResult splitEntryPoints(func::FuncOp func, StringRef intoName) {
                              ValueRange{given, expected});
     }
   }
+}
+
+/// Replaces `returnOp` by writes of its results into `outs` and an empty
+/// return.
+void writeResultsIntoDestinations(func::ReturnOp returnOp, ArrayRef<Value> outs,
+                                  EntryExpressions &expressions) {
   SmallVector<Destination> destinations;
   for (auto [result, out] : llvm::zip(returnOp.getOperands(), outs)) {
     FailureOr<Destination> destination = peelReshapes(result, out, expressions);
@@ -305,6 +309,7 @@ LogicalResult splitEntryPoints(func::FuncOp func, StringRef intoName) {
     destinations.push_back(succeeded(destination) ? *destination
                                                   : Destination{result, out});
   }
+  OpBuilder &b = expressions.getBuilder();
   b.setInsertionPoint(returnOp);
   for (const Destination &destination : destinations)
     bufferization::MaterializeInDestinationOp::create(
@@ -313,11 +318,16 @@ LogicalResult splitEntryPoints(func::FuncOp func, StringRef intoName) {
         /*writable=*/b.getUnitAttr());
   func::ReturnOp::create(b, returnOp.getLoc());
   returnOp.erase();
+}
 
-  SmallVector<Type> intoInputs(type.getInputs());
+/// Renames `func` to `intoName` and gives it the type of its destination
+/// form: no results, the destinations `outs` after the arguments.
+void retypeAsDestinationForm(func::FuncOp func, StringRef intoName,
+                             ArrayRef<Value> outs) {
+  MLIRContext *context = func.getContext();
+  SmallVector<Type> intoInputs(func.getFunctionType().getInputs());
   for (Value out : outs)
     intoInputs.push_back(out.getType());
-  StringAttr name = func.getSymNameAttr();
   func.setSymName(intoName);
   func.setFunctionType(FunctionType::get(context, intoInputs, {}));
   // The destinations' argument attributes (none) after the arguments'.
@@ -326,19 +336,30 @@ LogicalResult splitEntryPoints(func::FuncOp func, StringRef intoName) {
     attrs.resize(intoInputs.size(), DictionaryAttr::get(context));
     func.setAllArgAttrs(attrs);
   }
+}
 
-  // @f: fresh buffers for the results, then @f__into.
+/// Builds the allocating form `name` of type `type` after `into` (the
+/// destination form): it rebuilds the result extents from its own
+/// arguments (the ops `extentOps` built in `into`), allocates fresh buffers
+/// of them and calls `into`. The result attributes move to it, since only
+/// it has results.
+void buildAllocatingForm(func::FuncOp into, StringRef name, FunctionType type,
+                         ArrayRef<Operation *> extentOps,
+                         ArrayRef<SmallVector<Value>> resultExtents) {
+  MLIRContext *context = into.getContext();
+  Location loc = into.getLoc();
   OpBuilder after(context);
-  after.setInsertionPointAfter(func);
-  auto allocating = func::FuncOp::create(after, loc, name.getValue(), type);
-  if (ArrayAttr argAttrs = func.getAllArgAttrs())
+  after.setInsertionPointAfter(into);
+  auto allocating = func::FuncOp::create(after, loc, name, type);
+  if (ArrayAttr argAttrs = into.getAllArgAttrs())
     allocating.setAllArgAttrs(
         argAttrs.getValue().take_front(type.getNumInputs()));
-  allocating.setResAttrsAttr(func.getResAttrsAttr());
-  func.removeResAttrsAttr();
+  allocating.setResAttrsAttr(into.getResAttrsAttr());
+  into.removeResAttrsAttr();
   Block *body = allocating.addEntryBlock();
   OpBuilder inBody = OpBuilder::atBlockBegin(body);
   IRMapping mapping;
+  Block &entry = into.getBody().front();
   for (auto [from, to] :
        llvm::zip(entry.getArguments().take_front(type.getNumInputs()),
                  body->getArguments()))
@@ -356,13 +377,41 @@ LogicalResult splitEntryPoints(func::FuncOp func, StringRef intoName) {
     buffers.push_back(buffer);
     callArgs.push_back(buffer);
   }
-  func::CallOp::create(inBody, loc, func, callArgs);
+  func::CallOp::create(inBody, loc, into, callArgs);
   SmallVector<Value> results;
   for (auto [buffer, resultType] : llvm::zip(buffers, type.getResults()))
     results.push_back(bufferization::ToTensorOp::create(
         inBody, loc, resultType, buffer, /*restrict=*/true,
         /*writable=*/false));
   func::ReturnOp::create(inBody, loc, results);
+}
+
+/// Turns `func` into its destination form `intoName` and builds the
+/// allocating form under its old name after it. Leaves `func` as it was
+/// and fails where a result's extents are not known at the entry.
+LogicalResult splitEntryPoints(func::FuncOp func, StringRef intoName) {
+  Block &entry = func.getBody().front();
+  auto returnOp = cast<func::ReturnOp>(entry.getTerminator());
+  FunctionType type = func.getFunctionType();
+
+  EntryExpressions expressions(func);
+  FailureOr<SmallVector<SmallVector<Value>>> resultExtents =
+      buildResultExtents(returnOp, expressions);
+  if (failed(resultExtents))
+    return failure();
+  // The allocating form rebuilds the same extents over its own arguments.
+  SmallVector<Operation *> extentOps(expressions.getBuilt());
+
+  // From here on nothing fails: the function becomes @f__into.
+  SmallVector<Value> outs;
+  for (Type resultType : type.getResults())
+    outs.push_back(
+        entry.addArgument(destinationType(resultType), func.getLoc()));
+  checkDestinationExtents(func, outs, *resultExtents, expressions.getBuilder());
+  writeResultsIntoDestinations(returnOp, outs, expressions);
+  StringAttr name = func.getSymNameAttr();
+  retypeAsDestinationForm(func, intoName, outs);
+  buildAllocatingForm(func, name.getValue(), type, extentOps, *resultExtents);
   return success();
 }
 

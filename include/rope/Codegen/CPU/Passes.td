@@ -146,36 +146,41 @@ def RopeVectorizeContractions
     with a dynamic row extent only (`linalg.matmul`, `batch_matmul`,
     `matmul_transpose_b`, and generics such as the attention tiles' Q·Kᵀ
     and P·V, or a frontend's projection over a run-time sequence length),
-    into a nest of loops around a register block:
+    into loops around registers of accumulators, by one of three strategies,
+    tried in this order: dot products, lane sums, register blocks.
 
-    0. A one-row product outside any loop that reads both inputs along the
-       reduction dim (`out[0, n] += a[0, k] · w[n, k]`: a decode step's
-       linear layer, W stored [out, in]) is not packed: each element of W is
-       used once, so W is read as stored, by dot products along its rows
-       (f16 and bf16 operands widened in registers as they are loaded).
-       The rows of W are split over the cores (`scf.forall` of 8 chunks),
-       and each chunk is a lane sum (below) whose columns are W's rows:
-       blocks of 16 rows, each row's 16 lanes in a register of its own for
-       the whole K sweep, added up in the chunk (no serial pass over all
-       lanes after the parallel loop).
-       Lane sums are any reduction of two or more inputs, all read along
-       their innermost dim: `out[...] += f(x₀[..., r], x₁[..., r],
-       ...)`, f any elementwise function (a decode tile's scores with K's
-       pairs rotated inside the reduction, `Σ_t q·rotate(k, cos, sin)`), or
-       a plain contraction whose rows fit one register block (a decode
-       tile's Q·Kᵀ over a cache of rotated keys, which 1. would transpose
-       for rows that use each key once). Its reduction splits into
-       steps of 16 lanes (8 where it is not a multiple of 16: a head of 80),
-       the output into blocks of as many outputs (rows that the column
-       inputs do not read × columns: 4 query rows × 4 keys), each block's
-       lanes held in registers across the steps (the step's unit dims
-       dropped, so that it vectorises to the body's own ops and its
-       products fuse into FMAs), then added up by a butterfly across the
-       block's 16 registers (pairs of registers, each pair's two shuffles
-       gathering halves of its outputs' lanes for one add: 30 shuffles and
-       15 adds), rather than a shuffle tree per output.
-       f runs once per loaded vector: the block's rows share what they do
-       not read (a key's rotation serves the 4 rows of its group).
+    Dot products: a one-row product outside any loop that reads both inputs
+    along the reduction dim (`out[0, n] += a[0, k] · w[n, k]`: a decode
+    step's linear layer, W stored [out, in]) is not packed: each element of
+    W is used once, so W is read as stored, by dot products along its rows
+    (f16 and bf16 operands widened in registers as they are loaded). The
+    rows of W are split over the cores (`scf.forall` of 8 chunks), and each
+    chunk is a lane sum (below) whose columns are W's rows: blocks of 16
+    rows, each row's 16 lanes in a register of its own for the whole K
+    sweep, added up in the chunk (no serial pass over all lanes after the
+    parallel loop).
+
+    Lane sums: any other reduction of two or more inputs, all read along
+    their innermost dim: `out[...] += f(x₀[..., r], x₁[..., r], ...)`, f
+    any elementwise function (a decode tile's scores with K's pairs rotated
+    inside the reduction, `Σ_t q·rotate(k, cos, sin)`), or a plain
+    contraction whose rows fit one register block (a decode tile's Q·Kᵀ
+    over a cache of rotated keys, which the register blocks' step 1. would
+    transpose for rows that use each key once). Its reduction splits into
+    steps of 16 lanes (8 where it is not a multiple of 16: a head of 80),
+    the output into blocks of as many outputs (rows that the column inputs
+    do not read × columns: 4 query rows × 4 keys), each block's lanes held
+    in registers across the steps (the step's unit dims dropped, so that it
+    vectorises to the body's own ops and its products fuse into FMAs), then
+    added up by a butterfly across the block's 16 registers (pairs of
+    registers, each pair's two shuffles gathering halves of its outputs'
+    lanes for one add: 30 shuffles and 15 adds), rather than a shuffle tree
+    per output. f runs once per loaded vector: the block's rows share what
+    they do not read (a key's rotation serves the 4 rows of its group).
+
+    Register blocks: every other contraction becomes a nest of loops around
+    a register block:
+
     1. The output's innermost dim must be one of the contraction's N dims
        (columns); the operand that carries it (B) is packed so that this dim
        is its innermost one too (a copy into a fresh tensor, once per op:
@@ -204,10 +209,12 @@ def RopeVectorizeContractions
        where the rows are dynamic or too few to split) and into panels of 256 columns × 512
        reduction steps, whose B panel (512 KiB of f32) stays in L2 (each
        panel of K loads and stores the output's accumulators once more: 512
-       steps were 2-10% faster than 256 on a frontend's projections); each
+       steps were 2-10% faster than 256 on a frontend's projections, f32,
+       S = K = 4096; level at K = 1024 and with static rows); each
        row block's slice of A (16 KiB) stays in L1 while the panel's column blocks stream their
        micro-panels of B from L2 (a 32 KiB micro-panel kept in L1 instead
-       would be the whole of it: 27% slower on a 2-core Xeon). Its output
+       would be the whole of it: 27% slower on a 2-core Xeon, a 4096³ f32
+       matmul with static rows at 277 rather than 379 GFLOP/s). Its output
        is viewed as [m][n / columns][columns]; a fresh zeroed one (a fill of
        tensor.empty) is built in that shape directly, so that bufferization
        puts the product in the caller's buffer (as an expand_shape of
@@ -229,7 +236,7 @@ def RopeVectorizeContractions
        by `reduction-unroll` steps (one increment and branch per 8 steps:
        a step's 26 instructions for 16 FMAs are about what a 4-wide core
        issues in the FMAs' 8 cycles, so the loop's own 3 per step made the
-       front end set the pace; +7–9% on large f32 matmuls).
+       front end set the pace; +7–9% on large f32 matmuls on a 2-core Xeon).
 
     Elementwise neighbours join the blocks (an op with static rows and
     columns that the block divides, not a large one of 2.): the

@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelOperands.h"
+#include "common/KernelOperands.h"
 #include "rope/Codegen/GPU/Passes.h"
 #include "rope/Dialect/Rope/IR/LinalgBuilders.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
@@ -45,7 +45,7 @@ bool takes(RotateOp op) {
   int64_t d = op.getHeadDim();
   if (ShapedType::isDynamic(d) || d % kChunk != 0)
     return false;
-  lowering::RotaryDims dims = lowering::RotaryDims::of(op.getSpec(), d);
+  RotaryRange dims = op.getRotaryRange();
   if (dims.offset % kChunk != 0)
     return false;
   return dims.layout == RotaryLayout::half ? (dims.dims / 2) % kChunk == 0
@@ -55,8 +55,7 @@ bool takes(RotateOp op) {
 class RotationKernels {
 public:
   RotationKernels(RewriterBase &b, RotateOp op)
-      : b(b), op(op), loc(op.getLoc()),
-        dims(lowering::RotaryDims::of(op.getSpec(), op.getHeadDim())) {}
+      : b(b), op(op), loc(op.getLoc()), dims(op.getRotaryRange()) {}
   Value build();
 
 private:
@@ -78,7 +77,7 @@ private:
   RewriterBase &b;
   RotateOp op;
   Location loc;
-  lowering::RotaryDims dims;
+  RotaryRange dims;
   Value input, output, cos, sin, rows;
   SmallVector<Value> leading; // extents of the dims before the head dim
 };

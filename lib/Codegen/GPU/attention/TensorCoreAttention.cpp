@@ -20,9 +20,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "TensorCoreAttentionKernel.h"
-#include "KernelOperands.h"
-#include "TensorCoreUtils.h"
+#include "attention/TensorCoreAttentionKernel.h"
+#include "common/KernelOperands.h"
+#include "common/TensorCoreUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -70,7 +70,7 @@ std::string whyNotHeadDim(int64_t d, int64_t dv) {
 
 /// Rotated dims must cover whole 16-byte chunks, and (half layout) a pair's
 /// members must sit in the same lane's fragment registers.
-std::string whyNotRotation(lowering::RotaryDims dims) {
+std::string whyNotRotation(RotaryRange dims) {
   if (dims.offset % 8 != 0)
     return "the rotated dims do not start on an 8-element chunk";
   if (dims.layout == RotaryLayout::half ? dims.dims % 32 != 0
@@ -79,8 +79,6 @@ std::string whyNotRotation(lowering::RotaryDims dims) {
            "(interleaved)";
   return "";
 }
-
-
 
 } // namespace
 
@@ -424,8 +422,8 @@ KernelConfig configOf(OnlineAttentionOp op, bool affinePositions) {
   cfg.affinePositions = affinePositions || !op.getQueryPositions();
   cfg.everyElement = op.getMask() || op.getAlibiSlopes() || op.getRelativeBias() ||
                      (!cfg.affinePositions && (rules.causal || rules.window));
-  if (auto spec = op.getRotary())
-    cfg.rotary = lowering::RotaryDims::of(*spec, cfg.headDim);
+  if (std::optional<RotaryRange> range = op.getRotaryRange())
+    cfg.rotary = *range;
   cfg.rotateQuery = static_cast<bool>(op.getQueryCos());
   cfg.rotateKey = static_cast<bool>(op.getKeyCos());
   return cfg;
@@ -444,11 +442,8 @@ std::string nvidia::whyNotTensorCoreAttention(AttentionOp op) {
                                    v.getElementType());
   if (why.empty())
     why = whyNotHeadDim(q.getShape().back(), v.getShape().back());
-  if (why.empty() && op.getRotary())
-    why = whyNotRotation(lowering::RotaryDims::of(*op.getRotary(), op.getHeadDim()));
-  if (why.empty() && op.getKeyCos())
-    why = whyNotRotation({op.getTableRotaryDims(), op.getTableRotaryOffset(),
-                          op.getTableRotaryLayout()});
+  if (why.empty() && op.getRotaryRange())
+    why = whyNotRotation(*op.getRotaryRange());
   return why;
 }
 
@@ -462,8 +457,8 @@ std::string nvidia::whyNotTensorCoreAttention(OnlineAttentionOp op) {
     why = whyNotHeadDim(q.getShape().back(), v.getShape().back());
   if (why.empty() && op.getKeyCos() && !op.getQueryCos())
     why = "K is rotated inside but Q is not";
-  if (why.empty() && op.getRotary())
-    why = whyNotRotation(lowering::RotaryDims::of(*op.getRotary(), op.getHeadDim()));
+  if (why.empty() && op.getRotaryRange())
+    why = whyNotRotation(*op.getRotaryRange());
   if (why.empty() && !isZeroFill(op.getAccumulatorInit()))
     why = "the accumulator does not start at zero";
   return why;

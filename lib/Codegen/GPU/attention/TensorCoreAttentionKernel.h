@@ -9,10 +9,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ROPE_LIB_CODEGEN_GPU_TENSORCOREATTENTIONKERNEL_H
-#define ROPE_LIB_CODEGEN_GPU_TENSORCOREATTENTIONKERNEL_H
+#ifndef ROPE_LIB_CODEGEN_GPU_ATTENTION_TENSORCOREATTENTIONKERNEL_H
+#define ROPE_LIB_CODEGEN_GPU_ATTENTION_TENSORCOREATTENTIONKERNEL_H
 
-#include "TensorCoreUtils.h"
+#include "common/TensorCoreUtils.h"
 #include "rope/Codegen/GPU/TensorCoreAttention.h"
 #include "rope/Dialect/Rope/IR/AttentionRules.h"
 #include "rope/Dialect/Rope/IR/LinalgBuilders.h"
@@ -48,7 +48,7 @@ struct KernelConfig {
   /// rules on explicit positions): every tile is ruled element by element.
   bool everyElement = false;
   bool affinePositions = true;
-  lowering::RotaryDims rotary{0, 0, RotaryLayout::half};
+  RotaryRange rotary{0, 0, RotaryLayout::half};
   bool rotateQuery = false, rotateKey = false;
   /// Split-K: blocks also split the keys into `splits` ranges and write
   /// partial states, which the op's merge combines.
@@ -214,4 +214,4 @@ private:
 
 } // namespace mlir::rope::nvidia::detail
 
-#endif // ROPE_LIB_CODEGEN_GPU_TENSORCOREATTENTIONKERNEL_H
+#endif // ROPE_LIB_CODEGEN_GPU_ATTENTION_TENSORCOREATTENTIONKERNEL_H

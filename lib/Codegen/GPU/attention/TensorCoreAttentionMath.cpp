@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "TensorCoreAttentionKernel.h"
-#include "TensorCoreUtils.h"
+#include "attention/TensorCoreAttentionKernel.h"
+#include "common/TensorCoreUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"

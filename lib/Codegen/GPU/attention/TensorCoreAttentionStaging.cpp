@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "TensorCoreAttentionKernel.h"
-#include "TensorCoreUtils.h"
+#include "attention/TensorCoreAttentionKernel.h"
+#include "common/TensorCoreUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -179,7 +179,7 @@ void AttentionKernel::stageTile(const TileSource &src, Value dst) {
     commit();
     return;
   }
-  const lowering::RotaryDims &rot = cfg.rotary;
+  const RotaryRange &rot = cfg.rotary;
   int64_t ce = cfg.chunkElements;
   int64_t plain = (cfg.headDim - rot.dims) / ce;
   if (plain > 0)
@@ -250,7 +250,7 @@ void AttentionKernel::forEachUnit(int64_t count,
 /// Half layout: a unit is the eight elements 8c.. of the first half and
 /// 8c + r/2.. of the second, rotated as vectors of 8 pairs.
 void AttentionKernel::stageRotatedHalf(const TileSource &src, Value dst) {
-  const lowering::RotaryDims &rot = cfg.rotary;
+  const RotaryRange &rot = cfg.rotary;
   int64_t h = rot.dims / 2, units = h / 8;
   int64_t width = cast<MemRefType>(src.cos.getType()).getShape().back();
   forEachUnit(src.rows * units / kThreads, [&](Value i) {
@@ -275,7 +275,7 @@ void AttentionKernel::stageRotatedHalf(const TileSource &src, Value dst) {
 /// Interleaved layout: a unit is eight elements (four pairs), split into
 /// their even and odd members, rotated, and interleaved back.
 void AttentionKernel::stageRotatedInterleaved(const TileSource &src, Value dst) {
-  const lowering::RotaryDims &rot = cfg.rotary;
+  const RotaryRange &rot = cfg.rotary;
   int64_t units = rot.dims / 8;
   int64_t width = cast<MemRefType>(src.cos.getType()).getShape().back();
   bool perPair = width == rot.dims / 2;

@@ -1,6 +1,6 @@
 //===- KernelOperands.cpp - tensors in and out of hand-built kernels ------===//
 
-#include "KernelOperands.h"
+#include "common/KernelOperands.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ROPE_LIB_CODEGEN_GPU_KERNELOPERANDS_H
-#define ROPE_LIB_CODEGEN_GPU_KERNELOPERANDS_H
+#ifndef ROPE_LIB_CODEGEN_GPU_COMMON_KERNELOPERANDS_H
+#define ROPE_LIB_CODEGEN_GPU_COMMON_KERNELOPERANDS_H
 
 #include "mlir/IR/Builders.h"
 
@@ -27,4 +27,4 @@ bool isZeroFill(Value init);
 
 } // namespace mlir::rope::nvidia
 
-#endif // ROPE_LIB_CODEGEN_GPU_KERNELOPERANDS_H
+#endif // ROPE_LIB_CODEGEN_GPU_COMMON_KERNELOPERANDS_H

@@ -1,6 +1,6 @@
 //===- TensorCoreUtils.cpp - pieces the tensor-core kernels share ---------===//
 
-#include "TensorCoreUtils.h"
+#include "common/TensorCoreUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ROPE_LIB_CODEGEN_GPU_TENSORCOREUTILS_H
-#define ROPE_LIB_CODEGEN_GPU_TENSORCOREUTILS_H
+#ifndef ROPE_LIB_CODEGEN_GPU_COMMON_TENSORCOREUTILS_H
+#define ROPE_LIB_CODEGEN_GPU_COMMON_TENSORCOREUTILS_H
 
 #include "mlir/IR/Builders.h"
 
@@ -42,4 +42,4 @@ struct ChunkSwizzle {
 
 } // namespace mlir::rope::nvidia
 
-#endif // ROPE_LIB_CODEGEN_GPU_TENSORCOREUTILS_H
+#endif // ROPE_LIB_CODEGEN_GPU_COMMON_TENSORCOREUTILS_H

@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "EmulatedKernel.h"
+#include "emulation/EmulatedKernel.h"
 
 #include "rope/Codegen/GPU/Passes.h"
 

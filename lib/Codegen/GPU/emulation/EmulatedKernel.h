@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ROPE_LIB_CODEGEN_GPU_EMULATEDKERNEL_H
-#define ROPE_LIB_CODEGEN_GPU_EMULATEDKERNEL_H
+#ifndef ROPE_LIB_CODEGEN_GPU_EMULATION_EMULATEDKERNEL_H
+#define ROPE_LIB_CODEGEN_GPU_EMULATION_EMULATEDKERNEL_H
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
@@ -66,4 +66,4 @@ void stripGPUAddressSpaces(LLVM::LLVMFuncOp kernel);
 
 } // namespace mlir::rope::emulation
 
-#endif // ROPE_LIB_CODEGEN_GPU_EMULATEDKERNEL_H
+#endif // ROPE_LIB_CODEGEN_GPU_EMULATION_EMULATEDKERNEL_H

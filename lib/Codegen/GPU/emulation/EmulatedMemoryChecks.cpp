@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "EmulatedKernel.h"
+#include "emulation/EmulatedKernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

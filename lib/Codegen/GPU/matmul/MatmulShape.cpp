@@ -1,7 +1,6 @@
 //===- MatmulShape.cpp - the contractions the GPU kernels take ------------===//
 
-#include "MatmulShape.h"
-
+#include "matmul/MatmulShape.h"
 
 using namespace mlir;
 using namespace mlir::rope::nvidia;

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ROPE_LIB_CODEGEN_GPU_MATMULSHAPE_H
-#define ROPE_LIB_CODEGEN_GPU_MATMULSHAPE_H
+#ifndef ROPE_LIB_CODEGEN_GPU_MATMUL_MATMULSHAPE_H
+#define ROPE_LIB_CODEGEN_GPU_MATMUL_MATMULSHAPE_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
@@ -27,4 +27,4 @@ FailureOr<MatmulShape> matmulShapeOf(linalg::LinalgOp op);
 
 } // namespace mlir::rope::nvidia
 
-#endif // ROPE_LIB_CODEGEN_GPU_MATMULSHAPE_H
+#endif // ROPE_LIB_CODEGEN_GPU_MATMUL_MATMULSHAPE_H

@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelOperands.h"
-#include "MatmulShape.h"
+#include "common/KernelOperands.h"
+#include "matmul/MatmulShape.h"
 #include "rope/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

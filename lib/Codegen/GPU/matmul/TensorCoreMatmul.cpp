@@ -9,9 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "rope/Codegen/GPU/TensorCoreMatmul.h"
-#include "KernelOperands.h"
-#include "MatmulShape.h"
-#include "TensorCoreUtils.h"
+#include "common/KernelOperands.h"
+#include "common/TensorCoreUtils.h"
+#include "matmul/MatmulShape.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"

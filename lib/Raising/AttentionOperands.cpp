@@ -1,0 +1,222 @@
+//===- AttentionOperands.cpp - Q, K and V of a raised attention -----------===//
+//
+// Part of --rope-raise's attention matcher (RaiseAttention.cpp): the tensors
+// that a frontend's attention reads as Q, K, V (and, for
+// AttentionMaskRules.cpp, as the mask), found in the attention space
+// whatever views the export put between them and their use.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionOperands.h"
+
+#include "rope/Analysis/OpClassification.h"
+#include "rope/Analysis/Sizes.h"
+#include "rope/Analysis/Terms.h"
+#include "rope/Dialect/Rope/IR/RopeOps.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/AffineMap.h"
+
+using namespace mlir;
+using namespace mlir::rope;
+using namespace mlir::rope::analysis;
+using namespace mlir::rope::raising;
+
+namespace {
+
+/// The kv head that query head `h` reads with `hkv` kv heads of `heads`.
+AffineExpr kvHeadOf(AffineExpr h, int64_t heads, int64_t hkv) {
+  if (hkv == 1)
+    return getAffineConstantExpr(0, h.getContext());
+  if (hkv == heads)
+    return h;
+  return h.floorDiv(heads / hkv);
+}
+
+/// Whether index expressions `a` and `b` agree at every point: the same
+/// expression, or functions of the batch·head index n alone that agree at
+/// each of its `nExtent` values. A collapse of [B, H] followed by an expand
+/// (GQA's repeat, with batch > 1) spells (b, h) as `n floordiv H`,
+/// `(n mod H) floordiv G`, ... in forms the simplifier does not unify.
+bool sameIndex(AffineExpr a, AffineExpr b, int64_t nExtent) {
+  if (a == b)
+    return true;
+  for (unsigned k = 0; k < kNumDims; ++k)
+    if (k != kN && (a.isFunctionOfDim(k) || b.isFunctionOfDim(k)))
+      return false;
+  MLIRContext *ctx = a.getContext();
+  SmallVector<AffineExpr> dims;
+  for (unsigned k = 0; k < kNumDims; ++k)
+    dims.push_back(getAffineDimExpr(k, ctx));
+  auto at = [&](AffineExpr e, int64_t n) -> std::optional<int64_t> {
+    dims[kN] = getAffineConstantExpr(n, ctx);
+    auto c = dyn_cast<AffineConstantExpr>(
+        simplifyAffineExpr(e.replaceDimsAndSymbols(dims, {}), kNumDims, 0));
+    return c ? std::optional<int64_t>(c.getValue()) : std::nullopt;
+  };
+  for (int64_t n = 0; n < nExtent; ++n) {
+    std::optional<int64_t> x = at(a, n), y = at(b, n);
+    if (!x || !y || *x != *y)
+      return false;
+  }
+  return true;
+}
+
+} // namespace
+
+Value raising::deepestTensorRead(Term t, analysis::ViewOptions options,
+                                 function_ref<bool(Term)> accepts) {
+  Value found;
+  for (unsigned step = 0; step < kMaxViewSteps; ++step) {
+    if (isa<RankedTensorType>(t.value.getType()) && accepts(t))
+      found = t.value;
+    // Not past a slice that keeps part of a dim: the tensor before it is
+    // larger (more keys, more rows, other heads) than the one the program
+    // attends over, and would be taken whole.
+    Operation *def = t.value.getDefiningOp();
+    if (isa_and_nonnull<tensor::ExtractSliceOp, tosa::SliceOp>(def)) {
+      auto source = cast<RankedTensorType>(def->getOperand(0).getType());
+      auto result = cast<RankedTensorType>(t.value.getType());
+      if (source.getRank() != result.getRank() ||
+          source.getShape() != result.getShape() || !source.hasStaticShape())
+        break;
+    }
+    std::optional<Term> next = stepView(t, options);
+    if (!next)
+      break;
+    if (!isa<RankedTensorType>(next->value.getType())) {
+      // Into a body: on only when it yields an operand element (a copy,
+      // a broadcast, a transpose), or reads one with tensor.extract at
+      // indices of its loops (torch-mlir's broadcasts at dynamic sizes).
+      if (!(isa<BlockArgument>(next->value) ||
+            next->value.getDefiningOp<tensor::ExtractOp>()) ||
+          !(next = stepView(*next, options)))
+        break;
+    }
+    t = *next;
+  }
+  return found;
+}
+
+analysis::Size OperandRead::getSize(int64_t p) const {
+  int64_t missing = 4 - getSourceType().getRank();
+  if (p < missing)
+    return analysis::Size{1, {}, 0, {}};
+  return analysis::sizeOfDim(source, permutation[p - missing],
+                             getRotationInput);
+}
+
+Value OperandRead::materialize(OpBuilder &b, Location loc) const {
+  RankedTensorType type = getSourceType();
+  int64_t rank = type.getRank();
+  Value operand = source;
+  if (!llvm::equal(permutation, llvm::seq<int64_t>(0, rank))) {
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, source);
+    SmallVector<OpFoldResult> shape;
+    for (int64_t p : permutation)
+      shape.push_back(sizes[p]);
+    Value init = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
+    operand = linalg::TransposeOp::create(b, loc, operand, init, permutation)
+                  .getResult()[0];
+  }
+  if (rank == 4)
+    return operand;
+  // [S, D] -> [1, 1, S, D]; [H, S, D] -> [1, H, S, D].
+  SmallVector<int64_t> shape;
+  for (int64_t p = 0; p < 4; ++p)
+    shape.push_back(getDimSize(p));
+  SmallVector<ReassociationIndices> reassociation;
+  reassociation.push_back(llvm::to_vector(llvm::seq<int64_t>(0, 5 - rank)));
+  for (int64_t p = 5 - rank; p < 4; ++p)
+    reassociation.push_back({p});
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), operand,
+      reassociation);
+}
+
+OperandRead raising::findOperand(Term t, ArrayRef<AffineExpr> expected,
+                                 int64_t nExtent,
+                                 analysis::ViewOptions options) {
+  MLIRContext *ctx = t.value.getContext();
+  // The indices a read of `read`'s rank stands for, if the others are unit.
+  auto trailing = [&](Term read) -> std::optional<ArrayRef<AffineExpr>> {
+    auto type = cast<RankedTensorType>(read.value.getType());
+    int64_t rank = type.getRank();
+    if (rank < 2 || rank > 4 ||
+        !llvm::all_of(expected.drop_back(rank),
+                      [](AffineExpr e) { return isa<AffineConstantExpr>(e); }))
+      return std::nullopt;
+    return expected.take_back(rank);
+  };
+  Value exact = deepestTensorRead(t, options, [&](Term read) {
+    std::optional<ArrayRef<AffineExpr>> indices = trailing(read);
+    if (!indices)
+      return false;
+    Term want =
+        makeTerm(read.value, AffineMap::get(kNumDims, 0, *indices, ctx));
+    return llvm::all_of(
+        llvm::zip_equal(want.map.getResults(), read.map.getResults()),
+        [&](auto pair) {
+          return sameIndex(std::get<0>(pair), std::get<1>(pair), nExtent);
+        });
+  });
+  if (exact) {
+    int64_t rank = cast<RankedTensorType>(exact.getType()).getRank();
+    return {exact, llvm::to_vector<4>(llvm::seq<int64_t>(0, rank))};
+  }
+  OperandRead found;
+  deepestTensorRead(t, options, [&](Term read) {
+    std::optional<ArrayRef<AffineExpr>> indices = trailing(read);
+    if (!indices)
+      return false;
+    auto type = cast<RankedTensorType>(read.value.getType());
+    int64_t rank = type.getRank();
+    SmallVector<int64_t, 4> permutation;
+    SmallVector<bool, 4> used(rank, false);
+    for (AffineExpr want : *indices) {
+      bool unit = isa<AffineConstantExpr>(want);
+      int64_t match = -1;
+      for (int64_t k = 0; k < rank && match < 0; ++k) {
+        if (used[k])
+          continue;
+        if (unit ? type.getDimSize(k) == 1
+                 : sameIndex(read.map.getResult(k), want, nExtent))
+          match = k;
+      }
+      if (match < 0)
+        return false;
+      used[match] = true;
+      permutation.push_back(match);
+    }
+    found = {read.value, permutation};
+    return true;
+  });
+  return found;
+}
+
+std::pair<OperandRead, OperandRead>
+raising::findKeyValue(Term keyTerm, Term valueTerm, int64_t batch, AffineExpr b,
+                      AffineExpr h, int64_t heads) {
+  MLIRContext *ctx = h.getContext();
+  AffineExpr j = dimExpr(ctx, kJ), e = dimExpr(ctx, kE), d = dimExpr(ctx, kD);
+  OperandRead key, value;
+  // A repeat's broadcast guard on K's or V's own length reads as the
+  // identity: the attention's keys and values must be one length, which a
+  // broadcast of one of them would break (its run-time check says so).
+  analysis::ViewOptions ownLengths;
+  ownLengths.ownSizeGuardsAsIndex = true;
+  for (int64_t hkv = 1; hkv <= heads && !key; ++hkv) {
+    if (heads % hkv != 0)
+      continue;
+    AffineExpr kvHead = kvHeadOf(h, heads, hkv);
+    key = findOperand(keyTerm, {b, kvHead, j, d}, batch * heads, ownLengths);
+    value =
+        findOperand(valueTerm, {b, kvHead, j, e}, batch * heads, ownLengths);
+    if (!key || !value || key.getDimSize(1) != hkv ||
+        value.getDimSize(1) != hkv)
+      key = value = OperandRead();
+  }
+  return {key, value};
+}
