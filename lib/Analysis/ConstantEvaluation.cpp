@@ -140,6 +140,9 @@ static std::optional<double> evaluateAtDepth(Term t, unsigned depth);
 /// only the side it picks. None for other ops.
 static std::optional<double> evaluateLogic(Operation *def, Term t,
                                            unsigned depth) {
+  // Every rule below reads operand 0 (a call or tensor.empty has none).
+  if (def->getNumOperands() == 0)
+    return std::nullopt;
   auto operand = [&](unsigned i) {
     return evaluateAtDepth(makeTerm(def->getOperand(i), t.map, t), depth + 1);
   };

@@ -109,6 +109,108 @@ Size plus(Size size, int64_t delta) {
   return size;
 }
 
+/// Dim `dim` of `tensor` as the canonical form of a size not followed
+/// further.
+Size unfollowedDim(Value tensor, int64_t dim) {
+  return Size{ShapedType::kDynamic, tensor, dim, {}};
+}
+
+/// Where one step back from a dynamic dim through the op that defines its
+/// tensor leads: the size, where the step settles it (an op that states
+/// the size, or one not followed further), else a dim of another tensor
+/// that has the same size, to follow in turn (the walk is bounded by
+/// kMaxViewSteps, so it is a loop rather than a recursion).
+struct DimStep {
+  std::optional<Size> size;
+  Value tensor;
+  int64_t dim = 0;
+
+  static DimStep settled(Size size) { return {size, {}, 0}; }
+  static DimStep follow(Value tensor, int64_t dim) {
+    return {std::nullopt, tensor, dim};
+  }
+};
+
+/// A collapse keeps a dynamic size only where its group is one dynamic dim
+/// among unit dims; a group of several dynamic dims is their product, which
+/// no canonical form holds.
+DimStep stepBackThroughCollapse(tensor::CollapseShapeOp collapse, int64_t dim) {
+  ReassociationIndices group = collapse.getReassociationIndices()[dim];
+  ArrayRef<int64_t> source = collapse.getSrcType().getShape();
+  auto dynamic =
+      llvm::make_filter_range(group, [&](int64_t d) { return source[d] != 1; });
+  if (llvm::range_size(dynamic) != 1)
+    return DimStep::settled(unfollowedDim(collapse.getResult(), dim));
+  return DimStep::follow(collapse.getSrc(), *dynamic.begin());
+}
+
+/// Along another dim every input has the result's size; along the
+/// concatenated one, the sum: one dynamic input (a KV cache) plus static
+/// ones (the new keys) is that input's size plus a constant.
+DimStep stepBackThroughConcat(tensor::ConcatOp concat, int64_t dim,
+                              SameShapeOperand sameShape) {
+  if (static_cast<int64_t>(concat.getDim()) != dim)
+    return DimStep::follow(concat.getInputs().front(), dim);
+  Value dynamicInput;
+  int64_t known = 0;
+  for (Value input : concat.getInputs()) {
+    auto inputType = cast<RankedTensorType>(input.getType());
+    if (!inputType.isDynamicDim(dim)) {
+      known += inputType.getDimSize(dim);
+      continue;
+    }
+    if (dynamicInput)
+      return DimStep::settled(unfollowedDim(concat.getResult(), dim));
+    dynamicInput = input;
+  }
+  if (!dynamicInput)
+    return DimStep::settled(Size{known, {}, 0, {}});
+  return DimStep::settled(plus(sizeOfDim(dynamicInput, dim, sameShape), known));
+}
+
+/// One step back from dynamic dim `dim` of `tensor`. Ops that state the
+/// size as an operand settle it as that operand's size; ops whose result
+/// has an operand's shape lead to that operand.
+DimStep stepBackFromDim(Value tensor, int64_t dim, SameShapeOperand sameShape) {
+  DimStep unfollowed = DimStep::settled(unfollowedDim(tensor, dim));
+  Operation *def = tensor.getDefiningOp();
+  if (!def)
+    return unfollowed;
+  if (auto empty = dyn_cast<tensor::EmptyOp>(def))
+    return DimStep::settled(sizeOfValue(empty.getDynamicSize(dim), sameShape));
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def)) {
+    if (auto v = dyn_cast<Value>(expand.getMixedOutputShape()[dim]))
+      return DimStep::settled(sizeOfValue(v, sameShape));
+    return unfollowed;
+  }
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def))
+    return stepBackThroughCollapse(collapse, dim);
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
+    // A rank-reducing slice numbers its dims apart from its sizes.
+    if (slice.getSourceType().getRank() != slice.getType().getRank())
+      return unfollowed;
+    if (auto v = dyn_cast<Value>(slice.getMixedSizes()[dim]))
+      return DimStep::settled(sizeOfValue(v, sameShape));
+    return unfollowed;
+  }
+  if (auto cast = dyn_cast<tensor::CastOp>(def))
+    return DimStep::follow(cast.getSource(), dim);
+  if (auto concat = dyn_cast<tensor::ConcatOp>(def))
+    return stepBackThroughConcat(concat, dim, sameShape);
+  if (auto reshape = dyn_cast<tensor::ReshapeOp>(def)) {
+    auto shape = reshape.getShape().getDefiningOp<tensor::FromElementsOp>();
+    if (!shape)
+      return unfollowed;
+    return DimStep::settled(sizeOfValue(shape.getElements()[dim], sameShape));
+  }
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(def))
+    return DimStep::follow(dps.getTiedOpOperand(cast<OpResult>(tensor))->get(),
+                           dim);
+  if (Value operand = sameShape ? sameShape(def) : Value())
+    return DimStep::follow(operand, dim);
+  return unfollowed;
+}
+
 } // namespace
 
 Size sizeOfValue(Value value, SameShapeOperand sameShape) {
@@ -153,85 +255,16 @@ Size sizeOfDim(Value tensor, int64_t dim, SameShapeOperand sameShape) {
     // when run) has no size to follow.
     auto type = dyn_cast<RankedTensorType>(tensor.getType());
     if (!type || dim < 0 || dim >= type.getRank())
-      return Size{ShapedType::kDynamic, tensor, dim, {}};
+      return unfollowedDim(tensor, dim);
     if (!type.isDynamicDim(dim))
       return Size{type.getDimSize(dim), {}, 0, {}};
-    Operation *def = tensor.getDefiningOp();
-    if (!def)
-      break;
-    if (auto empty = dyn_cast<tensor::EmptyOp>(def))
-      return sizeOfValue(empty.getDynamicSize(dim), sameShape);
-    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def)) {
-      OpFoldResult size = expand.getMixedOutputShape()[dim];
-      if (auto v = dyn_cast<Value>(size))
-        return sizeOfValue(v, sameShape);
-      break;
-    }
-    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
-      // A group of one dynamic dim among unit dims.
-      ReassociationIndices group = collapse.getReassociationIndices()[dim];
-      ArrayRef<int64_t> source = collapse.getSrcType().getShape();
-      auto dynamic = llvm::make_filter_range(
-          group, [&](int64_t d) { return source[d] != 1; });
-      if (llvm::range_size(dynamic) != 1)
-        break;
-      tensor = collapse.getSrc();
-      dim = *dynamic.begin();
-      continue;
-    }
-    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
-      if (slice.getSourceType().getRank() != slice.getType().getRank())
-        break;
-      if (auto v = dyn_cast<Value>(slice.getMixedSizes()[dim]))
-        return sizeOfValue(v, sameShape);
-      break;
-    }
-    if (auto cast = dyn_cast<tensor::CastOp>(def)) {
-      tensor = cast.getSource();
-      continue;
-    }
-    if (auto concat = dyn_cast<tensor::ConcatOp>(def)) {
-      // Along another dim every input has the result's size; along the
-      // concatenated one, the sum: one dynamic input (a KV cache) plus
-      // static ones (the new keys) is that input's size plus a constant.
-      if (static_cast<int64_t>(concat.getDim()) != dim) {
-        tensor = concat.getInputs().front();
-        continue;
-      }
-      Value dynamicInput;
-      int64_t known = 0;
-      for (Value input : concat.getInputs()) {
-        auto inputType = cast<RankedTensorType>(input.getType());
-        if (!inputType.isDynamicDim(dim)) {
-          known += inputType.getDimSize(dim);
-          continue;
-        }
-        if (dynamicInput)
-          return Size{ShapedType::kDynamic, tensor, dim, {}};
-        dynamicInput = input;
-      }
-      if (!dynamicInput)
-        return Size{known, {}, 0, {}};
-      return plus(sizeOfDim(dynamicInput, dim, sameShape), known);
-    }
-    if (auto reshape = dyn_cast<tensor::ReshapeOp>(def)) {
-      auto shape =
-          reshape.getShape().getDefiningOp<tensor::FromElementsOp>();
-      if (!shape)
-        break;
-      return sizeOfValue(shape.getElements()[dim], sameShape);
-    }
-    if (auto dps = dyn_cast<DestinationStyleOpInterface>(def)) {
-      tensor = dps.getTiedOpOperand(cast<OpResult>(tensor))->get();
-      continue;
-    }
-    if (Value operand = sameShape ? sameShape(def) : Value()) {
-      tensor = operand;
-      continue;
-    }
-    break;
+    DimStep next = stepBackFromDim(tensor, dim, sameShape);
+    if (next.size)
+      return *next.size;
+    tensor = next.tensor;
+    dim = next.dim;
   }
-  return Size{ShapedType::kDynamic, tensor, dim, {}};
+  return unfollowedDim(tensor, dim);
 }
 
 } // namespace mlir::rope::analysis

@@ -181,8 +181,8 @@ void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
     pm.addPass(createRopeFoldRotationIntoQK());
   // A query tile amortises its per-tile work (K's packing and rotation) over
   // its rows; the taller AVX-512 register block makes the FMAs cheap enough
-  // that 128 rows pay (+9% at S = 2048 MHA), where with AVX2's 4-row block
-  // 128 and 64 are within a few percent (and 64 wins for GQA).
+  // that 128 rows pay, where with AVX2's 4-row block 128 and 64 are close
+  // (and 64 wins for GQA): benchmarks/README.md has the measurements.
   int64_t registerRows =
       rope::resolveRegisterBlock(options.registerRows, options.registerColumns)
           .rows;

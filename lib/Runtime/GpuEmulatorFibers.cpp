@@ -97,9 +97,9 @@ std::size_t Stack::usableBytes() const {
 
 namespace {
 /// Stacks of finished launches, kept for the next ones: mapping a stack,
-/// faulting in its top page and unmapping it costs about 10 us, far more
-/// than running a block's barriers. At most kPooledStacks are kept (each
-/// holds two memory mappings and a few resident pages).
+/// faulting in its top page and unmapping it (system calls and a page
+/// fault) costs far more than running a block's barriers. At most kPooledStacks
+/// are kept (each holds two memory mappings and a few resident pages).
 class StackPool {
 public:
   static StackPool &instance() {

@@ -50,11 +50,11 @@ constexpr uint64_t kDefaultIdleFloor = uint64_t(1) << 30;
 /// Unset ROPE_HOST_CACHE_MIB, the large blocks held, handed out or idle,
 /// stay within the most the program has had handed out at once (`peak`),
 /// or 1 GiB where that is less: a call's temporaries are what its next call
-/// asks for again, and a long prompt's outgrow any fixed limit (a prefill of
-/// S = 8192 through a frontend graph frees 2 GiB of blocks per call: with
-/// 1 GiB kept, the rest came back from mmap each call and 7% of the call
-/// went to the kernel clearing their pages), while the program's peak
-/// memory stays what it would be without the cache.
+/// asks for again, and a long prompt's outgrow any fixed limit (a long
+/// prefill through a frontend graph frees more than 1 GiB of blocks per
+/// call; what a fixed limit did not keep came back from mmap each call, the
+/// kernel clearing its pages), while the program's peak memory stays what
+/// it would be without the cache.
 uint64_t heldBound(uint64_t peak) {
   return peak > kDefaultIdleFloor ? peak : kDefaultIdleFloor;
 }

@@ -10,6 +10,8 @@
 
 namespace mlir::rope::test {
 
+/// --rope-test-analysis (Analysis/TestAnalysis.cpp).
+void registerTestAnalysisPass();
 /// --rope-test-spec-recovery (Raising/TestSpecRecovery.cpp).
 void registerTestSpecRecoveryPass();
 /// --rope-test-gpu-mapping-on-cpu (Pipelines/TestGPUMappingOnCPU.cpp).
@@ -17,6 +19,7 @@ void registerTestGPUMappingOnCPUPipeline();
 
 /// Every test-only pass and pipeline.
 inline void registerRopeTestPasses() {
+  registerTestAnalysisPass();
   registerTestSpecRecoveryPass();
   registerTestGPUMappingOnCPUPipeline();
 }

@@ -39,4 +39,44 @@ def RopeTestSpecRecovery : Pass<"rope-test-spec-recovery"> {
   ];
 }
 
+def RopeTestAnalysis : Pass<"rope-test-analysis"> {
+  let summary = "Testing aid: remarks with what lib/Analysis says of each "
+                "op tagged for it";
+  let description = [{
+    `lib/Analysis` (terms, constant and symbolic evaluation, sizes, op
+    classification) has no pass of its own; raising and fusion read IR
+    through it. This pass makes what it says visible to lit: every op that
+    carries one of the unit attributes below gets one remark per analysis
+    for each of its results (prefixed `result #i: ` when it has several).
+    A tensor result is read at its own index space (`identityTerm`), a
+    scalar in a linalg body at the op's loops, any other scalar at no index.
+
+    * `test.constant` (ConstantEvaluation): `constant: V` when the element
+      is V at every point, else `constant: elements [...]` with each
+      element of a static space of at most 64 points (`?` where it does not
+      evaluate), else `constant: none`.
+    * `test.symbolic` (SymbolicEvaluation): `symbolic: N pieces, values
+      [...]` (each piece's value: a constant, or an affine function of the
+      point such as `d0 - d1`), then the value at each point of a static
+      space of at most 64 points, or the opaque reads it depends on;
+      `symbolic: none` where it cannot describe the element.
+    * `test.sizes` (Sizes): `sizes: [...]` with each dim's canonical size
+      for a ranked tensor, `size: S` for an integer or index; a size is a
+      constant, `dim D of %t` or a value `%v`, plus or minus a constant, so
+      two sizes known to be equal print the same.
+    * `test.classify` (OpClassification): `classify: KIND(operands)` for an
+      elementwise computation, `classify: view of T` (then `, reads T` for
+      the end of the views) for an op that only moves elements, else
+      `classify: none`; a linalg op adds its multiply-accumulate loop.
+    * `test.analyze`: all four.
+
+    Ops it does not understand get `none`. An element that may read an op
+    without operands other than a constant or a loop index (`tensor.empty`,
+    a call without arguments) is not given to constant evaluation (nor,
+    through a `tosa.gather`, to the others), which reads such an op's
+    operand 0 before checking what it is: the remark says `skipped, reads
+    'OP' (no operands)`. The IR is left unchanged and the pass never fails.
+  }];
+}
+
 #endif // ROPE_TEST_LIB_TESTPASSES_TD

@@ -13,19 +13,19 @@ namespace rope {
 /// `--rope-lower-to-nvvm`) have, declared once.
 template <typename Derived>
 struct LoweringOptions : public PassPipelineOptions<Derived> {
-  PassOptions::Option<bool> runtimeChecks{
+  ::mlir::detail::PassOptions::Option<bool> runtimeChecks{
       *this, "runtime-checks",
       llvm::cl::desc("Check the rope ops' shape relations on dynamic extents "
                      "once per call (--rope-insert-runtime-checks); a failed "
                      "check reports through libRopeRuntime.so's "
                      "ropeRuntimeError, which the code then links"),
       llvm::cl::init(true)};
-  PassOptions::Option<bool> cWrappers{
+  ::mlir::detail::PassOptions::Option<bool> cWrappers{
       *this, "c-wrappers",
       llvm::cl::desc("Emit _mlir_ciface_ wrappers so functions can be called "
                      "from C with memref descriptors"),
       llvm::cl::init(true)};
-  PassOptions::Option<bool> foldRotation{
+  ::mlir::detail::PassOptions::Option<bool> foldRotation{
       *this, "fold-rotation",
       llvm::cl::desc("Fold rope.rotate of Q and K into the attention that "
                      "consumes them (--rope-fold-rotation-into-qk)"),
