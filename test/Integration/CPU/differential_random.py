@@ -2,13 +2,24 @@
 """Random differential test: seeded random cases compiled for the CPU and
 compared with the f64 reference (python/rope_mlir/reference.py).
 
-Each case is one function; the cases are batched into a few modules (one
-rope-opt + mlir-translate + clang run per module), and the modules cycle
-through five pipelines: the default CPU one (rotation folded into
-attention, online-softmax tiles), the plain one (fold-rotation=false
-decompose-attention=false), tiny tiles (query-tile=3 key-tile=5), split-K
-(split-keys=3 key-tile=2), and the GPU pipeline's mapping run on the CPU
-(--rope-test-gpu-mapping-on-cpu).
+Each case is one function. There are five pipelines: the default CPU one
+(rotation folded into attention, online-softmax tiles), the plain one
+(fold-rotation=false decompose-attention=false), tiny tiles (query-tile=3
+key-tile=5), split-K (split-keys=3 key-tile=2), and the GPU pipeline's
+mapping run on the CPU (--rope-test-gpu-mapping-on-cpu); each compiles one
+module of the cases selected for it.
+
+A pool of 300 cases is drawn (below); each case records its classes (its
+op, and e.g. "mask additive f32", "GQA", "decode", "window", "rotate kind
+yarn", "bad call positions"). `select` then gives every pipeline a subset
+of the pool that covers every class the pool has (about 25 cases, 11 of
+them attention), and the output shows that each pipeline covered them all.
+Compilation is where the time goes (a few seconds per attention case, a
+tenth of that for the others), and covering each class once per pipeline
+is what the pool's other cases repeated: the whole pool, each case through
+one pipeline as this test once ran it, left 7 to 22 classes of the pool
+out of each pipeline, at twice the compile time (`--every-case` runs it
+so).
 
 What is drawn, per case:
 * rotate: every scaling kind (default, linear, dynamic, yarn, llama3,
@@ -34,8 +45,9 @@ rotation_atol (2 f32 ulps at the pair norm, 3 when m != 1, plus a storage
 ulp), attention_atol (+ ulp_f32(max|v|)·max|mask| for additive masks),
 linear_attention_atol, and 2^-22 (+ a storage ulp) for the sinusoidal
 encoding. A failure prints the case's spec, shapes and inputs' summary;
-`--cases N --seed S` reproduces or widens a run, `--emit-seeds DIR` writes
-each case's function to DIR as a rope-fuzz seed.
+`--cases N --seed S` reproduces a run or draws another pool (its classes
+covered the same way), `--every-case` runs every case of the pool,
+`--emit-seeds DIR` writes each case's function to DIR as a rope-fuzz seed.
 """
 
 from __future__ import annotations
@@ -238,6 +250,34 @@ class Case:
     # Calls that break a shape relation on dynamic dims:
     # [(args, the runtime check's expected message, what was changed)].
     bad: list = field(default_factory=list)
+    # The classes of case this one belongs to ("attention mask i1", "rotate
+    # kind yarn", ...): what the selection of cases must cover (`select`).
+    classes: set = field(default_factory=set)
+
+    def tag(self, *names):
+        self.classes.update(f"{self.kind} {n}" for n in names)
+
+
+def spec_classes(spec, kind: str, head_dim: int, kinds: bool = True) -> list:
+    """The classes of a drawn rotary spec (random_spec's choices). Without
+    `kinds`, the scaling kinds are told apart only by whether the frequencies
+    depend on the largest position (dynamic, longrope): how the tables are
+    made is rope.rotate's, whose cases cover every kind; what an op that
+    rotates inside (attention) adds is where the positions come from."""
+    if kinds:
+        out = [f"kind {kind}"]
+    else:
+        out = ["length-dependent kind" if kind in ("dynamic", "longrope") else "fixed kind"]
+    out.append(f"layout {spec.layout}")
+    if spec.rotary_dims is not None and spec.rotary_dims < head_dim:
+        out.append("partial")
+    if spec.offset:
+        out.append("offset")
+    if spec.attention_factor is not None:
+        out.append("attention factor")
+    if spec.inverse:
+        out.append("inverse")
+    return out
 
 
 def bad_rng(idx: int):
@@ -255,9 +295,10 @@ def other_extent(g, n: int) -> int:
     return int(g.choice([m for m in (n - 1, n + 1, n + 2, 2 * n + 1) if m >= 1 and m != n]))
 
 
-def add_bad_call(case, args, index, dim, g, message):
+def add_bad_call(case, args, index, dim, g, message, label=None):
     """A bad call of `case`: argument `index` resized along `dim` to an extent
-    `m` drawn by `g`; `message(m)` is what the check must say."""
+    `m` drawn by `g`; `message(m)` is what the check must say. Its class:
+    `label`, else the argument and dim."""
     a = args[index]
     if a.shape[dim] == 0:
         return
@@ -265,6 +306,7 @@ def add_bad_call(case, args, index, dim, g, message):
     bad = list(args)
     bad[index] = resized(a, dim, m)
     case.bad.append((bad, message(m), f"argument {index} dim {dim}: {a.shape[dim]} -> {m}"))
+    case.tag(f"bad call {label or f'argument {index} dim {dim}'}")
 
 
 def data(g, shape, dtype, scale=1.0):
@@ -326,11 +368,21 @@ def rotate_case(g, idx):
         atol = T.rotation_atol(x, spec, dtype, ulps)
         case.runs.append(([T.to_storage(x, dtype), p], expected, atol, dtype,
                           f"x{tuple(s)} positions{tuple(ps)} max={int(p.max()) if p.size else None}"))
+    case.tag(dtype, f"rank {rank}", f"positions {pdt}", *spec_classes(spec, kind, D))
+    if seq_dim != rank - 2:
+        case.tag("seq_dim not -2")
+    if per_batch:
+        case.tag("positions [B, S]")
+    if dynamic:
+        case.tag("dynamic dims")
+    if any(0 in s for s in shapes):
+        case.tag("empty at run time")
     gb, good = bad_rng(idx), case.runs[0][0]
     seq, nb = s0[seq_dim], s0[0]
     if seq_dim in dynamic:
         add_bad_call(case, good, 1, len(pshape0) - 1, gb, lambda m: (
-            f"'rope.rotate' op expects positions to have {seq} entries along the sequence, got {m}"))
+            f"'rope.rotate' op expects positions to have {seq} entries along the sequence, got {m}"),
+            label="positions sequence")
         add_bad_call(case, good, 0, seq_dim, gb, lambda m: (
             f"'rope.rotate' op expects positions to have {m} entries along the sequence, got {seq}"))
     if per_batch and 0 in dynamic:
@@ -522,6 +574,41 @@ def attention_case(g, idx, unfused=False):
         vmax = float(np.max(np.abs(v)))
         atol = atol + T.ulp(vmax, "f32") * (mask_mag + extra_bound)
     case.runs.append((args, expected, atol, dtype, ""))
+    case.tag(dtype, "MHA" if grp == 1 else ("MQA" if Hkv == 1 else "GQA"),
+             "prefill" if Sq == Sk else "decode", "causal" if causal else "not causal",
+             "rotary" if rotary else "no rotary",
+             *(spec_classes(spec, kind, D, kinds=False) if rotary else []))
+    if explicit:
+        case.tag(f"positions {'[B, S]' if per_batch else '[S]'}", f"positions {pdt}")
+        if shared:
+            case.tag("positions shared")
+    else:
+        case.tag("default positions")
+    if mask_ref is not None:
+        mtype = "i1" if mask_ref.dtype == bool else (
+            "additive f32" if mt.endswith("xf32>") else "additive storage type")
+        case.tag(f"mask {mtype}", f"mask rank {mask_ref.ndim}")
+        full = [B, Hq, Sq, Sk][4 - mask_ref.ndim:]
+        if any(m == 1 and d > 1 for m, d in zip(mask_ref.shape, full)):
+            case.tag("mask broadcast")
+        if mask_ref.dtype != bool and np.isinf(mask_ref).any():
+            case.tag("mask -inf")
+    if scale is not None:
+        case.tag("explicit scale")
+    if Dv != D:
+        case.tag("Dv != D")
+    if B > 1:
+        case.tag("batch 2")
+    if Sq == 1:
+        case.tag("one query")
+    case.tag(*(f"dynamic {n}" for i, n in ((0, "B"), (2, "S")) if i in dyn),
+             *sorted(set(extras) - {"relative_buckets"}))
+    # Several tiles of the tiled configurations (query tiles of 3, key
+    # tiles of 5 and 3, split-K key tiles of 2).
+    if Sq > 3:
+        case.tag("several query tiles")
+    if Sk > 5:
+        case.tag("several key tiles")
     if not unfused:
         gb = bad_rng(idx)
         if 2 in dyn:
@@ -536,7 +623,7 @@ def attention_case(g, idx, unfused=False):
             qp_index = 4 if use_mask else 3
             add_bad_call(case, args, qp_index, args[qp_index].ndim - 1, gb, lambda m: (
                 f"'rope.attention' op expects query positions to have {Sq} entries along the "
-                f"sequence, got {m}"))
+                f"sequence, got {m}"), label="query positions")
     return case
 
 
@@ -580,6 +667,11 @@ def linear_attention_case(g, idx):
     expected = ref.linear_attention(q, k, v, rotary=spec, positions=pos, causal=causal)
     atol = T.linear_attention_atol(q, k, v, rotary=spec, positions=pos, causal=causal, dtype=dtype)
     case.runs.append((args, expected, atol, dtype, ""))
+    case.tag(dtype, "causal" if causal else "not causal",
+             *(spec_classes(spec, kind, D, kinds=False) if rotary else ["no rotary"]),
+             "default positions" if pos is None
+             else f"positions {'[B, S]' if pos.ndim == 2 else '[S]'}",
+             *(f"dynamic {n}" for i, n in ((0, "B"), (2, "S")) if i in dyn))
     gb = bad_rng(idx)
     if 2 in dyn:
         add_bad_call(case, args, 1, 2, gb, lambda m: (
@@ -587,7 +679,7 @@ def linear_attention_case(g, idx):
         if pos is not None:
             add_bad_call(case, args, 3, pos.ndim - 1, gb, lambda m: (
                 f"'rope.linear_attention' op expects positions to have {S} entries along the "
-                f"sequence, got {m}"))
+                f"sequence, got {m}"), label="positions")
     if 0 in dyn:
         add_bad_call(case, args, 2, 0, gb, lambda m: (
             f"'rope.linear_attention' op expects value to share [B, H, S] with query, dim 0 is {m} "
@@ -615,6 +707,9 @@ def sinusoidal_case(g, idx):
     expected = ref.sinusoidal(p, D, 10000.0 if base is None else base)
     atol = 2.0 ** -22 + (T.ulp(expected, dtype) if dtype != "f32" else 0.0)
     case.runs.append(([p], expected, atol, dtype, ""))
+    case.tag(dtype, f"rank {len(shp)}", f"positions {pdt}",
+             "default base" if base is None else "base",
+             *(["dynamic dims"] if dyn else []))
     return case
 
 
@@ -635,6 +730,39 @@ def make_cases(seed: int, n: int):
         gen = GENERATORS[int(g.choice(len(GENERATORS), p=weights / weights.sum()))][1]
         cases.append(gen(g, i))
     return cases
+
+
+def select(cases, batch: int):
+    """[(pipeline name, pipeline, cases)]: for every pipeline, cases of the
+    pool that together cover every class any case of the pool has.
+
+    Greedy set cover: each step takes the case with the most classes not yet
+    covered in this pipeline; among equals, one of the pipeline's own share
+    of the pool (the cases `--every-case` gives it: batches of `batch`,
+    dealt round the pipelines), then the first drawn; then cases the others
+    make redundant are dropped. So the pipelines run different cases where
+    they can, every class of case runs through every pipeline, and a seed's
+    selection is fixed. Attention cases cost a few
+    seconds of compilation each and the others a tenth of that, which is
+    why the pool is not run whole (`--every-case` does)."""
+    need = set().union(*(c.classes for c in cases))
+    plan = []
+    for p, (pname, pipeline) in enumerate(PIPELINES):
+        left, chosen = set(need), []
+        while left:
+            i = max(range(len(cases)), key=lambda i: (len(cases[i].classes & left),
+                                                      (i // batch) % len(PIPELINES) == p, -i))
+            chosen.append(cases[i])
+            left -= cases[i].classes
+        # Then drop the cases whose classes the others cover (the dearer
+        # attention cases first).
+        for c in sorted(chosen, key=lambda c: c.kind not in ("attention", "unfused")):
+            rest = [d for d in chosen if d is not c]
+            if c.classes <= set().union(*(d.classes for d in rest)):
+                chosen = rest
+        chosen.sort(key=lambda c: cases.index(c))
+        plan.append((pname, pipeline, chosen))
+    return plan
 
 
 # ---------------------------------------------------------------------------
@@ -659,7 +787,12 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", type=int, default=int(os.environ.get("ROPE_DIFF_CASES", 300)))
     ap.add_argument("--seed", type=int, default=int(os.environ.get("ROPE_DIFF_SEED", 20250601)))
-    ap.add_argument("--batch", type=int, default=40, help="functions per compiled module")
+    ap.add_argument("--batch", type=int, default=40,
+                    help="with --every-case: functions per compiled module")
+    ap.add_argument("--every-case", action="store_true",
+                    help="run every case of the pool, each through one pipeline (modules of "
+                         "--batch cases, dealt round the pipelines), instead of the selection "
+                         "covering every class through every pipeline")
     ap.add_argument("--emit-seeds", metavar="DIR", help="write each case's function to DIR and stop")
     args = ap.parse_args(argv)
 
@@ -673,12 +806,18 @@ def main(argv=None):
         print(f"wrote {len(cases)} seeds to {out}")
         return 0
 
-    stats = {}  # kind -> [cases, checks, max ratio]
+    stats = {}  # kind -> [cases, case-pipeline runs, checks, max ratio]
     bad_stats = [0]  # bad calls made
     failed = []
-    batches = [cases[i:i + args.batch] for i in range(0, len(cases), args.batch)]
-    for b, batch in enumerate(batches):
-        pname, pipeline = PIPELINES[b % len(PIPELINES)]
+    if args.every_case:
+        plan = [(*PIPELINES[b % len(PIPELINES)], cases[i:i + args.batch])
+                for b, i in enumerate(range(0, len(cases), args.batch))]
+    else:
+        plan = select(cases, args.batch)
+    classes = set().union(*(c.classes for c in cases))
+    covered = {pname: set() for pname, _ in PIPELINES}
+    for b, (pname, pipeline, batch) in enumerate(plan):
+        covered[pname].update(*(c.classes for c in batch))
         module = "\n".join(c.func for c in batch)
         try:
             lib = T.compile(module, pipeline=pipeline)
@@ -689,8 +828,9 @@ def main(argv=None):
             failed += [c.name for c in batch]
             continue
         for c in batch:
-            st = stats.setdefault(c.kind, [0, 0, 0.0])
-            st[0] += 1
+            st = stats.setdefault(c.kind, [set(), 0, 0, 0.0])
+            st[0].add(c.name)
+            st[1] += 1
             for run_args, expected, atol, dtype, rdesc in c.runs:
                 print(f"running {c.name} [{pname}] {rdesc}", file=sys.stderr, flush=True)
                 try:
@@ -699,9 +839,9 @@ def main(argv=None):
                 except Exception as e:  # noqa: BLE001
                     ratio, ok = float("inf"), False
                     rdesc += f" raised {type(e).__name__}: {e}"
-                st[1] += 1
+                st[2] += 1
                 if ok:
-                    st[2] = max(st[2], ratio)
+                    st[3] = max(st[3], ratio)
                     continue
                 failed.append(c.name)
                 print(f"FAIL {c.name} [{pipeline}]: max err/tol = {ratio:.3g}\n  {c.desc}\n  {rdesc}\n"
@@ -728,14 +868,20 @@ def main(argv=None):
                           f"  {c.desc}\n  reproduce: {Path(__file__).name} --seed {args.seed} "
                           f"--cases {args.cases}\n{c.func}")
 
-    total = sum(s[0] for s in stats.values())
+    total = len(set().union(*(s[0] for s in stats.values())))
     summary = []
     for kind in ("rotate", "attention", "unfused", "linear_attention", "sinusoidal"):
-        n, checks, ratio = stats.get(kind, [0, 0, 0.0])
-        summary.append(f"differential {kind}: {n} cases, {checks} checks, max err/tol {ratio:.3f}")
+        names, runs, checks, ratio = stats.get(kind, [set(), 0, 0, 0.0])
+        summary.append(f"differential {kind}: {len(names)} cases, {runs} pipeline runs, "
+                       f"{checks} checks, max err/tol {ratio:.3f}")
     summary.append(f"differential bad calls: {bad_stats[0]} calls, each must raise its check's error "
                    f"and leave its (guarded) arguments untouched")
-    summary.append(f"time {time.time() - t0:.1f} s, {len(batches)} modules, seed {args.seed}")
+    for pname, _ in PIPELINES:
+        missing = sorted(classes - covered[pname])
+        summary.append(f"differential classes through {pname}: {len(classes) - len(missing)} of "
+                       f"{len(classes)}" + (f" (missing: {', '.join(missing)})" if missing else ""))
+    summary.append(f"time {time.time() - t0:.1f} s, {len(plan)} modules, {len(cases)} cases drawn, "
+                   f"seed {args.seed}")
     print("\n".join(summary))
     print("\n".join(summary), file=sys.stderr)  # shown by `lit -a`
     if failed:
@@ -755,4 +901,9 @@ if __name__ == "__main__":
 # CHECK: differential linear_attention: {{[1-9][0-9]*}} cases
 # CHECK: differential sinusoidal: {{[1-9][0-9]*}} cases
 # CHECK: differential bad calls: {{[1-9][0-9]*}} calls
+# CHECK: differential classes through default: [[N:[0-9]+]] of [[N]]{{$}}
+# CHECK: differential classes through plain: [[N]] of [[N]]{{$}}
+# CHECK: differential classes through tiny-tiles: [[N]] of [[N]]{{$}}
+# CHECK: differential classes through split-keys: [[N]] of [[N]]{{$}}
+# CHECK: differential classes through gpu-mapping: [[N]] of [[N]]{{$}}
 # CHECK: PASS differential: {{[0-9]+}} cases

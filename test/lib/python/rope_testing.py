@@ -378,14 +378,33 @@ def gpu_options(**pipeline_options):
 def gpu_compile(source, **pipeline_options):
     """Compiles a GPU test case as the configuration says: the GpuModule (or,
     emulated, the CPU module of the mapping); None in compile-only mode, after
-    compiling it into the kernel folder."""
+    compiling it into the kernel folder.
+
+    The same source with the same options again (a file that runs one module
+    at several sizes) gets the module compiled the time before, and in
+    compile-only mode the same ptxas report: compiling it again would give
+    the same kernels."""
+    global _last_gpu_compile
     options = gpu_options(**pipeline_options)
+    key = (source, repr(options), gpu_compile_only(), _flag("ROPE_GPU_PTXAS_REPORT"))
+    if _last_gpu_compile is not None and _last_gpu_compile[0] == key:
+        module, report = _last_gpu_compile[1:]
+        if report is not None:
+            print(report)
+        return module
+    module = report = None
     if gpu_compile_only() and not options.emulate:
         cuda.build(source, options)
         if _flag("ROPE_GPU_PTXAS_REPORT"):
-            print(ptxas_report(source, options))
-        return None
-    return compiler.compile(source, options=options)
+            report = ptxas_report(source, options)
+            print(report)
+    else:
+        module = compiler.compile(source, options=options)
+    _last_gpu_compile = (key, module, report)
+    return module
+
+
+_last_gpu_compile = None  # (key, module, ptxas report) of gpu_compile's last compile
 
 
 def ptxas_report(source, options) -> str:
