@@ -13,7 +13,8 @@
 using namespace mlir;
 using namespace mlir::rope;
 
-AttentionFields AttentionFields::of(AttentionOp op) {
+/// The fields both ops have, read alike (their accessors share names).
+template <typename OpTy> static AttentionFields sharedFields(OpTy op) {
   AttentionFields f;
   f.query = op.getQuery();
   f.key = op.getKey();
@@ -25,7 +26,6 @@ AttentionFields AttentionFields::of(AttentionOp op) {
   f.querySin = op.getQuerySin();
   f.keyCos = op.getKeyCos();
   f.keySin = op.getKeySin();
-  f.sinks = op.getSinks();
   f.alibiSlopes = op.getAlibiSlopes();
   f.relativeBias = op.getRelativeBias();
   f.scale = op.getScaleAttr();
@@ -37,27 +37,15 @@ AttentionFields AttentionFields::of(AttentionOp op) {
   return f;
 }
 
+AttentionFields AttentionFields::of(AttentionOp op) {
+  AttentionFields f = sharedFields(op);
+  f.sinks = op.getSinks();
+  return f;
+}
+
 AttentionFields AttentionFields::of(OnlineAttentionOp op) {
-  AttentionFields f;
-  f.query = op.getQuery();
-  f.key = op.getKey();
-  f.value = op.getValue();
-  f.mask = op.getMask();
-  f.queryPositions = op.getQueryPositions();
-  f.keyPositions = op.getKeyPositions();
-  f.queryCos = op.getQueryCos();
-  f.querySin = op.getQuerySin();
-  f.keyCos = op.getKeyCos();
-  f.keySin = op.getKeySin();
-  f.alibiSlopes = op.getAlibiSlopes();
-  f.relativeBias = op.getRelativeBias();
+  AttentionFields f = sharedFields(op);
   f.outputs.assign(op.getOutputs().begin(), op.getOutputs().end());
-  f.scale = op.getScaleAttr();
-  f.causal = op.getCausalAttr();
-  f.rotary = op.getRotaryAttr();
-  f.window = op.getWindowAttr();
-  f.softcap = op.getSoftcapAttr();
-  f.relativeBuckets = op.getRelativeBucketsAttr();
   return f;
 }
 
