@@ -193,11 +193,14 @@ void checkRoundTrip(ModuleOp module, MLIRContext &ctx) {
     std::string first = print(module, generic);
     // Blob names are unique within a context: reparsing a module's
     // dialect_resources in the context that already holds them renames each
-    // blob (`name` becomes `name_1`), so such a module is reparsed in a fresh
-    // context.
+    // blob (`name` becomes `name_1`), and so does reparsing a dense_resource
+    // that names a blob the module does not define (the parse made an
+    // empty one), so such a module is reparsed in a fresh context.
     std::optional<MLIRContext> fresh;
     MLIRContext *parseContext = &ctx;
-    if (llvm::StringRef(first).contains("dialect_resources")) {
+    llvm::StringRef text(first);
+    if (text.contains("dialect_resources") ||
+        text.contains("dense_resource<")) {
       fresh.emplace(fullRegistry(), MLIRContext::Threading::DISABLED);
       parseContext = &*fresh;
     }
