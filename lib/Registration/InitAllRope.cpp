@@ -13,6 +13,7 @@
 #include "rope/Raising/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/RuntimeOpVerification.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -20,6 +21,9 @@
 void mlir::rope::registerAllRopeDialects(DialectRegistry &registry) {
   registry.insert<RopeDialect, arith::ArithDialect, linalg::LinalgDialect,
                   math::MathDialect, scf::SCFDialect, tensor::TensorDialect>();
+  // The extents of every linalg op a frontend wrote are checked at run time
+  // with the rope ops' (rope-insert-runtime-checks).
+  linalg::registerRuntimeVerifiableOpInterfaceExternalModels(registry);
 }
 
 void mlir::rope::registerAllRopePasses() {

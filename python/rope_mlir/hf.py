@@ -283,8 +283,8 @@ def _base(cfg: dict, rp: dict) -> float:
                         (cfg.get("rotary_emb_base"), "rotary_emb_base")):
         if value is not None:
             base = _positive(value, name)
-            if base == 1.0:
-                raise ValueError(f"{name} must differ from 1")
+            if base <= 1.0:
+                raise ValueError(f"{name} must be greater than 1, got {base}")
             return base
     return 10000.0
 

@@ -544,9 +544,10 @@ def _attention_shapes(q, k, v):
     Bk, Hkv, Sk, Dk = k.shape
     if Bk != B or Dk != D or v.shape[:3] != (B, Hkv, Sk):
         raise ValueError(f"incompatible shapes q{q.shape} k{k.shape} v{v.shape}")
-    if Hkv == 0 or Hq % Hkv != 0:
+    # No heads at all (Hq = Hkv = 0) is an empty attention.
+    if (Hkv == 0 and Hq != 0) or (Hkv != 0 and Hq % Hkv != 0):
         raise ValueError(f"Hq={Hq} must be a multiple of Hkv={Hkv}")
-    return q, k, v, Hq // Hkv
+    return q, k, v, Hq // Hkv if Hkv else 1
 
 
 def _check_window(window, causal):
@@ -636,7 +637,8 @@ def _logits(q, k, group: int, scale, softcap) -> np.ndarray:
     hq // group, which np.repeat yields), soft-capped."""
     k = np.repeat(k, group, axis=1)
     if scale is None:
-        scale = 1.0 / math.sqrt(q.shape[-1])
+        # An empty head (D = 0) has zero logits whatever the scale: 1.
+        scale = 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0
     logits = float(scale) * np.einsum("bhqd,bhkd->bhqk", q, k)
     # 2. Soft-capping, before any mask or bias.
     if softcap is not None:
@@ -764,7 +766,8 @@ def attention(q, k, v, *, scale=None, causal=False, mask=None, rotary=None, q_po
     if rotary is not None:
         # Length-dependent scalings (dynamic, longrope) see the largest
         # position of queries and keys together, as one forward pass would.
-        joint_max = int(max(_as_positions(q_positions).max(), _as_positions(k_positions).max()))
+        joint_max = int(max(np.max(_as_positions(q_positions), initial=0),
+                            np.max(_as_positions(k_positions), initial=0)))
         q = rotate(q, q_positions, rotary, seq_dim=2, max_position=joint_max)
         k = rotate(k, k_positions, rotary, seq_dim=2, max_position=joint_max)
     logits = _logits(q, k, group, scale, terms.softcap)

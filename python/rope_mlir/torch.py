@@ -43,6 +43,7 @@ import numpy as np
 import torch
 
 from . import _abi, _native, arrays, compiler
+from .errors import ArgumentError, RuntimeCheckError
 from .module import SharedLibraryModule
 
 __all__ = ["BACKEND_NAME", "GraphReport", "backend", "cache_dir", "clear_reports", "reports"]
@@ -69,6 +70,7 @@ class GraphReport:
 _REPORTS: list[GraphReport] = []
 _MEMORY: dict[str, object] = {}    # key -> compiled module
 _WARNED: set[str] = set()
+_CHECK_FAILED: set = set()         # graphs whose runtime checks refused a call
 
 
 def reports() -> list[GraphReport]:
@@ -243,6 +245,75 @@ def tensor_arguments(gm: torch.fx.GraphModule, example_inputs) -> ArgumentPlan:
     return plan
 
 
+def _size_expr(size):
+    """A dim as a sympy expression (an int as an Integer)."""
+    import sympy
+    return sympy.expand(size.node.expr) if isinstance(size, torch.SymInt) else sympy.Integer(size)
+
+
+def _merged_runs(before, after):
+    """For a view from shape `before` to `after` that only merges runs of
+    consecutive dims (each dim of `after` the product of one run of `before`,
+    in order), the runs [(start, end)] of more than one dim; None for any
+    other view. Sizes are compared as expressions, so no guard is added."""
+    import sympy
+    runs, i = [], 0
+    for size in after:
+        target, start, product = _size_expr(size), i, sympy.Integer(1)
+        while i < len(before) and (i == start or sympy.expand(product - target) != 0):
+            product = sympy.expand(product * _size_expr(before[i]))
+            i += 1
+        if sympy.expand(product - target) != 0:
+            return None
+        if i - start > 1:
+            runs.append((start, i - 1))
+    return runs if i == len(before) else None
+
+
+_VIEWS = ("view.default", "_unsafe_view.default", "reshape.default")
+
+
+def views_as_flatten(gm: torch.fx.GraphModule) -> int:
+    """Rewrites each view of symbolic sizes that only merges consecutive
+    dims ([B, S, 64] to [B·S, 64]) as aten.flatten of those dims; returns
+    how many. torch-mlir (20251130) lowers such a view by matching its
+    sizes to the input's dims and, when the sizes are not the input's own
+    (B·S read from the token ids), merges the wrong dims: it collapses
+    [B, S, 64] as [[0], [1, 2]], i.e. as if S were 1, and types the
+    producers [B, 1, 64], which then write S rows into one (the heap
+    corruption of batched `generate`). flatten gives it the dims."""
+    count = 0
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function" or not any(
+                node.target is getattr(torch.ops.aten, v.split(".")[0]).default for v in _VIEWS):
+            continue
+        source, result = node.args[0], node.meta.get("val")
+        before = getattr(source, "meta", {}).get("val")
+        if not isinstance(before, torch.Tensor) or not isinstance(result, torch.Tensor):
+            continue
+        if not any(isinstance(d, torch.SymInt) for d in before.shape):
+            continue
+        runs = _merged_runs(tuple(before.shape), tuple(result.shape))
+        if not runs:
+            continue
+        value, val = source, before
+        with gm.graph.inserting_before(node):
+            # From the last run back, so that the earlier runs keep their dims.
+            for start, end in reversed(runs):
+                value = gm.graph.call_function(torch.ops.aten.flatten.using_ints,
+                                               (value, start, end))
+                with before.fake_mode:
+                    val = torch.ops.aten.flatten.using_ints(val, start, end)
+                value.meta["val"] = val
+        node.replace_all_uses_with(value)
+        gm.graph.erase_node(node)
+        count += 1
+    if count:
+        gm.graph.lint()
+        gm.recompile()
+    return count
+
+
 # ---------------------------------------------------------------------------
 # Compilation
 # ---------------------------------------------------------------------------
@@ -271,8 +342,11 @@ def _import(gm: torch.fx.GraphModule) -> str:
 
     context.attach_diagnostic_handler(collect)
     try:
+        # aten.flatten legal: lowered as it is (a collapse of the dims it
+        # names), not decomposed into a view (views_as_flatten says why).
         text = str(fx.stateless_fx_import(gm, output_type="linalg-on-tensors",
-                                          fx_importer=FxImporter(context=context)))
+                                          fx_importer=FxImporter(context=context),
+                                          backend_legal_ops=["aten.flatten.using_ints"]))
     except Exception as e:  # noqa: BLE001 - whatever the importer says, PyTorch runs it
         raise Unsupported(_import_failure("\n".join(diagnostics) + "\n" + str(e)) or
                           f"torch-mlir's import failed ({type(e).__name__}: "
@@ -438,14 +512,20 @@ def compiled_callable(module, plan: ArgumentPlan, outputs):
 
     def run(*args):
         values = plan.arguments(args)
-        described = describe(values)
-        if described is not None:
-            # described[2] (contiguous copies) lives until the call returns.
-            outs = module.run_descriptors("main", *described[:2], results_sig)
-        else:
-            host, _ = arrays.import_arguments(values)
-            _abi.check_arguments("main", host, args_sig)
-            outs = module.run_host("main", host, results_sig)
+        try:
+            described = describe(values)
+            if described is not None:
+                # described[2] (contiguous copies) lives until the call returns.
+                outs = module.run_descriptors("main", *described[:2], results_sig)
+            else:
+                host, _ = arrays.import_arguments(values)
+                _abi.check_arguments("main", host, args_sig)
+                outs = module.run_host("main", host, results_sig)
+        except ArgumentError as e:
+            # A static extent taken from the example inputs that this call's
+            # tensors do not have: the graph's check of it, like the checks
+            # of its dynamic extents in the compiled code.
+            raise RuntimeCheckError(f"a compiled graph's argument: {e}") from e
         result = [None] * (len(tensors) + len(others))
         for i, o, d in zip(tensors, outs, dtypes):
             result[i] = _to_torch(o, d)
@@ -531,7 +611,18 @@ class GraphFunction:
                 run = self.variants[key] = self._compile(dict(zip(self.floats, key)))
             else:
                 run = self.generic = self._compile({})
-        return run(*args)
+        try:
+            return run(*args)
+        except RuntimeCheckError as e:
+            # The compiled code checked the extents it relies on before
+            # touching memory and found the call outside them (a dim it took
+            # as static, a relation the frontend assumed): this call runs in
+            # PyTorch instead, with one warning per graph.
+            if self.gm not in _CHECK_FAILED:
+                _CHECK_FAILED.add(self.gm)
+                warnings.warn(f"rope_mlir: a compiled graph refused its inputs, which run in "
+                              f"PyTorch instead: {e}", stacklevel=2)
+            return self.gm.forward(*args)
 
     def _compile(self, constants: dict):
         report = GraphReport(name=f"graph{len(_REPORTS)}", compiled=True)
@@ -543,6 +634,7 @@ class GraphFunction:
             if not outputs[0]:
                 raise Unsupported("the graph returns no tensor")
             plan = tensor_arguments(gm, self.example_inputs)
+            views_as_flatten(gm)
             module = compile_graph(gm, self.options, report)
         except Unsupported as e:
             report.seconds = time.perf_counter() - start

@@ -9,11 +9,14 @@
 //      a fresh PassManager with the verifier on, and prints the result.
 // A pass may fail (a diagnostic); diagnostics are swallowed. What counts is a
 // crash, a sanitizer report, an assert in our code (compiled with assertions),
-// or a round-trip mismatch (reported as a trap). See docs/reliability.md.
+// or a round-trip mismatch (reported as a trap). With ROPE_FUZZ_MUTATE=tokens
+// half of the mutations are MLIR-aware edits (TokenMutator.h) instead of
+// libFuzzer's byte edits. See docs/reliability.md.
 //
 //===----------------------------------------------------------------------===//
 
 #include "RopeTestPasses.h"
+#include "TokenMutator.h"
 #include "rope/Dialect/Rope/IR/RopeDialect.h"
 #include "rope/Dialect/Rope/IR/RopeOps.h"
 #include "rope/Registration/InitAllRope.h"
@@ -45,6 +48,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -106,6 +110,11 @@ bool hitsKnownUpstreamCrash(llvm::StringRef text) {
       rest = rest.drop_front(match[0].size());
     }
   }
+  // linalg.batch_matmul on `index` elements: the parser's region builder
+  // crashes (SEGV at a null function; the stock mlir-opt too). The token
+  // mode makes `index` one edit away from every seed.
+  if (text.contains("linalg.batch_matmul") && text.contains("index>"))
+    return true;
   return false;
 }
 
@@ -283,6 +292,26 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   initPipelines();
   selfTest();
   return 0;
+}
+
+extern "C" size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t maxSize);
+
+/// ROPE_FUZZ_MUTATE=tokens: every other mutation is a token edit (an extent,
+/// an element type, a float, a keyword's integer), the rest libFuzzer's.
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size,
+                                          size_t maxSize, unsigned seed) {
+  static const bool tokens = [] {
+    const char *mode = getenv("ROPE_FUZZ_MUTATE");
+    return mode && llvm::StringRef(mode) == "tokens";
+  }();
+  if (tokens && seed % 2 == 0) {
+    std::string text(reinterpret_cast<const char *>(data), size);
+    if (rope::fuzz::mutateTokens(text, seed / 2) && text.size() <= maxSize) {
+      memcpy(data, text.data(), text.size());
+      return text.size();
+    }
+  }
+  return LLVMFuzzerMutate(data, size, maxSize);
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -12,6 +12,7 @@
 #include "ContractionStrategies.h"
 #include "rope/Codegen/CPU/HostRegisterBlock.h"
 #include "rope/Codegen/CPU/LaneReductions.h"
+#include "rope/Codegen/CPU/Tiling.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -130,11 +131,7 @@ bool contractions::isLargeTopLevel(linalg::GenericOp op) {
   if (op->getParentOfType<LoopLikeOpInterface>())
     return false;
   // A dynamic extent (the rows) counts once: the static ones decide.
-  int64_t work = 1;
-  for (int64_t r : op.getStaticLoopRanges())
-    if (!ShapedType::isDynamic(r))
-      work *= r;
-  return work >= kMinCacheTiledWork;
+  return staticIterations(op) >= kMinCacheTiledWork;
 }
 
 std::optional<DotProductForm>
@@ -237,6 +234,9 @@ contractions::planContractions(Operation *root,
                                const RegisterBlockShape &shape) {
   ContractionPlan plan;
   root->walk([&](linalg::LinalgOp op) {
+    // Nothing to compute: left to the plain lowering.
+    if (hasEmptyLoop(op))
+      return;
     // Lane sums first, except for a one-row product outside any loop: its
     // dot products (rewriteAsDotProducts) also split W's rows over the
     // cores.

@@ -1,6 +1,7 @@
 //===- ParallelizeElementwise.cpp - big elementwise ops on all cores ------===//
 
 #include "rope/Codegen/CPU/Passes.h"
+#include "rope/Codegen/CPU/Tiling.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -53,22 +54,16 @@ struct RopeParallelizeElementwisePass
     // Each op with the dim it is split along.
     SmallVector<std::pair<linalg::LinalgOp, unsigned>> candidates;
     getOperation().walk([&](linalg::LinalgOp op) {
+      // An empty loop leaves nothing to split (and upstream tiling's tile
+      // sizes crash on it).
       if (op->getParentOfType<LoopLikeOpInterface>() ||
-          !op.hasPureTensorSemantics())
+          !op.hasPureTensorSemantics() || rope::hasEmptyLoop(op))
         return;
       std::optional<unsigned> dim = splitDim(op);
       if (!dim)
         return;
-      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-      int64_t iterations = 1;
-      bool dynamic = false;
-      for (int64_t r : ranges) {
-        if (ShapedType::isDynamic(r))
-          dynamic = true;
-        else
-          iterations *= r;
-      }
-      if (dynamic || iterations >= kMinIterations)
+      bool dynamic = ShapedType::isDynamicShape(op.getStaticLoopRanges());
+      if (dynamic || rope::staticIterations(op) >= kMinIterations)
         candidates.emplace_back(op, *dim);
     });
     IRRewriter rewriter(&getContext());

@@ -17,6 +17,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/Support/MathExtras.h"
+#include <limits>
 
 namespace mlir::rope {
 #define GEN_PASS_DEF_ROPEPREFETCHSTREAMEDTILES
@@ -132,10 +134,12 @@ static bool setTileStart(Value index, scf::ForOp loop, Stream &stream) {
 /// Bytes of one tile of `stream`.
 static int64_t tileBytes(const Stream &stream) {
   auto type = cast<MemRefType>(stream.buffer.getType());
-  int64_t bytes = type.getElementTypeBitWidth() / 8;
+  // Saturated: a tile of absurd static sizes is simply not prefetched.
+  uint64_t bytes = type.getElementTypeBitWidth() / 8;
   for (int64_t size : stream.sizes)
-    bytes *= size;
-  return bytes;
+    bytes = llvm::SaturatingMultiply(bytes, static_cast<uint64_t>(size));
+  return static_cast<int64_t>(
+      std::min<uint64_t>(bytes, std::numeric_limits<int64_t>::max()));
 }
 
 /// Whether `buffer` can hold a stream: a memref of whole bytes whose last
@@ -231,6 +235,20 @@ static bool isRegisterBlockReduction(scf::ForOp loop) {
                       [](Operation &op) { return isa<vector::FMAOp>(op); });
 }
 
+/// The cache lines of a tile of `cells` and the iterations of `nest`; none
+/// when either product passes int64_t (absurd static sizes, not prefetched).
+static std::optional<std::pair<int64_t, int64_t>>
+linesAndIterations(ArrayRef<int64_t> cells, const RegisterBlockNest &nest) {
+  int64_t lines = 1, iterations = 1;
+  for (int64_t c : cells)
+    if (llvm::MulOverflow(lines, c, lines))
+      return std::nullopt;
+  for (scf::ForOp l : nest.loops)
+    if (llvm::MulOverflow(iterations, *tripCount(l), iterations))
+      return std::nullopt;
+  return std::make_pair(lines, iterations);
+}
+
 /// Prefetches (to L2), from the reduction loop of `nest`, the tile of
 /// `stream` that `loop` reads `ahead` iterations' worth of elements later
 /// (0: the one of this iteration): its lines spread over the nest's
@@ -244,10 +262,11 @@ static void prefetchFrom(OpBuilder &b, scf::ForOp loop,
   int64_t lineElements = kLineBytes * 8 / type.getElementTypeBitWidth();
   SmallVector<int64_t> cells(stream.sizes);
   cells.back() = llvm::divideCeil(cells.back(), lineElements);
-  int64_t lines = llvm::product_of(cells);
-  int64_t iterations = 1;
-  for (scf::ForOp l : nest.loops)
-    iterations *= *tripCount(l);
+  std::optional<std::pair<int64_t, int64_t>> counts =
+      linesAndIterations(cells, nest);
+  if (!counts)
+    return;
+  auto [lines, iterations] = *counts;
   int64_t perStep = llvm::divideCeil(lines, iterations);
   if (perStep > kMaxLinesPerStep)
     return;

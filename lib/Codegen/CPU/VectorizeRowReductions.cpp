@@ -56,6 +56,8 @@ static bool isRowReduction(linalg::GenericOp op) {
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   if (maps[0] != identity || maps[1] != identity.dropResult(loops - 1))
     return false;
+  if (rope::hasEmptyLoop(op))
+    return false;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t rows = ranges[loops - 2], columns = ranges[loops - 1];
   if (ShapedType::isDynamicShape(ranges) || rows % rope::kReductionLanes != 0 ||

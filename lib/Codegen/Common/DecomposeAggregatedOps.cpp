@@ -18,6 +18,27 @@ namespace mlir::rope {
 using namespace mlir;
 
 namespace {
+/// Checks that upstream's decomposition of `op` can take it; a located
+/// diagnostic otherwise. linalg.softmax verifies on any element type and
+/// on buffers, but its decomposition builds float identities (an integer
+/// type crashes in arith::getIdentityValueAttr) and tensor ops.
+LogicalResult checkDecomposable(linalg::AggregatedOpInterface op) {
+  auto softmax = dyn_cast<linalg::SoftmaxOp>(op.getOperation());
+  if (!softmax)
+    return success();
+  if (!softmax.hasPureTensorSemantics())
+    return softmax.emitOpError()
+           << "can be decomposed on tensors only, not on buffers";
+  for (Type type :
+       {softmax.getInput().getType(), softmax.getOutput().getType()})
+    if (!isa<FloatType>(getElementTypeOrSelf(type)))
+      return softmax.emitOpError()
+             << "expects floating-point input and output to be decomposed, "
+                "got "
+             << type;
+  return success();
+}
+
 /// Replaces each aggregated linalg op by its decomposition. The ops own the
 /// decomposition (upstream's AggregatedOpInterface); this only applies it
 /// where no transform script does.
@@ -30,6 +51,8 @@ struct RopeDecomposeAggregatedOpsPass
         [&](linalg::AggregatedOpInterface op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());
     for (linalg::AggregatedOpInterface op : ops) {
+      if (failed(checkDecomposable(op)))
+        return signalPassFailure();
       rewriter.setInsertionPoint(op);
       FailureOr<SmallVector<Value>> results = op.decomposeOperation(rewriter);
       if (failed(results)) {

@@ -599,3 +599,15 @@ func.func @decode_probs_times_values(%p: tensor<1x2x4x1x64xf32>, %v: tensor<1x2x
   } -> tensor<1x2x4x1x32xf32>
   return %r : tensor<1x2x4x1x32xf32>
 }
+
+// -----
+
+// An empty reduction (attention with D = 0 gives one): nothing to block,
+// left to the plain loop lowering instead of crashing in upstream tiling.
+// CHECK-LABEL: func.func @empty_reduction_left_alone
+// CHECK-NOT: vector.contract
+// CHECK: linalg.matmul
+func.func @empty_reduction_left_alone(%a: tensor<16x0xf32>, %b: tensor<0x32xf32>, %c: tensor<16x32xf32>) -> tensor<16x32xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<16x0xf32>, tensor<0x32xf32>) outs(%c : tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %r : tensor<16x32xf32>
+}

@@ -128,3 +128,25 @@ func.func @left_alone(%a: tensor<32x64xf32>, %b: tensor<24x64xf32>, %c: tensor<1
   } -> tensor<32xf32>
   return %r0, %r1, %r2, %r3, %r4, %r5, %r6 : tensor<32xf32>, tensor<24xf32>, tensor<16xf32>, tensor<32xf16>, tensor<?xf32>, tensor<64xf32>, tensor<32xf32>
 }
+
+// -----
+
+// An empty row (found by the red team: rope.attention with no keys, and
+// this plain max-reduction over tensor<16x0xf32>, crashed inside upstream's
+// tile size computation): nothing to vectorise, the op is left to the plain
+// loop lowering.
+// CHECK-LABEL: func.func @empty_rows_left_alone
+// CHECK-NOT: vector.
+// CHECK: linalg.generic
+// CHECK-NOT: vector.
+func.func @empty_rows_left_alone(%x: tensor<16x0xf32>) -> tensor<16xf32> {
+  %c = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<16xf32>
+  %i = linalg.fill ins(%c : f32) outs(%e : tensor<16xf32>) -> tensor<16xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<16x0xf32>) outs(%i : tensor<16xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.maximumf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<16xf32>
+  return %r : tensor<16xf32>
+}

@@ -95,14 +95,16 @@ func.func @fold_zero_positions_yarn_unit_attention_factor(%x: tensor<8x16xf32>) 
 // -----
 
 // CHECK-LABEL: func.func @compose_same_spec
-// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x8x16xf32>, %[[P:[^:]+]]: tensor<8xi64>, %[[Q:[^:]+]]: tensor<8xi64>)
-// CHECK: %[[PQ:.+]] = arith.addi %[[P]], %[[Q]] : tensor<8xi64>
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x8x16xf32>, %[[P:[^:]+]]: tensor<8xi32>, %[[Q:[^:]+]]: tensor<8xi32>)
+// CHECK-DAG: %[[P64:.+]] = arith.extsi %[[P]] : tensor<8xi32> to tensor<8xi64>
+// CHECK-DAG: %[[Q64:.+]] = arith.extsi %[[Q]] : tensor<8xi32> to tensor<8xi64>
+// CHECK: %[[PQ:.+]] = arith.addi %[[P64]], %[[Q64]] overflow<nsw> : tensor<8xi64>
 // CHECK: %[[R:.+]] = rope.rotate %[[X]], %[[PQ]] rotary(#rope.spec<>){{( seq_dim = [0-9]+)?}} : tensor<2x8x16xf32>, tensor<8xi64>
 // CHECK-NOT: rope.rotate
 // CHECK: return %[[R]]
-func.func @compose_same_spec(%x: tensor<2x8x16xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>) -> tensor<2x8x16xf32> {
-  %0 = rope.rotate %x, %p rotary(#rope.spec<>) : tensor<2x8x16xf32>, tensor<8xi64>
-  %1 = rope.rotate %0, %q rotary(#rope.spec<>) : tensor<2x8x16xf32>, tensor<8xi64>
+func.func @compose_same_spec(%x: tensor<2x8x16xf32>, %p: tensor<8xi32>, %q: tensor<8xi32>) -> tensor<2x8x16xf32> {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<>) : tensor<2x8x16xf32>, tensor<8xi32>
+  %1 = rope.rotate %0, %q rotary(#rope.spec<>) : tensor<2x8x16xf32>, tensor<8xi32>
   return %1 : tensor<2x8x16xf32>
 }
 
@@ -111,8 +113,10 @@ func.func @compose_same_spec(%x: tensor<2x8x16xf32>, %p: tensor<8xi64>, %q: tens
 // Two inverse rotations add up as well.
 // CHECK-LABEL: func.func @compose_both_inverse
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<2x8x16xf32>, %[[P:[^:]+]]: tensor<2x8xi32>, %[[Q:[^:]+]]: tensor<2x8xi32>)
-// CHECK: %[[PQ:.+]] = arith.addi %[[P]], %[[Q]] : tensor<2x8xi32>
-// CHECK: %[[R:.+]] = rope.rotate %[[X]], %[[PQ]] rotary(#rope.spec<layout = interleaved, inverse = true>){{( seq_dim = [0-9]+)?}} : tensor<2x8x16xf32>, tensor<2x8xi32>
+// CHECK-DAG: %[[P64:.+]] = arith.extsi %[[P]] : tensor<2x8xi32> to tensor<2x8xi64>
+// CHECK-DAG: %[[Q64:.+]] = arith.extsi %[[Q]] : tensor<2x8xi32> to tensor<2x8xi64>
+// CHECK: %[[PQ:.+]] = arith.addi %[[P64]], %[[Q64]] overflow<nsw> : tensor<2x8xi64>
+// CHECK: %[[R:.+]] = rope.rotate %[[X]], %[[PQ]] rotary(#rope.spec<layout = interleaved, inverse = true>){{( seq_dim = [0-9]+)?}} : tensor<2x8x16xf32>, tensor<2x8xi64>
 // CHECK-NOT: rope.rotate
 // CHECK: return %[[R]]
 func.func @compose_both_inverse(%x: tensor<2x8x16xf32>, %p: tensor<2x8xi32>, %q: tensor<2x8xi32>) -> tensor<2x8x16xf32> {
@@ -128,9 +132,9 @@ func.func @compose_both_inverse(%x: tensor<2x8x16xf32>, %p: tensor<2x8xi32>, %q:
 // CHECK: arith.addi
 // CHECK: rope.rotate %{{.+}}, %{{.+}} rotary(#rope.spec<scaling = #rope.linear<factor = 2.000000e+00>>)
 // CHECK-NOT: rope.rotate
-func.func @compose_linear_scaling(%x: tensor<8x16xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>) -> tensor<8x16xf32> {
-  %0 = rope.rotate %x, %p rotary(#rope.spec<scaling = #rope.linear<factor = 2.0>>) : tensor<8x16xf32>, tensor<8xi64>
-  %1 = rope.rotate %0, %q rotary(#rope.spec<scaling = #rope.linear<factor = 2.0>>) : tensor<8x16xf32>, tensor<8xi64>
+func.func @compose_linear_scaling(%x: tensor<8x16xf32>, %p: tensor<8xi32>, %q: tensor<8xi32>) -> tensor<8x16xf32> {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<scaling = #rope.linear<factor = 2.0>>) : tensor<8x16xf32>, tensor<8xi32>
+  %1 = rope.rotate %0, %q rotary(#rope.spec<scaling = #rope.linear<factor = 2.0>>) : tensor<8x16xf32>, tensor<8xi32>
   return %1 : tensor<8x16xf32>
 }
 
@@ -141,25 +145,116 @@ func.func @compose_linear_scaling(%x: tensor<8x16xf32>, %p: tensor<8xi64>, %q: t
 // CHECK: arith.addi
 // CHECK: rope.rotate
 // CHECK-NOT: rope.rotate
-func.func @compose_equivalent_seq_dims(%x: tensor<2x8x16xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>) -> tensor<2x8x16xf32> {
-  %0 = rope.rotate %x, %p rotary(#rope.spec<>) seq_dim = 1 : tensor<2x8x16xf32>, tensor<8xi64>
-  %1 = rope.rotate %0, %q rotary(#rope.spec<>) : tensor<2x8x16xf32>, tensor<8xi64>
+func.func @compose_equivalent_seq_dims(%x: tensor<2x8x16xf32>, %p: tensor<8xi32>, %q: tensor<8xi32>) -> tensor<2x8x16xf32> {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<>) seq_dim = 1 : tensor<2x8x16xf32>, tensor<8xi32>
+  %1 = rope.rotate %0, %q rotary(#rope.spec<>) : tensor<2x8x16xf32>, tensor<8xi32>
   return %1 : tensor<2x8x16xf32>
 }
 
 // -----
 
 // CHECK-LABEL: func.func @compose_chain_of_three
-// CHECK-SAME: (%[[X:[^:]+]]: tensor<8x16xf32>, %[[P:[^:]+]]: tensor<8xi64>, %[[Q:[^:]+]]: tensor<8xi64>, %[[S:[^:]+]]: tensor<8xi64>)
-// CHECK: %[[PQ:.+]] = arith.addi %[[P]], %[[Q]]
-// CHECK: %[[PQS:.+]] = arith.addi %[[PQ]], %[[S]]
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<8x16xf32>, %[[P:[^:]+]]: tensor<8xi32>, %[[Q:[^:]+]]: tensor<8xi32>, %[[S:[^:]+]]: tensor<8xi32>)
+// CHECK-DAG: %[[P64:.+]] = arith.extsi %[[P]]
+// CHECK-DAG: %[[Q64:.+]] = arith.extsi %[[Q]]
+// CHECK-DAG: %[[S64:.+]] = arith.extsi %[[S]]
+// CHECK-DAG: %[[PQ:.+]] = arith.addi %[[P64]], %[[Q64]] overflow<nsw>
+// CHECK: %[[PQS:.+]] = arith.addi %[[PQ]], %[[S64]] overflow<nsw>
 // CHECK: %[[R:.+]] = rope.rotate %[[X]], %[[PQS]]
 // CHECK-NOT: rope.rotate
 // CHECK: return %[[R]]
-func.func @compose_chain_of_three(%x: tensor<8x16xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>, %s: tensor<8xi64>) -> tensor<8x16xf32> {
+func.func @compose_chain_of_three(%x: tensor<8x16xf32>, %p: tensor<8xi32>, %q: tensor<8xi32>, %s: tensor<8xi32>) -> tensor<8x16xf32> {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi32>
+  %1 = rope.rotate %0, %q rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi32>
+  %2 = rope.rotate %1, %s rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi32>
+  return %2 : tensor<8x16xf32>
+}
+
+// -----
+
+// The composed positions never wrap (found by the red team: i16 positions
+// 32767 and 1 composed in i16 rotated by -32768): narrow positions add in
+// i64, so 32767 + 1 rotates by 32768.
+// CHECK-LABEL: func.func @compose_i16_at_its_limit
+// CHECK: %[[S:.+]] = arith.constant dense<32768> : tensor<8xi64>
+// CHECK: %[[R:.+]] = rope.rotate %{{.+}}, %[[S]] rotary(#rope.spec<>){{( seq_dim = [0-9]+)?}} : tensor<8x16xf32>, tensor<8xi64>
+// CHECK-NOT: rope.rotate
+// CHECK: return %[[R]]
+func.func @compose_i16_at_its_limit(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %p = arith.constant dense<32767> : tensor<8xi16>
+  %q = arith.constant dense<1> : tensor<8xi16>
+  %0 = rope.rotate %x, %p rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi16>
+  %1 = rope.rotate %0, %q rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi16>
+  return %1 : tensor<8x16xf32>
+}
+
+// -----
+
+// i32: 2^31 - 1 + 1 and -2^31 - 1 (an inverse rotation subtracts).
+// CHECK-LABEL: func.func @compose_i32_at_its_limits
+// CHECK-DAG: arith.constant dense<2147483648> : tensor<8xi64>
+// CHECK-DAG: arith.constant dense<-2147483649> : tensor<8xi64>
+func.func @compose_i32_at_its_limits(%x: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+  %max = arith.constant dense<2147483647> : tensor<8xi32>
+  %min = arith.constant dense<-2147483648> : tensor<8xi32>
+  %one = arith.constant dense<1> : tensor<8xi32>
+  %0 = rope.rotate %x, %max rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi32>
+  %1 = rope.rotate %0, %one rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi32>
+  %2 = rope.rotate %x, %min rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi32>
+  %3 = rope.rotate %2, %one rotary(#rope.spec<inverse = true>) : tensor<8x16xf32>, tensor<8xi32>
+  return %1, %3 : tensor<8x16xf32>, tensor<8x16xf32>
+}
+
+// -----
+
+// Two i64 arguments may sum past 2^63 - 1: the rotations stay apart.
+// CHECK-LABEL: func.func @no_compose_i64_arguments
+// CHECK-NOT: arith.addi
+// CHECK: %[[A:.+]] = rope.rotate %{{.+}}, %{{.+}} rotary(#rope.spec<>)
+// CHECK: %[[B:.+]] = rope.rotate %[[A]], %{{.+}} rotary(#rope.spec<>)
+// CHECK: return %[[B]]
+func.func @no_compose_i64_arguments(%x: tensor<8x16xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>) -> tensor<8x16xf32> {
   %0 = rope.rotate %x, %p rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi64>
   %1 = rope.rotate %0, %q rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi64>
-  %2 = rope.rotate %1, %s rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi64>
+  return %1 : tensor<8x16xf32>
+}
+
+// -----
+
+// i64 constants at the edge: 2^63 - 1 + 1 wraps, so no composition.
+// CHECK-LABEL: func.func @no_compose_i64_past_its_limit
+// CHECK-NOT: arith.addi
+// CHECK: %[[A:.+]] = rope.rotate
+// CHECK: %[[B:.+]] = rope.rotate %[[A]]
+// CHECK: return %[[B]]
+func.func @no_compose_i64_past_its_limit(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %p = arith.constant dense<9223372036854775807> : tensor<8xi64>
+  %q = arith.constant dense<1> : tensor<8xi64>
+  %0 = rope.rotate %x, %p rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi64>
+  %1 = rope.rotate %0, %q rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi64>
+  return %1 : tensor<8x16xf32>
+}
+
+// -----
+
+// i64 positions that are sign-extended i32 (and constants within 63 bits)
+// sum without wrapping: they compose, and mixed position types too.
+// CHECK-LABEL: func.func @compose_i64_from_narrow
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<8x16xf32>, %[[P:[^:]+]]: tensor<8xi32>, %[[Q:[^:]+]]: tensor<8xi16>)
+// CHECK-DAG: %[[C:.+]] = arith.constant dense<1152921504606846975> : tensor<8xi64>
+// CHECK-DAG: %[[P64:.+]] = arith.extsi %[[P]] : tensor<8xi32> to tensor<8xi64>
+// CHECK-DAG: %[[Q64:.+]] = arith.extsi %[[Q]] : tensor<8xi16> to tensor<8xi64>
+// CHECK-DAG: %[[S:.+]] = arith.addi %[[P64]], %[[C]] overflow<nsw> : tensor<8xi64>
+// CHECK: %[[T:.+]] = arith.addi %[[S]], %[[Q64]] overflow<nsw> : tensor<8xi64>
+// CHECK: %[[R:.+]] = rope.rotate %[[X]], %[[T]]
+// CHECK-NOT: rope.rotate
+// CHECK: return %[[R]]
+func.func @compose_i64_from_narrow(%x: tensor<8x16xf32>, %p32: tensor<8xi32>, %q: tensor<8xi16>) -> tensor<8x16xf32> {
+  %p = arith.extsi %p32 : tensor<8xi32> to tensor<8xi64>
+  %c = arith.constant dense<1152921504606846975> : tensor<8xi64>
+  %0 = rope.rotate %x, %p rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi64>
+  %1 = rope.rotate %0, %c rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi64>
+  %2 = rope.rotate %1, %q rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi16>
   return %2 : tensor<8x16xf32>
 }
 
@@ -196,14 +291,16 @@ func.func @cancel_inverse_then_rotate(%x: tensor<8x16xbf16>, %p: tensor<8xi32>) 
 
 // R_{-q} R_p = R_{p-q}, expressed in the inner rotation's direction.
 // CHECK-LABEL: func.func @rotate_then_inverse_other_positions
-// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x8x16xf32>, %[[P:[^:]+]]: tensor<8xi64>, %[[Q:[^:]+]]: tensor<8xi64>)
-// CHECK: %[[D:.+]] = arith.subi %[[P]], %[[Q]] : tensor<8xi64>
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x8x16xf32>, %[[P:[^:]+]]: tensor<8xi32>, %[[Q:[^:]+]]: tensor<8xi32>)
+// CHECK-DAG: %[[P64:.+]] = arith.extsi %[[P]]
+// CHECK-DAG: %[[Q64:.+]] = arith.extsi %[[Q]]
+// CHECK: %[[D:.+]] = arith.subi %[[P64]], %[[Q64]] overflow<nsw> : tensor<8xi64>
 // CHECK: %[[R:.+]] = rope.rotate %[[X]], %[[D]] rotary(#rope.spec<>){{( seq_dim = [0-9]+)?}} : tensor<2x8x16xf32>, tensor<8xi64>
 // CHECK-NOT: rope.rotate
 // CHECK: return %[[R]]
-func.func @rotate_then_inverse_other_positions(%x: tensor<2x8x16xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>) -> tensor<2x8x16xf32> {
-  %0 = rope.rotate %x, %p rotary(#rope.spec<>) : tensor<2x8x16xf32>, tensor<8xi64>
-  %1 = rope.rotate %0, %q rotary(#rope.spec<inverse = true>) : tensor<2x8x16xf32>, tensor<8xi64>
+func.func @rotate_then_inverse_other_positions(%x: tensor<2x8x16xf32>, %p: tensor<8xi32>, %q: tensor<8xi32>) -> tensor<2x8x16xf32> {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<>) : tensor<2x8x16xf32>, tensor<8xi32>
+  %1 = rope.rotate %0, %q rotary(#rope.spec<inverse = true>) : tensor<2x8x16xf32>, tensor<8xi32>
   return %1 : tensor<2x8x16xf32>
 }
 
@@ -211,14 +308,16 @@ func.func @rotate_then_inverse_other_positions(%x: tensor<2x8x16xf32>, %p: tenso
 
 // R_q R_p^T = R_{-(p-q)}: subtract, keep the inner (inverse) direction.
 // CHECK-LABEL: func.func @inverse_then_rotate_other_positions
-// CHECK-SAME: (%[[X:[^:]+]]: tensor<8x16xf32>, %[[P:[^:]+]]: tensor<8xi64>, %[[Q:[^:]+]]: tensor<8xi64>)
-// CHECK: %[[D:.+]] = arith.subi %[[P]], %[[Q]] : tensor<8xi64>
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<8x16xf32>, %[[P:[^:]+]]: tensor<8xi32>, %[[Q:[^:]+]]: tensor<8xi32>)
+// CHECK-DAG: %[[P64:.+]] = arith.extsi %[[P]]
+// CHECK-DAG: %[[Q64:.+]] = arith.extsi %[[Q]]
+// CHECK: %[[D:.+]] = arith.subi %[[P64]], %[[Q64]] overflow<nsw> : tensor<8xi64>
 // CHECK: %[[R:.+]] = rope.rotate %[[X]], %[[D]] rotary(#rope.spec<inverse = true>)
 // CHECK-NOT: rope.rotate
 // CHECK: return %[[R]]
-func.func @inverse_then_rotate_other_positions(%x: tensor<8x16xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>) -> tensor<8x16xf32> {
-  %0 = rope.rotate %x, %p rotary(#rope.spec<inverse = true>) : tensor<8x16xf32>, tensor<8xi64>
-  %1 = rope.rotate %0, %q rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi64>
+func.func @inverse_then_rotate_other_positions(%x: tensor<8x16xf32>, %p: tensor<8xi32>, %q: tensor<8xi32>) -> tensor<8x16xf32> {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<inverse = true>) : tensor<8x16xf32>, tensor<8xi32>
+  %1 = rope.rotate %0, %q rotary(#rope.spec<>) : tensor<8x16xf32>, tensor<8xi32>
   return %1 : tensor<8x16xf32>
 }
 
@@ -422,13 +521,15 @@ func.func @keep_different_tables(%p: tensor<8xi64>) -> (tensor<8x8xf32>, tensor<
 // seq_dim is spelled non-negative, so equal rotations compare equal and
 // compose.
 // CHECK-LABEL: func.func @normalize_seq_dim
-// CHECK-SAME: (%[[X:.+]]: tensor<1x2x8x16xf32>, %[[P:.+]]: tensor<8xi64>, %[[Q:.+]]: tensor<8xi64>)
-// CHECK: %[[SUM:.+]] = arith.addi %[[P]], %[[Q]]
+// CHECK-SAME: (%[[X:.+]]: tensor<1x2x8x16xf32>, %[[P:.+]]: tensor<8xi32>, %[[Q:.+]]: tensor<8xi32>)
+// CHECK-DAG: %[[P64:.+]] = arith.extsi %[[P]]
+// CHECK-DAG: %[[Q64:.+]] = arith.extsi %[[Q]]
+// CHECK: %[[SUM:.+]] = arith.addi %[[P64]], %[[Q64]] overflow<nsw>
 // CHECK: rope.rotate %[[X]], %[[SUM]] rotary(#rope.spec<>) seq_dim = 2 :
 // CHECK-NOT: rope.rotate
-func.func @normalize_seq_dim(%x: tensor<1x2x8x16xf32>, %p: tensor<8xi64>, %q: tensor<8xi64>) -> tensor<1x2x8x16xf32> {
-  %0 = rope.rotate %x, %p rotary(#rope.spec<>) : tensor<1x2x8x16xf32>, tensor<8xi64>
-  %1 = rope.rotate %0, %q rotary(#rope.spec<>) seq_dim = 2 : tensor<1x2x8x16xf32>, tensor<8xi64>
+func.func @normalize_seq_dim(%x: tensor<1x2x8x16xf32>, %p: tensor<8xi32>, %q: tensor<8xi32>) -> tensor<1x2x8x16xf32> {
+  %0 = rope.rotate %x, %p rotary(#rope.spec<>) : tensor<1x2x8x16xf32>, tensor<8xi32>
+  %1 = rope.rotate %0, %q rotary(#rope.spec<>) seq_dim = 2 : tensor<1x2x8x16xf32>, tensor<8xi32>
   return %1 : tensor<1x2x8x16xf32>
 }
 

@@ -98,8 +98,18 @@ func.func @spec_base_not_positive(%x: tensor<8x16xf32>, %p: tensor<8xi64>) -> te
 // -----
 
 func.func @spec_base_one(%x: tensor<8x16xf32>, %p: tensor<8xi64>) -> tensor<8x16xf32> {
-  // expected-error @+1 {{expects 'base' to differ from 1 (all frequencies would be 1)}}
+  // expected-error @+1 {{expects 'base' to be greater than 1 (the frequencies base^(-2i/r) decay from 1), got 1.0}}
   %0 = rope.rotate %x, %p rotary(#rope.spec<base = 1.0>) : tensor<8x16xf32>, tensor<8xi64>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+// Found by the red team: the frequencies of base < 1 grow to 1e40 radians
+// per position, a rotation by noise.
+func.func @spec_base_below_one(%x: tensor<8x16xf32>, %p: tensor<8xi64>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{expects 'base' to be greater than 1 (the frequencies base^(-2i/r) decay from 1), got 1.000000e-40}}
+  %0 = rope.rotate %x, %p rotary(#rope.spec<base = 1.0e-40>) : tensor<8x16xf32>, tensor<8xi64>
   return %0 : tensor<8x16xf32>
 }
 
@@ -765,6 +775,16 @@ func.func @attention_gqa_not_multiple(%q: tensor<1x6x8x16xf32>, %k: tensor<1x4x8
   // expected-error @+1 {{'rope.attention' op expects the query head count (6) to be a multiple of the key/value head count (4)}}
   %0 = rope.attention %q, %k, %v : tensor<1x6x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>
   return
+}
+
+// -----
+
+// Query heads need a kv head; no heads at all is an empty attention
+// (test/Dialect/Rope/ops.mlir).
+func.func @attention_query_heads_without_kv_heads(%q: tensor<1x4x8x16xf32>, %k: tensor<1x0x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{'rope.attention' op expects the query head count (4) to be a multiple of the key/value head count (0)}}
+  %0 = rope.attention %q, %k, %k : tensor<1x4x8x16xf32>, tensor<1x0x8x16xf32>, tensor<1x0x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
 }
 
 // -----

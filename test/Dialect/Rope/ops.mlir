@@ -655,3 +655,16 @@ func.func @online_attention(%q: tensor<2x2x4x?x16xbf16>, %k: tensor<2x2x?x16xbf1
       -> tensor<2x2x4x?x16xf32>, tensor<2x2x4x?xf32>, tensor<2x2x4x?xf32>
   return %r#0, %r#1, %r#2 : tensor<2x2x4x?x16xf32>, tensor<2x2x4x?xf32>, tensor<2x2x4x?xf32>
 }
+
+// -----
+
+// Empty dims are valid, no heads at all included (Hq = Hkv = 0); the
+// result is empty, or zeros for queries that see no key.
+// CHECK-LABEL: func.func @attention_empty_dims
+// CHECK: rope.attention %{{.+}}, %{{.+}}, %{{.+}} : tensor<1x0x4x8xf32>, tensor<1x0x5x8xf32>, tensor<1x0x5x8xf32>
+// CHECK: rope.attention %{{.+}}, %{{.+}}, %{{.+}} causal : tensor<1x2x4x0xf32>, tensor<1x2x5x0xf32>, tensor<1x2x5x8xf32>
+func.func @attention_empty_dims(%q: tensor<1x0x4x8xf32>, %k: tensor<1x0x5x8xf32>, %q0: tensor<1x2x4x0xf32>, %k0: tensor<1x2x5x0xf32>, %v: tensor<1x2x5x8xf32>) -> (tensor<1x0x4x8xf32>, tensor<1x2x4x8xf32>) {
+  %0 = rope.attention %q, %k, %k : tensor<1x0x4x8xf32>, tensor<1x0x5x8xf32>, tensor<1x0x5x8xf32>
+  %1 = rope.attention %q0, %k0, %v causal : tensor<1x2x4x0xf32>, tensor<1x2x5x0xf32>, tensor<1x2x5x8xf32>
+  return %0, %1 : tensor<1x0x4x8xf32>, tensor<1x2x4x8xf32>
+}

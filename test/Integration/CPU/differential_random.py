@@ -38,7 +38,12 @@ What is drawn, per case:
 * rotated attention written as rope.rotate ops feeding rope.attention
   (f32; the default pipeline folds them into the attention);
 * linear attention (causal or not, rotary or not, positions) and the
-  sinusoidal encoding.
+  sinusoidal encoding;
+* edge cases, from a generator of their own (one per 15 pool cases):
+  composed rotations (rope.rotate of rope.rotate) with i16/i32/i64
+  positions near their type's limits, whose composed sum must not wrap,
+  and static sequences of 0 or 1 rows; attention with one static dim of 0
+  (batch, heads, either sequence, either head dim).
 
 Tolerances are those of rope_testing.py (see there for the derivations):
 rotation_atol (2 f32 ulps at the pair norm, 3 when m != 1, plus a storage
@@ -722,6 +727,94 @@ GENERATORS = [  # (weight, generator)
 ]
 
 
+def composed_rotate_case(g, idx):
+    """rope.rotate of rope.rotate with the same spec (or its inverse second),
+    which canonicalisation composes into one rotation at p ± q: positions
+    i16, i32 or i64 (function arguments), near their type's limits in most
+    cases, so that p ± q leaves the type (the sum must be formed in i64,
+    never wrapped; two i64 arguments are not composed); static sequences of
+    0 to 5 rows. f32: the separate rotations round once more in between."""
+    pdt = str(g.choice(["i16", "i32", "i64"]))
+    npdt = {"i16": np.int16, "i32": np.int32, "i64": np.int64}[pdt]
+    D = int(g.choice([4, 8, 16]))
+    S = int(g.choice([0, 1, 2, 5]))
+    spec = ref.RotarySpec(base=float(g.choice([10000.0, 500000.0])),
+                          layout=str(g.choice(["half", "interleaved"])))
+    inverse = bool(g.random() < 0.4)
+    second = ref.RotarySpec(base=spec.base, layout=spec.layout, inverse=inverse)
+    info = np.iinfo(npdt)
+    near = pdt != "i64" and g.random() < 0.7
+    if near and not inverse:
+        p = info.max - g.integers(0, 4, size=S)
+    elif near:
+        p = info.min + g.integers(0, 4, size=S)
+    else:
+        p = g.integers(0, 1 << 12, size=S)
+    q = g.integers(1, 5, size=S)
+    p, q = p.astype(npdt), q.astype(npdt)
+    xt, pt = ttype([2, S, D], "f32"), ttype([S], pdt)
+    fname = f"composed_{idx}"
+    func = (f"func.func @{fname}(%x: {xt}, %p: {pt}, %q: {pt}) -> {xt} {{\n"
+            f"  %a = rope.rotate %x, %p rotary({spec.to_attr()}) : {xt}, {pt}\n"
+            f"  %b = rope.rotate %a, %q rotary({second.to_attr()}) : {xt}, {pt}\n"
+            f"  return %b : {xt}\n}}\n")
+    case = Case(fname, f"composed rotation {pdt} near limit={near} inverse={inverse} S={S}",
+                func, kind="rotate")
+    x = data(g, (2, S, D), "f32")
+    # int64 positions in the reference: its rotations never wrap.
+    expected = ref.rotate(ref.rotate(x, p.astype(np.int64), spec), q.astype(np.int64), second)
+    # Two rotations (2 f32 ulps each at the pair norm), plus the f64 rounding
+    # of each phase p·f (relative 2^-53, f <= 1), which at |p| ~ 2^31 is
+    # 2^-22 rad and shows in f32.
+    phase = float(np.max(np.abs(p.astype(np.float64)), initial=0.0)) + 8.0
+    atol = 2 * T.rotation_atol(x, spec) + T.pair_norms(x, spec) * 4 * phase * 2.0 ** -53
+    case.runs.append(([T.to_storage(x, "f32"), p, q], expected, atol, "f32",
+                      f"x(2, {S}, {D}) p={p.tolist()} q={q.tolist()}"))
+    case.tag(f"composed positions {pdt}")
+    if near:
+        case.tag("composed sum leaves the positions' type")
+    if inverse:
+        case.tag("composed with the inverse")
+    if S == 0:
+        case.tag("static empty dim")
+    return case
+
+
+def empty_attention_case(g, idx):
+    """rope.attention with one static dim of 0 (batch, heads, either
+    sequence, either head dim): an empty result, zeros for queries that see
+    no key, each query's mean of the values it sees for D = 0."""
+    dim = str(g.choice(["B", "H", "Sq", "Sk", "D", "Dv"]))
+    ext = {"B": 1, "Hkv": 2, "G": int(g.choice([1, 2])), "Sq": int(g.integers(1, 17)),
+           "Sk": int(g.integers(1, 9)), "D": 8, "Dv": 8}
+    ext["H" if dim == "H" else dim] = 0
+    if dim == "H":
+        ext["Hkv"] = 0
+    B, Hkv, Sq, Sk, D, Dv = ext["B"], ext["Hkv"], ext["Sq"], ext["Sk"], ext["D"], ext["Dv"]
+    Hq = Hkv * ext["G"]
+    causal = bool(g.random() < 0.5) and D > 0
+    shapes = ([B, Hq, Sq, D], [B, Hkv, Sk, D], [B, Hkv, Sk, Dv])
+    qt, kt, vt = (ttype(sh, "f32") for sh in shapes)
+    rt = ttype([B, Hq, Sq, Dv], "f32")
+    fname = f"empty_attention_{idx}"
+    func = (f"func.func @{fname}(%q: {qt}, %k: {kt}, %v: {vt}) -> {rt} {{\n"
+            f"  %r = rope.attention %q, %k, %v{' causal' if causal else ''} : {qt}, {kt}, {vt}\n"
+            f"  return %r : {rt}\n}}\n")
+    case = Case(fname, f"attention with {dim} = 0 causal={causal}", func, kind="attention")
+    q, k, v = (data(g, sh, "f32") for sh in shapes)
+    expected = ref.attention(q, k, v, causal=causal)
+    case.runs.append(([T.to_storage(a, "f32") for a in (q, k, v)], expected,
+                      T.attention_atol(q, k, v), "f32", f"q{shapes[0]} k{shapes[1]} v{shapes[2]}"))
+    case.tag("static empty dim")
+    return case
+
+
+# Edge cases drawn from a generator of their own, after the pool (so a
+# seed's pool is what it was before they existed): one per EDGE_EVERY cases.
+EDGE_GENERATORS = [composed_rotate_case, empty_attention_case]
+EDGE_EVERY = 15
+
+
 def make_cases(seed: int, n: int):
     g = np.random.default_rng(seed)
     weights = np.array([w for w, _ in GENERATORS], dtype=float)
@@ -729,6 +822,9 @@ def make_cases(seed: int, n: int):
     for i in range(n):
         gen = GENERATORS[int(g.choice(len(GENERATORS), p=weights / weights.sum()))][1]
         cases.append(gen(g, i))
+    ge = np.random.default_rng(seed ^ 0xED6E)
+    for j in range(max(1, n // EDGE_EVERY)):
+        cases.append(EDGE_GENERATORS[j % len(EDGE_GENERATORS)](ge, n + j))
     return cases
 
 

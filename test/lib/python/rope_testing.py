@@ -124,7 +124,8 @@ def check(actual, expected, atol, name):
     err = np.abs(actual - expected)
     atol = np.broadcast_to(np.asarray(atol, dtype=np.float64), err.shape)
     bad = ~(err <= atol)  # NaN counts as bad
-    ratio = float(np.max(np.where(atol > 0, err / np.where(atol > 0, atol, 1), err > 0)))
+    ratio = float(np.max(np.where(atol > 0, err / np.where(atol > 0, atol, 1), err > 0),
+                         initial=0.0))
     if bad.any():
         idx = np.unravel_index(np.argmax(np.where(bad, err, -1)), err.shape)
         raise AssertionError(
@@ -216,10 +217,10 @@ def logit_bound(q, k, scale=None, rotary=None):
     q = np.asarray(q, dtype=np.float64)
     k = np.asarray(k, dtype=np.float64)
     if scale is None:
-        scale = 1.0 / np.sqrt(q.shape[-1])
-    k = np.repeat(k, q.shape[1] // k.shape[1], axis=1)  # GQA/MQA
+        scale = 1.0 / np.sqrt(q.shape[-1]) if q.shape[-1] else 1.0
+    k = np.repeat(k, q.shape[1] // k.shape[1] if k.shape[1] else 1, axis=1)  # GQA/MQA
     terms = np.einsum("bhqd,bhkd->bhqk", _abs_features(q, rotary), _abs_features(k, rotary))
-    return abs(scale) * terms.max(axis=-1, keepdims=True)
+    return abs(scale) * terms.max(axis=-1, keepdims=True, initial=0.0)
 
 
 def product_atol(x, w):

@@ -141,7 +141,10 @@ Value memrefAt(OpBuilder &b, Location loc, Value pointer, MemRefType type,
         b, loc, desc, constant(type.getDimSize(dim)), ArrayRef<int64_t>{3, dim});
     desc = LLVM::InsertValueOp::create(b, loc, desc, constant(stride),
                                        ArrayRef<int64_t>{4, dim});
-    stride *= type.getDimSize(dim);
+    // Wraps rather than overflowing for an absurd static shape (which no
+    // buffer of could be allocated anyway).
+    stride = static_cast<int64_t>(static_cast<uint64_t>(stride) *
+                                  static_cast<uint64_t>(type.getDimSize(dim)));
   }
   return UnrealizedConversionCastOp::create(b, loc, type, desc).getResult(0);
 }

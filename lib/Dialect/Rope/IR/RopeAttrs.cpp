@@ -14,6 +14,7 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::rope;
@@ -377,9 +378,12 @@ LogicalResult RotarySpecAttr::verify(function_ref<InFlightDiagnostic()> emitErro
                                      bool) {
   if (failed(checkPositive(emitError, "base", base)))
     return failure();
-  if (base == 1.0)
-    return emitError() << "expects 'base' to differ from 1 (all frequencies "
-                          "would be 1)";
+  // Below 1 the frequencies base^(-2i/r) grow instead of decaying from 1
+  // (base = 1e-40 makes them 1e40 radians per position: noise).
+  if (base <= 1.0)
+    return emitError() << "expects 'base' to be greater than 1 (the "
+                          "frequencies base^(-2i/r) decay from 1), got "
+                       << base;
   if (dims < 0 || dims % 2 != 0)
     return emitError() << "expects 'dims' to be even and non-negative (0 means "
                           "the whole head dim), got "
@@ -428,6 +432,32 @@ LogicalResult RotarySpecAttr::verifyForHeadDim(
                        << ") exceed the head dim " << headDim;
   if (getScaling() && failed(getScaling().verifyForRotaryDims(emitError, r)))
     return failure();
+  return verifyImpliedNumbers(emitError, headDim);
+}
+
+LogicalResult RotarySpecAttr::verifyImpliedNumbers(
+    function_ref<InFlightDiagnostic()> emitError, int64_t headDim) const {
+  // Each parameter may be in range while what it implies is not: a factor
+  // of 4.9e-324 divides a frequency into inf, a yarn boundary that small
+  // makes its ramp 0/0. Frequencies that depend on the largest position
+  // are checked at both ends of the positions.
+  SmallVector<int64_t, 2> maxPositions = {0};
+  if (dependsOnMaxPosition())
+    maxPositions.push_back(std::numeric_limits<int64_t>::max() - 1);
+  for (int64_t maxPosition : maxPositions) {
+    for (auto [i, f] :
+         llvm::enumerate(getInverseFrequencies(headDim, maxPosition))) {
+      if (!std::isnormal(f) || f < 0.0 || f > kMaxFrequency)
+        return emitError() << "implies inverse frequency " << f << " for pair "
+                           << i << " (largest position " << maxPosition
+                           << "); every frequency must be positive, normal "
+                              "and at most 2^20 radians per position";
+    }
+  }
+  double m = getEffectiveAttentionFactor();
+  if (!isPositiveFinite(m))
+    return emitError() << "implies attention factor " << m
+                       << "; it must be positive and finite";
   return success();
 }
 

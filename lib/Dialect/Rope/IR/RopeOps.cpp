@@ -8,9 +8,49 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::rope;
+
+//===----------------------------------------------------------------------===//
+// Traits
+//===----------------------------------------------------------------------===//
+
+LogicalResult mlir::rope::detail::verifyStaticSizesFit(Operation *op) {
+  auto check = [&](Type type, StringRef what, unsigned index) -> LogicalResult {
+    auto shaped = dyn_cast<ShapedType>(type);
+    if (!shaped || !shaped.hasRank())
+      return success();
+    Type element = shaped.getElementType();
+    uint64_t bytes = element.isIntOrFloat()
+                         ? llvm::divideCeil(element.getIntOrFloatBitWidth(), 8)
+                         : 1;
+    // An empty shape holds nothing; dynamic dims count as 1 (the static
+    // ones alone may already be too many).
+    if (llvm::is_contained(shaped.getShape(), 0))
+      return success();
+    uint64_t limit = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+    uint64_t size = bytes;
+    for (int64_t extent : shaped.getShape()) {
+      if (ShapedType::isDynamic(extent))
+        continue;
+      if (size > limit / static_cast<uint64_t>(extent))
+        return op->emitOpError() << "expects " << what << " #" << index
+                                 << " to fit in memory: " << type
+                                 << " holds more than 2^63 - 1 bytes";
+      size *= static_cast<uint64_t>(extent);
+    }
+    return success();
+  };
+  for (auto [i, type] : llvm::enumerate(op->getOperandTypes()))
+    if (failed(check(type, "operand", i)))
+      return failure();
+  for (auto [i, type] : llvm::enumerate(op->getResultTypes()))
+    if (failed(check(type, "result", i)))
+      return failure();
+  return success();
+}
 
 //===----------------------------------------------------------------------===//
 // Shape helpers
@@ -215,9 +255,60 @@ bool composable(RotarySpecAttr a, RotarySpecAttr b) {
   return a == b || a == b.getInverted();
 }
 
+/// Signed bits every element of the positions `v` fits in: the source width
+/// of a sign extension, one more than its operands for a sum or difference
+/// that does not wrap (as composition forms them), the widest element of a
+/// constant, else the element type's width.
+static unsigned signedBitsOf(Value v, unsigned depth = 0) {
+  unsigned width = getElementTypeOrSelf(v.getType()).getIntOrFloatBitWidth();
+  if (auto ext = v.getDefiningOp<arith::ExtSIOp>())
+    return getElementTypeOrSelf(ext.getIn().getType()).getIntOrFloatBitWidth();
+  Operation *def = v.getDefiningOp();
+  if (depth < 8 && isa_and_nonnull<arith::AddIOp, arith::SubIOp>(def) &&
+      cast<arith::ArithIntegerOverflowFlagsInterface>(def).hasNoSignedWrap())
+    return std::min(width,
+                    std::max(signedBitsOf(def->getOperand(0), depth + 1),
+                             signedBitsOf(def->getOperand(1), depth + 1)) +
+                        1);
+  DenseIntElementsAttr values;
+  if (matchPattern(v, m_Constant(&values))) {
+    unsigned bits = 1;
+    for (const APInt &e : values.getValues<APInt>())
+      bits = std::max(bits, e.getSignificantBits());
+    return bits;
+  }
+  return width;
+}
+
+/// The positions p + q (or p - q) of a composed rotation, in i64 and formed
+/// so that they cannot wrap: narrower positions are sign-extended first
+/// (any sum of two i32 fits), and the composition applies only where every
+/// sum provably fits (both operands within 63 signed bits), marked `nsw`.
+/// Null when it may not fit (two i64 function arguments, say).
+static Value composedPositions(PatternRewriter &rewriter, Location loc, Value p,
+                               Value q, bool add) {
+  if (std::max(signedBitsOf(p), signedBitsOf(q)) >= 64)
+    return {};
+  auto wide = cast<RankedTensorType>(p.getType()).clone(rewriter.getI64Type());
+  auto widen = [&](Value v) -> Value {
+    if (v.getType() == wide)
+      return v;
+    return arith::ExtSIOp::create(rewriter, loc, wide, v);
+  };
+  p = widen(p);
+  q = widen(q);
+  if (add)
+    return arith::AddIOp::create(rewriter, loc, p, q,
+                                 arith::IntegerOverflowFlags::nsw);
+  return arith::SubIOp::create(rewriter, loc, p, q,
+                               arith::IntegerOverflowFlags::nsw);
+}
+
 /// rotate(rotate(x, p, s), q, s') -> rotate(x, p ± q, s) when s' is s or its
 /// inverse. Same-direction rotations add their positions; opposite ones
-/// subtract, and cancel outright when the positions are the same value.
+/// subtract, and cancel outright when the positions are the same value. The
+/// composed positions never wrap (composedPositions): a rotation by a
+/// wrapped sum is a different rotation.
 struct ComposeRotations : public OpRewritePattern<RotateOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -229,7 +320,8 @@ struct ComposeRotations : public OpRewritePattern<RotateOp> {
     if (!composable(inner.getSpec(), outer.getSpec()))
       return rewriter.notifyMatchFailure(outer, "specs do not compose");
     if (inner.getNormalizedSeqDim() != outer.getNormalizedSeqDim() ||
-        inner.getPositions().getType() != outer.getPositions().getType())
+        inner.getPositions().getType().getShape() !=
+            outer.getPositions().getType().getShape())
       return rewriter.notifyMatchFailure(outer, "positions do not line up");
 
     bool sameDirection = inner.getSpec() == outer.getSpec();
@@ -237,15 +329,12 @@ struct ComposeRotations : public OpRewritePattern<RotateOp> {
       rewriter.replaceOp(outer, inner.getInput());
       return success();
     }
-    Location loc = outer.getLoc();
     Value positions =
-        sameDirection
-            ? arith::AddIOp::create(rewriter, loc, inner.getPositions(),
-                                    outer.getPositions())
-                  .getResult()
-            : arith::SubIOp::create(rewriter, loc, inner.getPositions(),
-                                    outer.getPositions())
-                  .getResult();
+        composedPositions(rewriter, outer.getLoc(), inner.getPositions(),
+                          outer.getPositions(), sameDirection);
+    if (!positions)
+      return rewriter.notifyMatchFailure(outer,
+                                         "i64 positions whose sum may wrap");
     rewriter.replaceOpWithNewOp<RotateOp>(outer, inner.getInput(), positions,
                                           inner.getSpec(), inner.getSeqDim());
     return success();
@@ -672,7 +761,10 @@ static LogicalResult verifyAttentionTables(AttentionOp op) {
 double AttentionOp::getEffectiveScale() {
   if (auto scale = getScale())
     return scale->convertToDouble();
-  return 1.0 / std::sqrt(static_cast<double>(getHeadDim()));
+  // An empty head's logits are 0 whatever the scale; 1/sqrt(0) would make
+  // them 0·inf = NaN.
+  int64_t d = getHeadDim();
+  return d > 0 ? 1.0 / std::sqrt(static_cast<double>(d)) : 1.0;
 }
 
 LogicalResult AttentionOp::verify() {
@@ -700,7 +792,8 @@ LogicalResult AttentionOp::verify() {
     return emitOpError() << "expects key and value to have the same head "
                             "count, got "
                          << hkv << " and " << v.getDimSize(1);
-  if (hkv == 0 || hq % hkv != 0)
+  // No heads at all is an empty attention; query heads need a kv head.
+  if (hkv == 0 ? hq != 0 : hq % hkv != 0)
     return emitOpError() << "expects the query head count (" << hq
                          << ") to be a multiple of the key/value head count ("
                          << hkv << ")";

@@ -289,7 +289,9 @@ mlir::rope::convertToOnlineAttention(RewriterBase &rewriter, AttentionOp op) {
   OpBuilder &b = rewriter;
   auto qType = op.getQuery().getType();
   auto kType = op.getKey().getType();
-  int64_t hkv = kType.getDimSize(1), g = qType.getDimSize(1) / hkv;
+  // No heads at all (Hq = Hkv = 0): one empty group of one.
+  int64_t hkv = kType.getDimSize(1);
+  int64_t g = hkv == 0 ? 1 : qType.getDimSize(1) / hkv;
   int64_t headDim = qType.getDimSize(3);
   SmallVector<OpFoldResult> qSizes =
       tensor::getMixedSizes(b, loc, op.getQuery());

@@ -33,10 +33,15 @@ LogicalResult mlir::rope::tileAndDecomposeAttention(
       attentions.push_back(op);
   });
   for (AttentionOp attention : attentions) {
-    // An empty query or key sequence has nothing to tile; the online op
-    // decomposes untiled.
-    bool empty = attention.getQuery().getType().getDimSize(2) == 0 ||
-                 attention.getKey().getType().getDimSize(2) == 0;
+    // An empty dim (batch, heads, either sequence, either head dim) leaves
+    // nothing to tile; the online op decomposes untiled.
+    bool empty =
+        llvm::any_of(ValueRange{attention.getQuery(), attention.getKey(),
+                                attention.getValue()},
+                     [](Value t) {
+                       return llvm::is_contained(
+                           cast<RankedTensorType>(t.getType()).getShape(), 0);
+                     });
     // The unmasked copy doubles the tile's code and LLVM's time on it for a
     // small gain in speed (benchmarks/README.md): static attention, compiled
     // once ahead of time, takes it; a run-time length, which a frontend's

@@ -79,3 +79,42 @@ func.func @not_rope(%t: tensor<?xf32>, %i: index) -> tensor<?xf32> {
   %r = tensor.insert_slice %s into %t[0] [2] [1] : tensor<2xf32> into tensor<?xf32>
   return %r : tensor<?xf32>
 }
+
+// -----
+
+// A linalg op a frontend wrote checks its extents too (upstream's checks,
+// lowered like ours): torch-mlir once typed batched hidden states [B, 1, 64]
+// where they were [B, S, 64], and this generic then wrote S rows into one.
+// CHECK-LABEL: func.func @linalg_extents
+// CHECK: cf.assert %{{.+}}, "{{.*}}insert-runtime-checks.mlir:[[@LINE+5]]:8: error: 'linalg.generic' op dimension #1 of input/output operand #1 is incompatible with inferred dimension size
+// CHECK: linalg.generic
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @linalg_extents(%x: tensor<?x?x64xf32>, %b: index) -> tensor<?x1x64xf32> {
+  %e = tensor.empty(%b) : tensor<?x1x64xf32>
+  %r = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<?x?x64xf32>) outs(%e : tensor<?x1x64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<?x1x64xf32>
+  return %r : tensor<?x1x64xf32>
+}
+
+// -----
+
+// Inside a loop a linalg op is not checked (the checks would run per
+// iteration); nor is one on buffers.
+// CHECK-LABEL: func.func @linalg_in_loop
+// CHECK-NOT: cf.assert
+// CHECK: scf.for
+func.func @linalg_in_loop(%x: tensor<?xf32>, %n: index) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %x) -> tensor<?xf32> {
+    %y = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : tensor<?xf32>) outs(%acc : tensor<?xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %s = arith.addf %a, %o : f32
+      linalg.yield %s : f32
+    } -> tensor<?xf32>
+    scf.yield %y : tensor<?xf32>
+  }
+  return %r : tensor<?xf32>
+}

@@ -48,6 +48,13 @@ namespace rope {
 /// an absurd static dim (e.g. 2^40) must be a diagnostic, not an
 /// out-of-memory abort. Real models use at most a few hundred.
 inline constexpr int64_t kMaxFrequencyDims = int64_t(1) << 16;
+
+/// The largest inverse frequency a spec may imply, in radians per position.
+/// Unscaled frequencies are at most 1; the phase p·f is reduced in f64,
+/// which resolves it while |p·f| < 2^52, i.e. for positions up to 2^32 at
+/// this bound. Larger ones come from factors near zero (a linear factor of
+/// 1e-300) and rotate by noise.
+inline constexpr double kMaxFrequency = 1048576.0;
 } // namespace rope
 
 namespace rope::detail {

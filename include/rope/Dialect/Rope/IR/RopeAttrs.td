@@ -265,6 +265,11 @@ def Rope_RotarySpecAttr
     ::llvm::LogicalResult verifyForHeadDim(
         ::llvm::function_ref<::mlir::InFlightDiagnostic()> emitError,
         int64_t headDim) const;
+    /// Checks what the spec implies for a head dim (its frequencies at both
+    /// ends of the positions, its attention factor): finite and positive.
+    ::llvm::LogicalResult verifyImpliedNumbers(
+        ::llvm::function_ref<::mlir::InFlightDiagnostic()> emitError,
+        int64_t headDim) const;
     /// Same spec with the direction flipped.
     RotarySpecAttr getInverted() const;
   }];

@@ -34,7 +34,13 @@ def Rope_Dialect : Dialect {
   }];
 }
 
+// Every static shape an op names has a byte size that fits in int64_t: a
+// buffer of it can be addressed (rope/Dialect/Rope/IR/RopeTraits.h).
+def Rope_StaticSizesFit : NativeOpTrait<"StaticSizesFit"> {
+  let cppNamespace = "::mlir::rope";
+}
+
 class Rope_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Rope_Dialect, mnemonic, traits>;
+    : Op<Rope_Dialect, mnemonic, !listconcat([Rope_StaticSizesFit], traits)>;
 
 #endif // ROPE_DIALECT_ROPE_IR_ROPEDIALECT_TD

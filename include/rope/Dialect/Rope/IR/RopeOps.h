@@ -16,6 +16,7 @@
 #include "rope/Dialect/Rope/IR/ExtentRelations.h"
 #include "rope/Dialect/Rope/IR/RopeAttrs.h"
 #include "rope/Dialect/Rope/IR/RopeDialect.h"
+#include "rope/Dialect/Rope/IR/RopeTraits.h"
 
 namespace mlir::rope {
 /// For cos/sin tables of rank `tableRank` applied to an input of rank

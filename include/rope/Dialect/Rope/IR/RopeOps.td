@@ -225,7 +225,8 @@ def Rope_AttentionOp : Rope_Op<"attention", [
     result `[B, Hq, Sq, Dv]`. `Hq` must be a multiple of `Hkv` (GQA/MQA): query
     head `h` reads kv head `h / (Hq / Hkv)`.
 
-    * `scale` defaults to `1/sqrt(D)`.
+    * `scale` defaults to `1/sqrt(D)` (1 for an empty head, D = 0, whose
+      logits are all 0).
     * `mask` broadcasts (trailing-aligned, rank 2 to 4) to `[B, Hq, Sq, Sk]`
       where its extent is a static 1 (a dynamic extent must be the full one):
       `i1` means true = may attend, a float mask is added to the logits.
@@ -315,7 +316,8 @@ def Rope_AttentionOp : Rope_Op<"attention", [
     /// The relations between operand extents this op requires (checked by
     /// the verifier when static, at run time otherwise).
     ::llvm::SmallVector<::mlir::rope::ExtentRelation> getExtentRelations();
-    /// The scale actually applied: the attribute, else 1/sqrt(D).
+    /// The scale actually applied: the attribute, else 1/sqrt(D) (1 when
+    /// D = 0).
     double getEffectiveScale();
     int64_t getHeadDim() { return getQuery().getType().getShape().back(); }
     /// True when a rule reads the positions of queries and keys.

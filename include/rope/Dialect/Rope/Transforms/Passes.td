@@ -224,14 +224,20 @@ def RopeInsertRuntimeChecks : Pass<"rope-insert-runtime-checks"> {
     shaped result is also checked to take at most 2^63 - 1 bytes, so that
     no allocation size wraps. The checks run once per call, not per element.
 
-    Only rope ops are instrumented (upstream's
-    `--generate-runtime-verification` takes them too, with every other op
-    that has the interface). `--rope-lower-to-cpu` and `--rope-lower-to-nvvm`
+    Besides the rope ops, the linalg ops on tensors in a function's body
+    (what a frontend wrote) are instrumented with upstream's checks: every
+    operand extent that a loop reads agrees with the loop's extent (a
+    frontend that types an operand `[B, 1, 64]` where it is `[B, S, 64]`
+    would otherwise make the loops write past it; torch-mlir once did).
+    Other ops are not (upstream's `--generate-runtime-verification` takes
+    every op that has the interface). `--rope-lower-to-cpu` and `--rope-lower-to-nvvm`
     run it first (option `runtime-checks`), and lower the asserts with
     `--rope-lower-runtime-checks`.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::cf::ControlFlowDialect",
+    "::mlir::index::IndexDialect",
     "::mlir::rope::RopeDialect",
     "::mlir::tensor::TensorDialect"
   ];
