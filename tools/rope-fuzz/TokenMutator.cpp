@@ -32,23 +32,21 @@ struct Token {
   size_t begin, size;
 };
 
-constexpr const char *kExtents[] = {"0", "1", "2", "3", "?", "16", "17",
-                                    "64", "129", "9223372036854775807"};
+constexpr const char *kExtents[] = {
+    "0", "1", "2", "3", "?", "16", "17", "64", "129", "9223372036854775807"};
 constexpr const char *kElementTypes[] = {
     "f32", "f16", "bf16", "f64", "f8E4M3FN", "i1",
     "i8",  "i16", "i32",  "i64", "index",    "complex<f32>"};
-constexpr const char *kFloats[] = {"0.0",      "-1.0",     "4.9e-324",
-                                   "1.0e-40",  "1.0e+300", "1.0",
+constexpr const char *kFloats[] = {"0.0",       "-1.0",     "4.9e-324",
+                                   "1.0e-40",   "1.0e+300", "1.0",
                                    "1.0000001", "3.4e+38",  "2.0"};
-constexpr const char *kIntegers[] = {"0",          "1",
-                                     "-1",         "2",
-                                     "3",          "65536",
-                                     "32767",      "2147483647",
-                                     "-2147483648", "9223372036854775807"};
+constexpr const char *kIntegers[] = {
+    "0",     "1",     "-1",         "2",           "3",
+    "65536", "32767", "2147483647", "-2147483648", "9223372036854775807"};
 /// Keywords of the rope ops and attributes followed by an integer.
 constexpr const char *kIntegerKeywords[] = {
-    "dims = ",   "offset = ",      "seq_dim = ",
-    "window = ", "head_dim = ",    "original_max_position_embeddings = ",
+    "dims = ",        "offset = ",       "seq_dim = ",
+    "window = ",      "head_dim = ",     "original_max_position_embeddings = ",
     "num_buckets = ", "max_distance = ", "split-keys="};
 
 bool isShapedTypeStart(StringRef text, size_t at) {
@@ -74,7 +72,8 @@ void collectShapeTokens(StringRef text, llvm::SmallVectorImpl<Token> &extents,
       if (end < text.size() && text[end] == '?')
         ++end;
       else
-        while (end < text.size() && isdigit(static_cast<unsigned char>(text[end])))
+        while (end < text.size() &&
+               isdigit(static_cast<unsigned char>(text[end])))
           ++end;
       if (end == pos || end >= text.size() || text[end] != 'x')
         break;
@@ -125,14 +124,16 @@ void collectFloats(StringRef text, llvm::SmallVectorImpl<Token> &floats) {
 }
 
 /// Integers after one of kIntegerKeywords.
-void collectKeywordIntegers(StringRef text, llvm::SmallVectorImpl<Token> &ints) {
+void collectKeywordIntegers(StringRef text,
+                            llvm::SmallVectorImpl<Token> &ints) {
   for (StringRef kw : kIntegerKeywords) {
     for (size_t at = text.find(kw); at != StringRef::npos;
          at = text.find(kw, at + 1)) {
       size_t begin = at + kw.size(), end = begin;
       if (end < text.size() && text[end] == '-')
         ++end;
-      while (end < text.size() && isdigit(static_cast<unsigned char>(text[end])))
+      while (end < text.size() &&
+             isdigit(static_cast<unsigned char>(text[end])))
         ++end;
       if (end > begin)
         ints.push_back({begin, end - begin});
@@ -173,7 +174,8 @@ bool mlir::rope::fuzz::mutateTokens(std::string &text, unsigned seed) {
       return false;
     // Tokens are collected type by type; sort them for `replace`.
     llvm::sort(tokens, [](Token a, Token b) { return a.begin < b.begin; });
-    StringRef with = extent ? pickFrom(kExtents, rng) : pickFrom(kElementTypes, rng);
+    StringRef with =
+        extent ? pickFrom(kExtents, rng) : pickFrom(kElementTypes, rng);
     replace(text, tokens, rng() % tokens.size(), with, rng() % 2 == 0);
     return true;
   }
