@@ -83,8 +83,10 @@ check-sanitize: setup
 
 # A longer fuzzing run than the bounded one in `check-sanitize`, on the whole
 # seed corpus. The corpus grows in $(FUZZ_DIR)/corpus across runs; crashes
-# land in $(FUZZ_DIR)/artifacts.
+# land in $(FUZZ_DIR)/artifacts. FUZZ_MUTATE=tokens: the token mode
+# (MLIR-aware edits; docs/reliability.md).
 FUZZ_DIR     ?= $(ASAN_BUILD)/fuzz
+FUZZ_MUTATE  ?=
 fuzz: setup
 	cmake -S . -B $(ASAN_BUILD) $(ASAN_FLAGS)
 	cmake --build $(ASAN_BUILD) --target rope-fuzz RopePythonPackage
@@ -92,7 +94,7 @@ fuzz: setup
 	$(PYTHON) tools/rope-fuzz/make-corpus.py $(FUZZ_DIR)/seeds
 	PYTHONPATH=$(abspath $(ASAN_BUILD))/python_packages:$(abspath test/lib/python) $(PYTHON) test/Integration/CPU/differential_random.py \
 	  --emit-seeds $(FUZZ_DIR)/seeds --cases 200
-	@set -o pipefail; $(SANITIZER_ENV) $(ASAN_BUILD)/bin/rope-fuzz $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seeds \
+	@set -o pipefail; $(SANITIZER_ENV) ROPE_FUZZ_MUTATE=$(FUZZ_MUTATE) $(ASAN_BUILD)/bin/rope-fuzz $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seeds \
 	  -dict=tools/rope-fuzz/rope.dict -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 	  -timeout=30 -rss_limit_mb=4096 -print_final_stats=1 \
 	  -artifact_prefix=$(FUZZ_DIR)/artifacts/ 2>&1 | tee $(FUZZ_DIR)/fuzz.log | tail -25
