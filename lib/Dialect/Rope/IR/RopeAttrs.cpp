@@ -319,7 +319,8 @@ LogicalResult LongRopeScalingAttr::verify(
 
 SmallVector<double> LongRopeScalingAttr::getInverseFrequencies(
     double base, int64_t rotaryDims, int64_t maxPosition) const {
-  ArrayRef<double> ext = maxPosition + 1 > getOriginalMaxPositionEmbeddings()
+  // maxPosition + 1 > L_orig, written so that INT64_MAX does not overflow.
+  ArrayRef<double> ext = maxPosition >= getOriginalMaxPositionEmbeddings()
                              ? getLongFactor()
                              : getShortFactor();
   SmallVector<double> freqs = baseFrequencies(base, rotaryDims);
