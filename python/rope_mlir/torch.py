@@ -70,7 +70,6 @@ class GraphReport:
 _REPORTS: list[GraphReport] = []
 _MEMORY: dict[str, object] = {}    # key -> compiled module
 _WARNED: set[str] = set()
-_CHECK_FAILED: set = set()         # graphs whose runtime checks refused a call
 
 
 def reports() -> list[GraphReport]:
@@ -270,7 +269,8 @@ def _merged_runs(before, after):
     return runs if i == len(before) else None
 
 
-_VIEWS = ("view.default", "_unsafe_view.default", "reshape.default")
+_VIEWS = (torch.ops.aten.view.default, torch.ops.aten._unsafe_view.default,
+          torch.ops.aten.reshape.default)
 
 
 def views_as_flatten(gm: torch.fx.GraphModule) -> int:
@@ -284,8 +284,7 @@ def views_as_flatten(gm: torch.fx.GraphModule) -> int:
     corruption of batched `generate`). flatten gives it the dims."""
     count = 0
     for node in list(gm.graph.nodes):
-        if node.op != "call_function" or not any(
-                node.target is getattr(torch.ops.aten, v.split(".")[0]).default for v in _VIEWS):
+        if node.op != "call_function" or node.target not in _VIEWS:
             continue
         source, result = node.args[0], node.meta.get("val")
         before = getattr(source, "meta", {}).get("val")
@@ -602,6 +601,7 @@ class GraphFunction:
         self.floats = [i for i, e in enumerate(self.example_inputs) if _is_lifted_float(e)]
         self.variants: dict[tuple, object] = {}
         self.generic = None
+        self.refused = False  # a call was refused by the compiled checks (warned once)
 
     def __call__(self, *args):
         key = tuple(float(args[i]) for i in self.floats)
@@ -618,8 +618,8 @@ class GraphFunction:
             # touching memory and found the call outside them (a dim it took
             # as static, a relation the frontend assumed): this call runs in
             # PyTorch instead, with one warning per graph.
-            if self.gm not in _CHECK_FAILED:
-                _CHECK_FAILED.add(self.gm)
+            if not self.refused:
+                self.refused = True
                 warnings.warn(f"rope_mlir: a compiled graph refused its inputs, which run in "
                               f"PyTorch instead: {e}", stacklevel=2)
             return self.gm.forward(*args)
