@@ -100,6 +100,55 @@ Value throughAddedConstant(Operation *def, int64_t &offset) {
   return apply.getMapOperands().front();
 }
 
+/// The factor y of `value` = y·c (arith.muli by the constant c, either
+/// side, or an affine.apply of one operand whose map is that operand times
+/// c), through size casts; null otherwise.
+Value factorOfProduct(Value value, int64_t c) {
+  for (unsigned step = 0; step < kMaxViewSteps; ++step) {
+    Operation *def = value.getDefiningOp();
+    if (Value operand = throughSizeCast(def)) {
+      value = operand;
+      continue;
+    }
+    if (isa_and_nonnull<arith::MulIOp>(def)) {
+      APInt k;
+      for (unsigned side : {0u, 1u})
+        if (matchPattern(def->getOperand(side), m_ConstantInt(&k)) &&
+            k.getSExtValue() == c)
+          return def->getOperand(1 - side);
+      return {};
+    }
+    auto apply = dyn_cast_or_null<affine::AffineApplyOp>(def);
+    if (!apply || apply.getMapOperands().size() != 1)
+      return {};
+    AffineMap map = apply.getAffineMap();
+    AffineExpr input = map.getNumDims()
+                           ? getAffineDimExpr(0, def->getContext())
+                           : getAffineSymbolExpr(0, def->getContext());
+    if (map.getResult(0) != input * c)
+      return {};
+    return apply.getMapOperands().front();
+  }
+  return {};
+}
+
+/// For `(y·c) / c` (arith.divsi, divui, floordivsi or ceildivsi of a
+/// product by the same constant c > 0: exact, sizes never wrap): y, as
+/// torch-mlir spells a batch B back out of the B·H it collapsed. Null for
+/// other ops.
+Value throughExactQuotient(Operation *def) {
+  if (!isa_and_nonnull<arith::DivSIOp, arith::DivUIOp, arith::FloorDivSIOp,
+                       arith::CeilDivSIOp>(def))
+    return {};
+  Type type = def->getResult(0).getType();
+  APInt c;
+  if ((!type.isIndex() && !type.isInteger(64)) ||
+      !matchPattern(def->getOperand(1), m_ConstantInt(&c)) ||
+      !c.isStrictlyPositive())
+    return {};
+  return factorOfProduct(def->getOperand(0), c.getSExtValue());
+}
+
 /// `size` plus `delta`.
 Size plus(Size size, int64_t delta) {
   if (size.isConstant())
@@ -226,6 +275,10 @@ Size sizeOfValue(Value value, SameShapeOperand sameShape) {
       continue;
     }
     if (Value operand = throughAddedConstant(def, offset)) {
+      value = operand;
+      continue;
+    }
+    if (Value operand = throughExactQuotient(def)) {
       value = operand;
       continue;
     }

@@ -115,8 +115,8 @@ struct DistanceRule {
 std::optional<MaskRule>
 evaluateMaskRule(Term mask, int64_t n, int64_t sq, int64_t sk,
                  function_ref<std::optional<bool>(double)> hides) {
-  if (ShapedType::isDynamic(sq) || ShapedType::isDynamic(sk) ||
-      n * sq * sk > kMaxEvaluatedMaskElements)
+  if (ShapedType::isDynamic(n) || ShapedType::isDynamic(sq) ||
+      ShapedType::isDynamic(sk) || n * sq * sk > kMaxEvaluatedMaskElements)
     return std::nullopt;
   MLIRContext *ctx = mask.map.getContext();
   int64_t offset = sk - sq;

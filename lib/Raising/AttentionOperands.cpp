@@ -35,17 +35,49 @@ AffineExpr kvHeadOf(AffineExpr h, int64_t heads, int64_t hkv) {
   return h.floorDiv(heads / hkv);
 }
 
+/// The product of the divisors (floordiv, ceildiv and mod by constants)
+/// in `e`, saturating at `limit`: a quasi-affine function of one index n is
+/// a linear function plus one periodic in n with a period that divides it.
+int64_t divisorProduct(AffineExpr e, int64_t limit) {
+  int64_t product = 1;
+  e.walk([&](AffineExpr sub) {
+    auto binary = dyn_cast<AffineBinaryOpExpr>(sub);
+    if (!binary || binary.getKind() == AffineExprKind::Add ||
+        binary.getKind() == AffineExprKind::Mul)
+      return;
+    auto divisor = dyn_cast<AffineConstantExpr>(binary.getRHS());
+    int64_t d = divisor ? std::abs(divisor.getValue()) : limit;
+    product = d != 0 && product <= limit / std::max<int64_t>(d, 1)
+                  ? product * std::max<int64_t>(d, 1)
+                  : limit;
+  });
+  return std::min(product, limit);
+}
+
 /// Whether index expressions `a` and `b` agree at every point: the same
 /// expression, or functions of the batch·head index n alone that agree at
 /// each of its `nExtent` values. A collapse of [B, H] followed by an expand
 /// (GQA's repeat, with batch > 1) spells (b, h) as `n floordiv H`,
 /// `(n mod H) floordiv G`, ... in forms the simplifier does not unify.
+/// At a dynamic extent (a dynamic batch) they must agree at every n ≥ 0:
+/// a − b is a linear function plus a periodic one whose period P divides
+/// the product of the divisors of both, so agreeing at 0 .. 2P − 1 (two
+/// periods: the linear part's slope is 0, then its periodic part too) is
+/// agreeing everywhere.
 bool sameIndex(AffineExpr a, AffineExpr b, int64_t nExtent) {
   if (a == b)
     return true;
   for (unsigned k = 0; k < kNumDims; ++k)
     if (k != kN && (a.isFunctionOfDim(k) || b.isFunctionOfDim(k)))
       return false;
+  if (ShapedType::isDynamic(nExtent)) {
+    constexpr int64_t kMaxPeriod = int64_t(1) << 12;
+    int64_t period = divisorProduct(a, kMaxPeriod);
+    period = std::min(kMaxPeriod, period * divisorProduct(b, kMaxPeriod));
+    if (period >= kMaxPeriod)
+      return false;
+    nExtent = 2 * period;
+  }
   MLIRContext *ctx = a.getContext();
   SmallVector<AffineExpr> dims;
   for (unsigned k = 0; k < kNumDims; ++k)
@@ -211,9 +243,10 @@ raising::findKeyValue(Term keyTerm, Term valueTerm, int64_t batch, AffineExpr b,
     if (heads % hkv != 0)
       continue;
     AffineExpr kvHead = kvHeadOf(h, heads, hkv);
-    key = findOperand(keyTerm, {b, kvHead, j, d}, batch * heads, ownLengths);
-    value =
-        findOperand(valueTerm, {b, kvHead, j, e}, batch * heads, ownLengths);
+    key = findOperand(keyTerm, {b, kvHead, j, d}, batchHeadExtent(batch, heads),
+                      ownLengths);
+    value = findOperand(valueTerm, {b, kvHead, j, e},
+                        batchHeadExtent(batch, heads), ownLengths);
     if (!key || !value || key.getDimSize(1) != hkv ||
         value.getDimSize(1) != hkv)
       key = value = OperandRead();

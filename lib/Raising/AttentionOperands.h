@@ -41,6 +41,11 @@ inline AffineExpr dimExpr(MLIRContext *ctx, AttentionDim dim) {
   return getAffineDimExpr(dim, ctx);
 }
 
+/// The extent of n for `batch` batches (dynamic or not) of `heads` heads.
+inline int64_t batchHeadExtent(int64_t batch, int64_t heads) {
+  return ShapedType::isDynamic(batch) ? ShapedType::kDynamic : batch * heads;
+}
+
 /// The deepest tensor along the views `t` reads through (not into a linalg
 /// body's computation) that `accepts` the term it is read by: a frontend's
 /// Q, K, V or mask in the layout attention wants, however many transposes
@@ -80,7 +85,8 @@ struct OperandRead {
 /// rotates K as [B, S, H, D] and transposes it straight into Kᵀ). A tensor
 /// of lower rank stands for the trailing indices when the leading ones are
 /// unit (a 2-D [S, D] of one head). `nExtent` is the extent of n, over
-/// which indices of n alone are compared point by point.
+/// which indices of n alone are compared point by point (dynamic: at every
+/// n).
 OperandRead findOperand(analysis::Term t, ArrayRef<AffineExpr> expected,
                         int64_t nExtent, analysis::ViewOptions options);
 

@@ -572,8 +572,9 @@ LogicalResult raiseAttention(PatternRewriter &rewriter, Operation *root,
   };
 
   // Q, K and V, with the kv heads that their reads reveal (GQA).
-  OperandRead query = findOperand(chain.scores.query, {b, h, i, d},
-                                  batch * heads, /*options=*/{});
+  int64_t nExtent = batchHeadExtent(batch, heads);
+  OperandRead query =
+      findOperand(chain.scores.query, {b, h, i, d}, nExtent, /*options=*/{});
   if (!query)
     return miss("Q is not read as [B, H, S, D]");
   Type elementType = outType.getElementType();
@@ -607,18 +608,25 @@ LogicalResult raiseAttention(PatternRewriter &rewriter, Operation *root,
       (ShapedType::isDynamic(sq) || ShapedType::isDynamic(sk)) &&
       query.getSize(2) != key.getSize(2);
   // And Q's length is the output's rows (the root's dim before the head
-  // dim), which the types alone cannot say at a dynamic length.
+  // dim), which the types alone cannot say at a dynamic length; nor, at a
+  // dynamic batch, that Q is of the output's batch. K and V are read at
+  // Q's batch index; that they have Q's batch, as rope.attention requires,
+  // its run-time check says (a decode step's cache is an argument of its
+  // own dynamic batch, which no size in the program relates to Q's).
+  Value out = root->getResult(0);
   if (ShapedType::isDynamic(sq)) {
-    Value out = root->getResult(0);
     int64_t rows = cast<RankedTensorType>(out.getType()).getRank() - 2;
     if (query.getSize(2) != analysis::sizeOfDim(out, rows))
       return miss("the query length is dynamic and not known to be the "
                   "output's");
   }
+  if (ShapedType::isDynamic(batch) &&
+      query.getSize(0) != analysis::sizeOfDim(out, 0))
+    return miss("the batch is dynamic and not known to be Q's");
 
   MaskRule rule;
   if (failed(matchMaskRule(chain.additiveMasks, chain.selectMask, {b, h, i, j},
-                           batch * heads, sq, sk, rule, miss)))
+                           nExtent, sq, sk, rule, miss)))
     return failure();
   if (lengthsUnknown && (rule.causal || rule.window))
     return miss("the query and key lengths are dynamic and not known to be "
@@ -631,13 +639,16 @@ LogicalResult raiseAttention(PatternRewriter &rewriter, Operation *root,
 }
 
 /// Whether `source` -> `result` splits the leading dim of a batched product
-/// [B·H, S, D] into [B, H, S, D] (B, H and D static; S may be dynamic).
+/// [B·H, S, D] into [B, H, S, D] (H and D static; S may be dynamic, and so
+/// may B: Dynamo's dynamic batch, both B·H and B dynamic).
 bool splitsBatchHead(RankedTensorType source, RankedTensorType result) {
-  return source.getRank() == 3 && result.getRank() == 4 &&
-         !source.isDynamicDim(0) && !source.isDynamicDim(2) &&
-         !result.isDynamicDim(0) && !result.isDynamicDim(1) &&
-         source.getDimSize(0) == result.getDimSize(0) * result.getDimSize(1) &&
-         source.getShape().drop_front() == result.getShape().drop_front(2);
+  if (source.getRank() != 3 || result.getRank() != 4 ||
+      source.isDynamicDim(2) || result.isDynamicDim(1) ||
+      source.getShape().drop_front() != result.getShape().drop_front(2) ||
+      source.isDynamicDim(0) != result.isDynamicDim(0))
+    return false;
+  return source.isDynamicDim(0) ||
+         source.getDimSize(0) == result.getDimSize(0) * result.getDimSize(1);
 }
 
 /// The [B·H, Sq, Dv] -> [B, H, Sq, Dv] reshape of a batched P·V product

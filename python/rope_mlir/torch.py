@@ -244,69 +244,223 @@ def tensor_arguments(gm: torch.fx.GraphModule, example_inputs) -> ArgumentPlan:
     return plan
 
 
+def _simplified(expr):
+    """`expr` (a size of Dynamo's, in its sympy functions) simplified over
+    positive integer symbols: Dynamo gives one symbol to sizes that were
+    equal when it traced (a batch of 2 prompts of 2 tokens: B = S = s0), and
+    then writes the heads of a view [B, S, 16] -> [B, S, -1, 8] as
+    (2·s0·((s0²)//s0))//(s0²), which is 2. Its FloorDiv and Mod do not
+    simplify on their own; as floor and Mod of positive integers they do."""
+    import sympy
+    from torch.utils._sympy.functions import FloorDiv, Mod
+    if not expr.free_symbols:
+        return expr
+    positive = {x: sympy.Symbol(x.name, integer=True, positive=True) for x in expr.free_symbols}
+    back = {v: k for k, v in positive.items()}
+    e = expr.xreplace(positive)
+    e = e.replace(lambda x: isinstance(x, FloorDiv), lambda x: sympy.floor(x.args[0] / x.args[1]))
+    e = e.replace(lambda x: isinstance(x, Mod), lambda x: sympy.Mod(*x.args))
+    return sympy.expand(sympy.simplify(e)).xreplace(back)
+
+
 def _size_expr(size):
-    """A dim as a sympy expression (an int as an Integer)."""
+    """A dim as a sympy expression (an int as an Integer), simplified."""
     import sympy
-    return sympy.expand(size.node.expr) if isinstance(size, torch.SymInt) else sympy.Integer(size)
+    if isinstance(size, torch.SymInt):
+        return _simplified(size.node.expr)
+    return sympy.Integer(size)
 
 
-def _merged_runs(before, after):
-    """For a view from shape `before` to `after` that only merges runs of
-    consecutive dims (each dim of `after` the product of one run of `before`,
-    in order), the runs [(start, end)] of more than one dim; None for any
-    other view. Sizes are compared as expressions, so no guard is added."""
-    import sympy
-    runs, i = [], 0
-    for size in after:
-        target, start, product = _size_expr(size), i, sympy.Integer(1)
-        while i < len(before) and (i == start or sympy.expand(product - target) != 0):
-            product = sympy.expand(product * _size_expr(before[i]))
-            i += 1
-        if sympy.expand(product - target) != 0:
+def _static_or_symbolic(size):
+    """`size` as an int where its expression is a constant, else itself."""
+    if isinstance(size, torch.SymInt):
+        expr = _size_expr(size)
+        if expr.is_Integer:
+            return int(expr)
+    return size
+
+
+def _statically_typed(val):
+    """A fake tensor like `val` (or a tuple of them) with its constant
+    sizes static; None when nothing changes."""
+    if isinstance(val, (tuple, list)):
+        typed = [_statically_typed(v) for v in val]
+        if all(t is None for t in typed):
             return None
-        if i - start > 1:
-            runs.append((start, i - 1))
-    return runs if i == len(before) else None
+        return type(val)(v if t is None else t for v, t in zip(val, typed))
+    if not isinstance(val, torch.Tensor) or not hasattr(val, "fake_mode"):
+        return None
+    shape = [_static_or_symbolic(d) for d in val.shape]
+    if not any(isinstance(d, int) and isinstance(v, torch.SymInt)
+               for d, v in zip(shape, val.shape)):
+        return None
+    with val.fake_mode:
+        return torch.empty(shape, dtype=val.dtype, device=val.device)
+
+
+def static_extents(gm: torch.fx.GraphModule) -> int:
+    """Gives the sizes that Dynamo left symbolic but that are constants
+    (_simplified) their values: integer nodes are replaced by the constant,
+    tensors are typed with it (torch-mlir types a symbolic dim `?`, and the
+    raising wants static heads). Returns how many nodes changed."""
+    count = 0
+    for node in list(gm.graph.nodes):
+        val = node.meta.get("val")
+        if isinstance(val, torch.SymInt) and node.op == "call_function":
+            static = _static_or_symbolic(val)
+            if isinstance(static, int):
+                node.replace_all_uses_with(static)
+                gm.graph.erase_node(node)
+                count += 1
+        elif isinstance(val, (torch.Tensor, tuple, list)):
+            typed = _statically_typed(val)
+            if typed is not None:
+                node.meta["val"] = typed
+                if isinstance(typed, torch.Tensor) and "tensor_meta" in node.meta:
+                    # The importer types a value by its tensor_meta first.
+                    from torch.fx.passes.shape_prop import _extract_tensor_metadata
+                    node.meta["tensor_meta"] = _extract_tensor_metadata(typed)
+                count += 1
+    if count:
+        gm.graph.lint()
+        gm.recompile()
+    return count
+
+
+def _view_groups(before, after):
+    """For a view from shape `before` to `after`, the shortest runs that
+    correspond: [((i, i2), (j, j2))] with the product of before[i:i2] equal
+    to that of after[j:j2] (compared as expressions: no guard), covering
+    both shapes in order; static unit dims join the run before them (or,
+    leading, the first run). None when the shapes do not split so (a view
+    that moves elements across such runs)."""
+    import sympy
+    b = [_size_expr(s) for s in before]
+    a = [_size_expr(s) for s in after]
+
+    def product(sizes):
+        return sympy.expand(sympy.Mul(*sizes)) if sizes else sympy.Integer(1)
+
+    groups, i, j = [], 0, 0
+    while i < len(b) or j < len(a):
+        found = None
+        for total in range(2, len(b) - i + len(a) - j + 1):
+            for n in range(1, total):
+                m = total - n
+                if i + n <= len(b) and j + m <= len(a) and \
+                        sympy.expand(product(b[i:i + n]) - product(a[j:j + m])) == 0:
+                    found = (n, m)
+                    break
+            if found:
+                break
+        if found is None:
+            # Only unit dims left on one side: they join the last run.
+            if groups and all(s == 1 for s in b[i:]) and all(s == 1 for s in a[j:]):
+                (gi, _), (gj, _) = groups[-1]
+                groups[-1] = ((gi, len(b)), (gj, len(a)))
+                return groups
+            return None
+        n, m = found
+        groups.append(((i, i + n), (j, j + m)))
+        i, j = i + n, j + m
+    return groups
 
 
 _VIEWS = (torch.ops.aten.view.default, torch.ops.aten._unsafe_view.default,
           torch.ops.aten.reshape.default)
 
 
-def views_as_flatten(gm: torch.fx.GraphModule) -> int:
-    """Rewrites each view of symbolic sizes that only merges consecutive
-    dims ([B, S, 64] to [B·S, 64]) as aten.flatten of those dims; returns
-    how many. torch-mlir (20251130) lowers such a view by matching its
-    sizes to the input's dims and, when the sizes are not the input's own
-    (B·S read from the token ids), merges the wrong dims: it collapses
-    [B, S, 64] as [[0], [1, 2]], i.e. as if S were 1, and types the
-    producers [B, 1, 64], which then write S rows into one (the heap
-    corruption of batched `generate`). flatten gives it the dims."""
+def _same_shape(x, y):
+    return len(x) == len(y) and all(_size_expr(p) == _size_expr(q) for p, q in zip(x, y))
+
+
+def _split_sizes(node, after, j, j2):
+    """The sizes of after[j:j2] for aten.unflatten: the static ones, -1 for
+    the one symbolic size of a run that has one (torch-mlir then lowers the
+    split to an expand_shape; given the size as a value, to a
+    tensor.reshape of computed sizes), else the view's own size operands.
+    None when the view does not name them."""
+    static = [_static_or_symbolic(after[k]) for k in range(j, j2)]
+    symbolic = [k for k, d in enumerate(static) if not isinstance(d, int)]
+    if len(symbolic) <= 1:
+        return [-1 if k in symbolic else d for k, d in enumerate(static)]
+    shape = node.args[1] if len(node.args) > 1 else None
+    if not isinstance(shape, (list, tuple)) or len(shape) != len(after):
+        return None
+    # A -1 among them (the view's own inferred size) is unflatten's too.
+    return [d if isinstance(d, int) else shape[j + k] for k, d in enumerate(static)]
+
+
+def _as_flatten_unflatten(gm, node, source, before, after) -> bool:
+    """Replaces the view `node` by the aten.flatten and aten.unflatten of
+    its runs (_view_groups); False when the view is not so."""
+    groups = _view_groups(tuple(before.shape), tuple(after.shape))
+    if groups is None:
+        return False
+    splits = {g: _split_sizes(node, after.shape, *g[1]) for g in groups if g[1][1] - g[1][0] > 1}
+    if any(sizes is None for sizes in splits.values()):
+        return False
+    value, val = source, before
+    with gm.graph.inserting_before(node):
+        # From the last run back, so that the earlier runs keep their dims.
+        for group in reversed(groups):
+            (i, i2), (j, j2) = group
+            if i2 - i > 1:
+                value = gm.graph.call_function(torch.ops.aten.flatten.using_ints,
+                                               (value, i, i2 - 1))
+                with before.fake_mode:
+                    val = torch.ops.aten.flatten.using_ints(val, i, i2 - 1)
+                value.meta["val"] = val
+            if j2 - j > 1:
+                value = gm.graph.call_function(torch.ops.aten.unflatten.int,
+                                               (value, i, splits[group]))
+                with before.fake_mode:
+                    val = torch.ops.aten.unflatten.int(
+                        val, i, [_static_or_symbolic(d) for d in after.shape[j:j2]])
+                value.meta["val"] = val
+    node.replace_all_uses_with(value)
+    gm.graph.erase_node(node)
+    return True
+
+
+def simplify_views(gm: torch.fx.GraphModule) -> int:
+    """Rewrites the views and expands of symbolic sizes into the ops whose
+    lowering keeps the dims apart; returns how many it rewrote.
+
+    torch-mlir (20251130) lowers `aten.view` with symbolic sizes by matching
+    the sizes it is given to the input's dims, and when they are not the
+    input's own it either merges the wrong dims (it once collapsed
+    [B, S, 64] to [B·S, 64] as [[0], [1, 2]], as if S were 1, and typed the
+    producers [B, 1, 64], which then wrote S rows into one: the heap
+    corruption of batched `generate`) or falls back to `tensor.reshape` of
+    computed sizes, which nothing downstream can read as a map of dims (so
+    the attention behind it is not raised). A view that merges and splits
+    runs of consecutive dims is exactly an aten.flatten of each merged run
+    and an aten.unflatten of each split one, which torch-mlir lowers to
+    collapse_shape and expand_shape of the dims they name. An expand to the
+    input's own shape (SDPA's decomposition expands Q, K, V and the
+    probabilities to the shapes they have) is the input: torch-mlir cannot
+    tell that it broadcasts nothing and gathers each element by a select on
+    every dim's size."""
     count = 0
     for node in list(gm.graph.nodes):
-        if node.op != "call_function" or node.target not in _VIEWS:
+        if node.op != "call_function":
             continue
-        source, result = node.args[0], node.meta.get("val")
+        source, result = node.args[0] if node.args else None, node.meta.get("val")
         before = getattr(source, "meta", {}).get("val")
         if not isinstance(before, torch.Tensor) or not isinstance(result, torch.Tensor):
             continue
-        if not any(isinstance(d, torch.SymInt) for d in before.shape):
+        if not any(isinstance(d, torch.SymInt) for d in (*before.shape, *result.shape)):
             continue
-        runs = _merged_runs(tuple(before.shape), tuple(result.shape))
-        if not runs:
-            continue
-        value, val = source, before
-        with gm.graph.inserting_before(node):
-            # From the last run back, so that the earlier runs keep their dims.
-            for start, end in reversed(runs):
-                value = gm.graph.call_function(torch.ops.aten.flatten.using_ints,
-                                               (value, start, end))
-                with before.fake_mode:
-                    val = torch.ops.aten.flatten.using_ints(val, start, end)
-                value.meta["val"] = val
-        node.replace_all_uses_with(value)
-        gm.graph.erase_node(node)
-        count += 1
+        if node.target is torch.ops.aten.expand.default and \
+                _same_shape(before.shape, result.shape):
+            node.replace_all_uses_with(source)
+            gm.graph.erase_node(node)
+            count += 1
+        elif node.target in _VIEWS and _as_flatten_unflatten(gm, node, source, before, result):
+            count += 1
+    # The new nodes' constant sizes static as the others' (static_extents).
+    count += static_extents(gm)
     if count:
         gm.graph.lint()
         gm.recompile()
@@ -341,11 +495,13 @@ def _import(gm: torch.fx.GraphModule) -> str:
 
     context.attach_diagnostic_handler(collect)
     try:
-        # aten.flatten legal: lowered as it is (a collapse of the dims it
-        # names), not decomposed into a view (views_as_flatten says why).
+        # aten.flatten and aten.unflatten legal: lowered as they are (a
+        # collapse or an expansion of the dims they name), not decomposed
+        # into views (simplify_views says why).
         text = str(fx.stateless_fx_import(gm, output_type="linalg-on-tensors",
                                           fx_importer=FxImporter(context=context),
-                                          backend_legal_ops=["aten.flatten.using_ints"]))
+                                          backend_legal_ops=["aten.flatten.using_ints",
+                                                             "aten.unflatten.int"]))
     except Exception as e:  # noqa: BLE001 - whatever the importer says, PyTorch runs it
         raise Unsupported(_import_failure("\n".join(diagnostics) + "\n" + str(e)) or
                           f"torch-mlir's import failed ({type(e).__name__}: "
@@ -634,7 +790,8 @@ class GraphFunction:
             if not outputs[0]:
                 raise Unsupported("the graph returns no tensor")
             plan = tensor_arguments(gm, self.example_inputs)
-            views_as_flatten(gm)
+            static_extents(gm)
+            simplify_views(gm)
             module = compile_graph(gm, self.options, report)
         except Unsupported as e:
             report.seconds = time.perf_counter() - start

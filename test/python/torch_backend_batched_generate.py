@@ -1,6 +1,8 @@
 # REQUIRES: torch
-# The sanitizer suite runs Llama alone (its compiler is the instrumented one).
-# RUN: %if asan %{ env ROPE_BATCHED_MODELS=llama %} %else %{ env %} ROPE_MLIR_CACHE_DIR=%t.cache %torch_python %s | FileCheck %s %if asan %{ --check-prefix=ASAN %} %else %{ --check-prefixes=CHECK,ASAN %}
+# Here with dynamic=True; torch_backend_batched_generate_static.test runs it
+# with dynamic=False (two files: lit runs them side by side). The sanitizer
+# suite runs Llama 3.1 alone, both ways (its compiler is the instrumented one).
+# RUN: %if asan %{ env ROPE_BATCHED_MODELS=llama3.1 ROPE_BATCHED_DYNAMIC=1,0 %} %else %{ env ROPE_BATCHED_DYNAMIC=1 %} ROPE_MLIR_CACHE_DIR=%t.cache %torch_python %s | FileCheck %s %if asan %{ --check-prefixes=ASAN,COMMON %} %else %{ --check-prefixes=DYNAMIC,COMMON %}
 """Batched `generate` through `torch.compile(backend="rope_mlir")`: several
 prompts in one batch, as Hugging Face's `generate` is used in practice.
 
@@ -10,21 +12,23 @@ torch-mlir lowered the view `[B, S, 64] -> [B·S, 64]` (whose size B·S it
 read from the token ids, not from the viewed tensor) as a collapse of the
 wrong dims and typed the hidden states `[B, 1, 64]`, so the RMS norm wrote S
 rows into a buffer of one. The backend now gives torch-mlir such views as
-`aten.flatten` (`views_as_flatten`), and every linalg op a frontend wrote
-checks its extents at run time (`rope-insert-runtime-checks`), so a wrongly
-typed operand is a `RuntimeCheckError`, never an out-of-bounds write.
+`aten.flatten` and `aten.unflatten` of the dims they merge and split
+(`simplify_views`), and every linalg op a frontend wrote checks its extents
+at run time (`rope-insert-runtime-checks`), so a wrongly typed operand is a
+`RuntimeCheckError`, never an out-of-bounds write.
 
-For Llama (`dynamic=True` and `False`), Qwen3 and Cohere (`dynamic=True`;
-tiny random configs, one layer, head dim 16, GQA 4/2): batches of 2 and 3
-prompts, of equal length and left-padded to one (with their
-`attention_mask`, as Hugging Face batches prompts of different lengths):
+For every family of torch_backend_generate.py, and Qwen3 and Cohere (tiny
+random configs, one layer, two for Gemma 2; head dim 16, GQA 4/2), with
+`dynamic=True` and `dynamic=False`: batches of 2 and 3 prompts, of equal
+length and left-padded to one (with their `attention_mask`, as Hugging Face
+batches prompts of different lengths):
 
 * the tokens are eager PyTorch's, exactly;
 * every graph was compiled (a fallback to PyTorch warns: an error here);
-* the decode graphs raised their attention to rope.attention.
-
-A prefill with a batch above 1 is compiled, but its attention (Hugging
-Face's masked SDPA, `_safe_softmax`) is not raised yet; that is printed.
+* every graph raised each layer's attention to rope.attention (the prefill
+  graphs with a dynamic batch too: Hugging Face's masked SDPA, its causal
+  mask and'ed with the padding mask, and `_safe_softmax`), and each
+  prefill graph folded the rotation of Q into it.
 
 Then a compiled graph is called, through the backend's own callable, with
 an extent it was not compiled for: it raises RuntimeCheckError.
@@ -34,48 +38,17 @@ import os
 import warnings
 
 import torch
-import transformers
 
 import rope_mlir.torch as rt
+import tiny_decoders as D
 from rope_mlir import compiler
 from rope_mlir.errors import RuntimeCheckError
 
 NEW_TOKENS = 4
-_COMMON = dict(hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
-               intermediate_size=128, vocab_size=256, num_hidden_layers=1,
-               max_position_embeddings=256, bos_token_id=None, eos_token_id=None,
-               pad_token_id=0, tie_word_embeddings=False)
-MODELS = {
-    "llama": (transformers.LlamaConfig, transformers.LlamaForCausalLM),
-    "qwen3": (transformers.Qwen3Config, transformers.Qwen3ForCausalLM),
-    "cohere": (transformers.CohereConfig, transformers.CohereForCausalLM),
-}
+LAYERS = {"gemma2": 2}  # else 1
 # (batch, left padding of each prompt: None for equal lengths, no mask)
 BATCHES = [(2, None), (3, [0, 3, 1])]
-
-
-def build(family):
-    config_cls, model_cls = MODELS[family]
-    config = config_cls(**_COMMON)
-    config._attn_implementation = "sdpa"
-    torch.manual_seed(0)
-    model = model_cls(config).eval()
-    with torch.no_grad():  # clear greedy choices (see torch_backend_generate.py)
-        for p in model.parameters():
-            if p.dim() >= 2:
-                p.normal_(0.0, 0.2)
-    return model
-
-
-def inputs(batch, padding, g):
-    ids = torch.randint(1, 256, (batch, 9), generator=g)
-    if padding is None:
-        return {"input_ids": ids}
-    mask = torch.ones_like(ids)
-    for row, pad in enumerate(padding):
-        ids[row, :pad] = 0
-        mask[row, :pad] = 0
-    return {"input_ids": ids, "attention_mask": mask}
+FAMILIES = ("llama3.1", "qwen2", "mistral", "gemma2", "phi3", "qwen3", "cohere")
 
 
 def generate(model, kwargs):
@@ -84,9 +57,10 @@ def generate(model, kwargs):
 
 
 def check(family, dynamic):
-    model = build(family)
+    layers = LAYERS.get(family, 1)
+    model = D.build(family, layers=layers)
     g = torch.Generator().manual_seed(2)
-    cases = [(b, pad, inputs(b, pad, g)) for b, pad in BATCHES]
+    cases = [(b, pad, D.prompts(b, 9, pad, g)) for b, pad in BATCHES]
     eager = [generate(model, kw) for _, _, kw in cases]
     rt.clear_reports()
     model.compile(backend="rope_mlir", dynamic=dynamic)
@@ -97,11 +71,13 @@ def check(family, dynamic):
         assert torch.equal(e, c), f"{family} B={b} padding={pad}: {c.tolist()} != {e.tolist()}"
     graphs = rt.reports()
     assert graphs and all(r.compiled for r in graphs), [r.fallback for r in graphs]
-    decode = [r for r in graphs if r.attentions]
-    assert decode, f"{family}: no graph raised its attention: {graphs}"
+    assert all(r.attentions == layers for r in graphs), \
+        f"{family}: rope.attention per graph {[r.attentions for r in graphs]}, {layers} expected"
+    # A prefill graph is the one whose attention had the rotation of Q to fold.
+    assert any(r.folded == layers for r in graphs), [r.folded for r in graphs]
     print(f"PASS {family} dynamic={dynamic}: {len(graphs)} graphs compiled, tokens equal for "
           f"batches {[b for b, _ in BATCHES]} (padded and not); rope.attention per graph: "
-          f"{[r.attentions for r in graphs]}")
+          f"{[r.attentions for r in graphs]}, folded: {[r.folded for r in graphs]}")
     torch._dynamo.reset()
 
 
@@ -133,7 +109,7 @@ def check_refused_extents(dynamic):
         recorded.append(Recording(graph, example_inputs))
         return recorded[-1]
 
-    model = build("llama")
+    model = D.build("llama")
     fn = torch.compile(model, dynamic=dynamic, backend=aot_autograd(
         fw_compiler=forward, decompositions=get_decomposition_table()))
     with torch.no_grad():
@@ -153,19 +129,31 @@ def check_refused_extents(dynamic):
     torch._dynamo.reset()
 
 
-CASES = [("llama", True), ("llama", False), ("qwen3", True), ("cohere", True)]
-FAMILIES = os.environ.get("ROPE_BATCHED_MODELS", ",".join(MODELS)).split(",")
-for family, dynamic in CASES:
-    if family in FAMILIES:
+SELECTED = os.environ.get("ROPE_BATCHED_MODELS", ",".join(FAMILIES)).split(",")
+MODES = [m == "1" for m in os.environ.get("ROPE_BATCHED_DYNAMIC", "1,0").split(",")]
+for dynamic in MODES:
+    for family in SELECTED:
         check(family, dynamic)
 check_refused_extents(dynamic=False)
 check_refused_extents(dynamic=True)
 print("done")
 
-# ASAN: PASS llama dynamic=True:
-# ASAN: PASS llama dynamic=False:
-# CHECK: PASS qwen3 dynamic=True:
-# CHECK: PASS cohere dynamic=True:
-# ASAN: PASS refused extent dynamic=False:
-# ASAN: PASS refused extent dynamic=True:
-# ASAN: done
+# DYNAMIC: PASS llama3.1 dynamic=True:
+# DYNAMIC: PASS qwen2 dynamic=True:
+# DYNAMIC: PASS mistral dynamic=True:
+# DYNAMIC: PASS gemma2 dynamic=True:
+# DYNAMIC: PASS phi3 dynamic=True:
+# DYNAMIC: PASS qwen3 dynamic=True:
+# DYNAMIC: PASS cohere dynamic=True:
+# STATIC: PASS llama3.1 dynamic=False:
+# STATIC: PASS qwen2 dynamic=False:
+# STATIC: PASS mistral dynamic=False:
+# STATIC: PASS gemma2 dynamic=False:
+# STATIC: PASS phi3 dynamic=False:
+# STATIC: PASS qwen3 dynamic=False:
+# STATIC: PASS cohere dynamic=False:
+# ASAN: PASS llama3.1 dynamic=True:
+# ASAN: PASS llama3.1 dynamic=False:
+# COMMON: PASS refused extent dynamic=False:
+# COMMON: PASS refused extent dynamic=True:
+# COMMON: done

@@ -36,66 +36,19 @@ layers): what the test checks of them is the family's own attention.
 import warnings
 
 import torch
-import transformers
 
 import rope_mlir.torch as rt
+import tiny_decoders as D
 
 RTOL = 1e-4
 NEW_TOKENS = 16
 PROMPTS = (7, 23)  # prompt lengths: the second is past Mistral's and Gemma 2's windows
 LAYERS = {"gemma2": 2}  # else 1 (see above)
-
-_COMMON = dict(hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
-               intermediate_size=128, vocab_size=256,
-               bos_token_id=None, eos_token_id=None, pad_token_id=0, tie_word_embeddings=False)
-
-# family: (config class, model class, config)
-MODELS = {
-    # Llama 3.1: llama3 frequency scaling (original context 64: its bands fall among
-    # head dim 16's frequencies), GQA 4/2.
-    "llama3.1": (transformers.LlamaConfig, transformers.LlamaForCausalLM, dict(
-        max_position_embeddings=512,
-        rope_parameters={"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0,
-                         "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-                         "original_max_position_embeddings": 64})),
-    # Qwen2: q/k/v biases, theta 1e6.
-    "qwen2": (transformers.Qwen2Config, transformers.Qwen2ForCausalLM, dict(
-        max_position_embeddings=512,
-        rope_parameters={"rope_type": "default", "rope_theta": 1000000.0})),
-    # Mistral: sliding window 8 (the second prompt and the decode steps pass it).
-    "mistral": (transformers.MistralConfig, transformers.MistralForCausalLM, dict(
-        max_position_embeddings=512, sliding_window=8,
-        rope_parameters={"rope_type": "default", "rope_theta": 1000000.0})),
-    # Gemma 2: alternating sliding (window 8) and global layers, logit soft-capping,
-    # query_pre_attn_scalar scale, final logit soft-capping.
-    "gemma2": (transformers.Gemma2Config, transformers.Gemma2ForCausalLM, dict(
-        max_position_embeddings=512, sliding_window=8, query_pre_attn_scalar=24,
-        attn_logit_softcapping=2.0, final_logit_softcapping=30.0,
-        rope_parameters={"rope_type": "default", "rope_theta": 10000.0})),
-    # Phi-3: fused qkv and gate/up projections, longrope (short factors: the whole
-    # run stays within the original context of 64).
-    "phi3": (transformers.Phi3Config, transformers.Phi3ForCausalLM, dict(
-        max_position_embeddings=256, original_max_position_embeddings=64,
-        rope_parameters={"rope_type": "longrope", "rope_theta": 10000.0,
-                         "short_factor": [1.0, 1.02, 1.05, 1.1, 1.2, 1.5, 2.0, 2.5],
-                         "long_factor": [1.0, 1.25, 1.6, 2.2, 3.5, 6.0, 12.0, 24.0]})),
-}
+FAMILIES = ("llama3.1", "qwen2", "mistral", "gemma2", "phi3")
 
 
 def build(family):
-    config_cls, model_cls, extra = MODELS[family]
-    config = config_cls(**{**_COMMON, "num_hidden_layers": LAYERS.get(family, 1), **extra})
-    # HF's default (SDPA) where the model has it; Gemma 2's soft-cap needs eager.
-    config._attn_implementation = "eager" if family == "gemma2" else "sdpa"
-    torch.manual_seed(0)
-    model = model_cls(config).eval()
-    # Random weights of N(0, 0.02) give near-uniform logits, whose greedy
-    # choice is decided by rounding; N(0, 0.2) makes the choice clear.
-    with torch.no_grad():
-        for p in model.parameters():
-            if p.dim() >= 2:
-                p.normal_(0.0, 0.2)
-    return model
+    return D.build(family, layers=LAYERS.get(family, 1))
 
 
 def generate(model, prompt):
@@ -134,7 +87,7 @@ def check(family):
     torch._dynamo.reset()
 
 
-for family in MODELS:
+for family in FAMILIES:
     check(family)
 print("done")
 
