@@ -64,6 +64,18 @@ std::optional<Value> decidedSide(arith::SelectOp select) {
   }
 }
 
+/// `def` as an affine.apply of one operand, with `input` the expression
+/// its map names that operand by (d0 or s0); null for other ops.
+affine::AffineApplyOp applyOfOneOperand(Operation *def, AffineExpr &input) {
+  auto apply = dyn_cast_or_null<affine::AffineApplyOp>(def);
+  if (!apply || apply.getMapOperands().size() != 1)
+    return {};
+  AffineMap map = apply.getAffineMap();
+  input = map.getNumDims() ? getAffineDimExpr(0, def->getContext())
+                           : getAffineSymbolExpr(0, def->getContext());
+  return apply;
+}
+
 /// For `x + c` (arith.addi or subi of a constant, on index or i64, where
 /// sizes never wrap; or an affine.apply of one operand whose map is that
 /// operand plus a constant): x, with `offset` increased by c. Null for
@@ -85,13 +97,11 @@ Value throughAddedConstant(Operation *def, int64_t &offset) {
     }
     return {};
   }
-  auto apply = dyn_cast_or_null<affine::AffineApplyOp>(def);
-  if (!apply || apply.getMapOperands().size() != 1)
+  AffineExpr input;
+  affine::AffineApplyOp apply = applyOfOneOperand(def, input);
+  if (!apply)
     return {};
   AffineMap map = apply.getAffineMap();
-  AffineExpr input = map.getNumDims()
-                         ? getAffineDimExpr(0, def->getContext())
-                         : getAffineSymbolExpr(0, def->getContext());
   auto c = dyn_cast<AffineConstantExpr>(simplifyAffineExpr(
       map.getResult(0) - input, map.getNumDims(), map.getNumSymbols()));
   if (!c)
@@ -118,14 +128,9 @@ Value factorOfProduct(Value value, int64_t c) {
           return def->getOperand(1 - side);
       return {};
     }
-    auto apply = dyn_cast_or_null<affine::AffineApplyOp>(def);
-    if (!apply || apply.getMapOperands().size() != 1)
-      return {};
-    AffineMap map = apply.getAffineMap();
-    AffineExpr input = map.getNumDims()
-                           ? getAffineDimExpr(0, def->getContext())
-                           : getAffineSymbolExpr(0, def->getContext());
-    if (map.getResult(0) != input * c)
+    AffineExpr input;
+    affine::AffineApplyOp apply = applyOfOneOperand(def, input);
+    if (!apply || apply.getAffineMap().getResult(0) != input * c)
       return {};
     return apply.getMapOperands().front();
   }

@@ -239,14 +239,13 @@ raising::findKeyValue(Term keyTerm, Term valueTerm, int64_t batch, AffineExpr b,
   // broadcast of one of them would break (its run-time check says so).
   analysis::ViewOptions ownLengths;
   ownLengths.ownSizeGuardsAsIndex = true;
+  int64_t nExtent = batchHeadExtent(batch, heads);
   for (int64_t hkv = 1; hkv <= heads && !key; ++hkv) {
     if (heads % hkv != 0)
       continue;
     AffineExpr kvHead = kvHeadOf(h, heads, hkv);
-    key = findOperand(keyTerm, {b, kvHead, j, d}, batchHeadExtent(batch, heads),
-                      ownLengths);
-    value = findOperand(valueTerm, {b, kvHead, j, e},
-                        batchHeadExtent(batch, heads), ownLengths);
+    key = findOperand(keyTerm, {b, kvHead, j, d}, nExtent, ownLengths);
+    value = findOperand(valueTerm, {b, kvHead, j, e}, nExtent, ownLengths);
     if (!key || !value || key.getDimSize(1) != hkv ||
         value.getDimSize(1) != hkv)
       key = value = OperandRead();

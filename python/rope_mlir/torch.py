@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -244,13 +245,16 @@ def tensor_arguments(gm: torch.fx.GraphModule, example_inputs) -> ArgumentPlan:
     return plan
 
 
+@functools.lru_cache(maxsize=4096)
 def _simplified(expr):
     """`expr` (a size of Dynamo's, in its sympy functions) simplified over
     positive integer symbols: Dynamo gives one symbol to sizes that were
     equal when it traced (a batch of 2 prompts of 2 tokens: B = S = s0), and
     then writes the heads of a view [B, S, 16] -> [B, S, -1, 8] as
     (2·s0·((s0²)//s0))//(s0²), which is 2. Its FloorDiv and Mod do not
-    simplify on their own; as floor and Mod of positive integers they do."""
+    simplify on their own; as floor and Mod of positive integers they do.
+    Memoised: every dim of every node of a graph asks, and sympy's simplify
+    takes milliseconds."""
     import sympy
     from torch.utils._sympy.functions import FloorDiv, Mod
     if not expr.free_symbols:
