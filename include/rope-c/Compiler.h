@@ -93,7 +93,9 @@ ROPE_CAPI_EXPORTED int ropeCompileToObject(const char *source, size_t length,
 
 /// Runs `options->pipeline` (any pipeline; empty runs none) on `source` and
 /// sets `*output` to the resulting module in MLIR's custom assembly. Returns
-/// 0 on success, 1 on failure with `*diagnostics` set (when not NULL).
+/// 0 on success, 1 on failure. Either way `*diagnostics` (when not NULL) is
+/// set: the errors of a failure, or the remarks and warnings the passes
+/// emitted (a JSON array, often empty); free it with ropeFreeString.
 ROPE_CAPI_EXPORTED int ropeRunPipeline(const char *source, size_t length,
                                        const RopeCompileOptions *options,
                                        char **output, char **diagnostics);

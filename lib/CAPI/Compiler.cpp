@@ -493,6 +493,10 @@ extern "C" int ropeRunPipeline(const char *source, size_t length,
   compilation.module->print(os);
   if (output)
     *output = copyString(text);
+  // What the passes remarked or warned (--rope-raise=report=true's near
+  // misses), for a caller that reports them.
+  if (diagnostics)
+    *diagnostics = compilation.takeDiagnostics();
   return 0;
 }
 

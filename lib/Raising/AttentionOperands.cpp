@@ -35,6 +35,25 @@ AffineExpr kvHeadOf(AffineExpr h, int64_t heads, int64_t hkv) {
   return h.floorDiv(heads / hkv);
 }
 
+/// The kv head counts GQA allows for `heads` query heads, fewest first: its
+/// divisors, found by trial up to a bound that real models (at most a few
+/// hundred heads) never reach, so that a mutant's 2^63 − 1 heads cost
+/// microseconds, not centuries; past the bound only the divisors paired
+/// with those tried are kept.
+SmallVector<int64_t> kvHeadCounts(int64_t heads) {
+  constexpr int64_t kMaxTrial = int64_t(1) << 16;
+  SmallVector<int64_t> small, large;
+  for (int64_t d = 1; d <= kMaxTrial && d <= heads / d; ++d) {
+    if (heads % d != 0)
+      continue;
+    small.push_back(d);
+    if (d != heads / d)
+      large.push_back(heads / d);
+  }
+  small.append(large.rbegin(), large.rend());
+  return small;
+}
+
 /// The product of the divisors (floordiv, ceildiv and mod by constants)
 /// in `e`, saturating at `limit`: a quasi-affine function of one index n is
 /// a linear function plus one periodic in n with a period that divides it.
@@ -59,25 +78,25 @@ int64_t divisorProduct(AffineExpr e, int64_t limit) {
 /// each of its `nExtent` values. A collapse of [B, H] followed by an expand
 /// (GQA's repeat, with batch > 1) spells (b, h) as `n floordiv H`,
 /// `(n mod H) floordiv G`, ... in forms the simplifier does not unify.
-/// At a dynamic extent (a dynamic batch) they must agree at every n ≥ 0:
 /// a − b is a linear function plus a periodic one whose period P divides
 /// the product of the divisors of both, so agreeing at 0 .. 2P − 1 (two
 /// periods: the linear part's slope is 0, then its periodic part too) is
-/// agreeing everywhere.
+/// agreeing everywhere. That bounds the points tried at any extent: a
+/// dynamic one (a dynamic batch) or a huge static one.
 bool sameIndex(AffineExpr a, AffineExpr b, int64_t nExtent) {
   if (a == b)
     return true;
   for (unsigned k = 0; k < kNumDims; ++k)
     if (k != kN && (a.isFunctionOfDim(k) || b.isFunctionOfDim(k)))
       return false;
-  if (ShapedType::isDynamic(nExtent)) {
-    constexpr int64_t kMaxPeriod = int64_t(1) << 12;
-    int64_t period = divisorProduct(a, kMaxPeriod);
-    period = std::min(kMaxPeriod, period * divisorProduct(b, kMaxPeriod));
-    if (period >= kMaxPeriod)
-      return false;
+  constexpr int64_t kMaxPeriod = int64_t(1) << 12;
+  int64_t period = divisorProduct(a, kMaxPeriod);
+  period = std::min(kMaxPeriod, period * divisorProduct(b, kMaxPeriod));
+  if (period < kMaxPeriod &&
+      (ShapedType::isDynamic(nExtent) || nExtent > 2 * period))
     nExtent = 2 * period;
-  }
+  else if (ShapedType::isDynamic(nExtent) || nExtent > 2 * kMaxPeriod)
+    return false;
   MLIRContext *ctx = a.getContext();
   SmallVector<AffineExpr> dims;
   for (unsigned k = 0; k < kNumDims; ++k)
@@ -240,9 +259,9 @@ raising::findKeyValue(Term keyTerm, Term valueTerm, int64_t batch, AffineExpr b,
   analysis::ViewOptions ownLengths;
   ownLengths.ownSizeGuardsAsIndex = true;
   int64_t nExtent = batchHeadExtent(batch, heads);
-  for (int64_t hkv = 1; hkv <= heads && !key; ++hkv) {
-    if (heads % hkv != 0)
-      continue;
+  for (int64_t hkv : kvHeadCounts(heads)) {
+    if (key)
+      break;
     AffineExpr kvHead = kvHeadOf(h, heads, hkv);
     key = findOperand(keyTerm, {b, kvHead, j, d}, nExtent, ownLengths);
     value = findOperand(valueTerm, {b, kvHead, j, e}, nExtent, ownLengths);

@@ -18,6 +18,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cstdint>
 #include <utility>
@@ -41,9 +42,15 @@ inline AffineExpr dimExpr(MLIRContext *ctx, AttentionDim dim) {
   return getAffineDimExpr(dim, ctx);
 }
 
-/// The extent of n for `batch` batches (dynamic or not) of `heads` heads.
+/// The extent of n for `batch` batches (dynamic or not) of `heads` heads;
+/// dynamic where the product does not fit in int64 (a mutant's extents):
+/// what holds at every n holds at those.
 inline int64_t batchHeadExtent(int64_t batch, int64_t heads) {
-  return ShapedType::isDynamic(batch) ? ShapedType::kDynamic : batch * heads;
+  int64_t product;
+  if (ShapedType::isDynamic(batch) ||
+      llvm::MulOverflow<int64_t>(batch, heads, product))
+    return ShapedType::kDynamic;
+  return product;
 }
 
 /// The deepest tensor along the views `t` reads through (not into a linalg

@@ -65,10 +65,37 @@ struct ReductionRead {
   SmallVector<AffineExpr> loops;
 };
 
+/// A reduction over one element (attention over one key) as `t` reads it:
+/// the value its body yields, which peelViews steps into as into any op
+/// whose loops the read fixes (intoBody). Back out to the op, at the loops
+/// of the read (a body's terms are indexed by its op's loops), its one
+/// reduction loop bound to `reduction`.
+std::optional<ReductionRead> readUnitReduction(Term t, AffineExpr reduction) {
+  Block *block = t.value.getParentBlock();
+  auto op = block ? dyn_cast<linalg::LinalgOp>(block->getParentOp())
+                  : linalg::LinalgOp();
+  if (!op || op.getBlock() != block || !op.hasPureTensorSemantics() ||
+      op.getNumReductionLoops() != 1 ||
+      t.map.getNumResults() != op.getNumLoops())
+    return std::nullopt;
+  auto yielded = block->getTerminator()->getOperands();
+  auto it = llvm::find(yielded, t.value);
+  if (it == yielded.end())
+    return std::nullopt;
+  SmallVector<AffineExpr> loops(t.map.getResults());
+  SmallVector<unsigned> reductions;
+  op.getReductionDims(reductions);
+  loops[reductions.front()] = reduction;
+  return ReductionRead{op, op->getResult(std::distance(yielded.begin(), it)),
+                       std::move(loops)};
+}
+
 /// The linalg op whose result `t` reads, with the loops that read fixes and
 /// its single reduction loop bound to `reduction`. Loops of extent 1 that the
 /// result does not index read 0.
 std::optional<ReductionRead> readReduction(Term t, AffineExpr reduction) {
+  if (!isa<ShapedType>(t.value.getType()))
+    return readUnitReduction(t, reduction);
   auto result = dyn_cast<OpResult>(t.value);
   auto op = result ? dyn_cast<linalg::LinalgOp>(result.getOwner())
                    : linalg::LinalgOp();

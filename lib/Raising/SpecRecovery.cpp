@@ -59,8 +59,9 @@ mlir::rope::recoverRotarySpec(MLIRContext *ctx, ArrayRef<double> invFreq,
         return false;
     return true;
   };
+  // What #rope.spec's verifier accepts: frequencies decaying from 1.
   auto isValidBase = [](double base) {
-    return std::isfinite(base) && base > 0.0 && base != 1.0;
+    return std::isfinite(base) && base > 1.0;
   };
 
   // Geometric: the endpoints give the ratio, the first element the factor.

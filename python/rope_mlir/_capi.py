@@ -162,15 +162,18 @@ def compile_to_object(text: str, pipeline: str, opt_level: int, source_name: str
     return take_string(signatures)
 
 
-def run_pipeline(text: str, pipeline: str, source_name: str) -> str:
-    """ropeRunPipeline: the module's text after `pipeline`."""
+def run_pipeline(text: str, pipeline: str, source_name: str, remarks: list | None = None) -> str:
+    """ropeRunPipeline: the module's text after `pipeline`; the remarks and
+    warnings the passes emitted are appended to `remarks` (Diagnostics)."""
     output, diagnostics = ctypes.c_void_p(), ctypes.c_void_p()
     encoded = text.encode()
     status = capi().ropeRunPipeline(encoded, len(encoded), _options(pipeline, 0, source_name),
                                     ctypes.byref(output), ctypes.byref(diagnostics))
+    recorded = parse_diagnostics(take_string(diagnostics))
     if status != 0:
-        raise CompileError(f"running '{pipeline}' failed:",
-                           parse_diagnostics(take_string(diagnostics)))
+        raise CompileError(f"running '{pipeline}' failed:", recorded)
+    if remarks is not None:
+        remarks.extend(recorded)
     return take_string(output)
 
 

@@ -104,14 +104,17 @@ def compile_shared_library(text: str, options: CompileOptions, output: Path) -> 
     return SharedLibraryModule(output, build_shared_library(text, options, output))
 
 
-def lower(source, pipeline: str | list[str], extra: list[str] | None = None) -> str:
+def lower(source, pipeline: str | list[str], extra: list[str] | None = None,
+          remarks: list | None = None) -> str:
     """Runs `pipeline` (textual, or rope-opt's flags; `extra` flags are
-    appended) on MLIR `source` in process and returns the resulting text."""
+    appended) on MLIR `source` in process and returns the resulting text;
+    the passes' remarks and warnings (errors.Diagnostic) are appended to
+    `remarks` when given."""
     text, path = _source_text(source)
     pipeline = pipeline_text([pipeline] if isinstance(pipeline, str) else pipeline)
     if extra:
         pipeline = ",".join(p for p in (pipeline, pipeline_text(extra)) if p)
-    return _capi.run_pipeline(text, pipeline, path or "<source>")
+    return _capi.run_pipeline(text, pipeline, path or "<source>", remarks)
 
 
 def compile_module(source, *, pipeline: str | None = None, **kwargs) -> Module:

@@ -43,14 +43,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from . import _abi, _native, arrays, compiler
+from . import _abi, _decompositions, _fx_split, _native, arrays, compiler
 from .errors import ArgumentError, RuntimeCheckError
 from .module import SharedLibraryModule
 
 __all__ = ["BACKEND_NAME", "GraphReport", "backend", "cache_dir", "clear_reports", "reports"]
 
 BACKEND_NAME = "rope_mlir"
-RAISE = ["--rope-raise", "--rope-fold-rotation-into-qk", "--canonicalize"]
+# The raise reports its near misses (remarks), kept in each graph's report.
+RAISE = ["--rope-raise=report=true", "--rope-fold-rotation-into-qk", "--canonicalize"]
 
 
 @dataclasses.dataclass
@@ -66,6 +67,12 @@ class GraphReport:
     cached: bool = False           # loaded from the disk cache
     seconds: float = 0.0           # import, raise and compile
     fallback: str = ""             # why it ran in PyTorch
+    near_misses: list = dataclasses.field(default_factory=list)
+    # why an attention the raise began to match was not raised (its
+    # remarks: "rope-raise: attention not raised: K and V are not read ...")
+    split_around: list = dataclasses.field(default_factory=list)
+    # ATen ops (`aten.histc`) it was split around: they ran in PyTorch, the
+    # parts between them are graphs of their own (reported after it)
 
 
 _REPORTS: list[GraphReport] = []
@@ -90,7 +97,13 @@ def cache_dir() -> Path:
 
 
 class Unsupported(Exception):
-    """A graph this backend does not compile; it runs in PyTorch."""
+    """A graph this backend does not compile; it runs in PyTorch, or split
+    around `ops` (the ATen ops, as `aten.histc`, that blocked it)."""
+
+    def __init__(self, why: str, ops: tuple[str, ...] = (), importing: bool = False):
+        super().__init__(why)
+        self.ops = ops
+        self.importing = importing  # torch-mlir's import failed (not our pipeline)
 
 
 # ---------------------------------------------------------------------------
@@ -507,26 +520,39 @@ def _import(gm: torch.fx.GraphModule) -> str:
                                           backend_legal_ops=["aten.flatten.using_ints",
                                                              "aten.unflatten.int"]))
     except Exception as e:  # noqa: BLE001 - whatever the importer says, PyTorch runs it
-        raise Unsupported(_import_failure("\n".join(diagnostics) + "\n" + str(e)) or
-                          f"torch-mlir's import failed ({type(e).__name__}: "
-                          f"{(diagnostics or [str(e)])[0][:200]})") from e
+        op = _import_failure("\n".join(diagnostics) + "\n" + str(e))
+        if op:
+            raise Unsupported(f"torch-mlir cannot lower {op}", _fx_split.blamed_ops(op),
+                              importing=True) from e
+        raise Unsupported(f"torch-mlir's import failed ({type(e).__name__}: "
+                          f"{(diagnostics or [str(e)])[0][:200]})", importing=True) from e
     # torch-mlir lowers a few ops (scans, sorts, scatters) to its own
     # TMTensor dialect, which this compiler does not take.
     tm = re.search(r"\b(tm_tensor\.\w+)", text)
     if tm:
         raise Unsupported(f"torch-mlir lowers it to {tm.group(1)} (its TMTensor dialect), "
-                          "which rope-mlir does not compile")
+                          "which rope-mlir does not compile", _fx_split.blamed_ops(tm.group(1)),
+                          importing=True)
     return text
 
 
+def _imports(gm: torch.fx.GraphModule) -> bool:
+    """Whether torch-mlir imports `gm` into ops rope-mlir takes."""
+    try:
+        _import(gm)
+    except Unsupported:
+        return False
+    return True
+
+
 def _import_failure(text: str) -> str | None:
-    """The op a torch-mlir failure names, as a sentence (None: none found)."""
+    """The op a torch-mlir failure names (`torch.aten.histc`), or None."""
     for pattern in (r'name = "(torch\.[\w.]+)"',         # a torch.operator it cannot lower
                     r"operation '(torch\.(?!operator')[\w.]+)'",
                     r"target=<?(?:function |built-in function )?([\w.]+)"):
         m = re.search(pattern, text)
         if m:
-            return f"torch-mlir cannot lower {m.group(1)}"
+            return m.group(1)
     return None
 
 
@@ -577,7 +603,7 @@ def compile_graph(gm: torch.fx.GraphModule, options: compiler.CompileOptions,
     _dump(report, "linalg", linalg)
     key = _key(linalg, options)
     if key in _MEMORY:
-        module, counts = _MEMORY[key]
+        module, counts, report.near_misses = _MEMORY[key]
         report.attentions, report.folded, report.rotations = counts
         report.cached = True
         return module
@@ -587,10 +613,13 @@ def compile_graph(gm: torch.fx.GraphModule, options: compiler.CompileOptions,
     if cached is not None:
         module, data = cached
         counts = tuple(data["counts"])
+        report.near_misses = list(data.get("near_misses", []))
         report.cached = True
     else:
         try:
-            raised = compiler.lower(linalg, RAISE[0], RAISE[1:])
+            remarks = []
+            raised = compiler.lower(linalg, RAISE[0], RAISE[1:], remarks)
+            report.near_misses = [r.message for r in remarks if r.severity == "remark"]
             _dump(report, "raised", raised)
             counts = _count(raised)
             folder.mkdir(parents=True, exist_ok=True)
@@ -604,11 +633,12 @@ def compile_graph(gm: torch.fx.GraphModule, options: compiler.CompileOptions,
         os.replace(partial, library)
         meta = library.with_suffix(f".{os.getpid()}.json")
         meta.write_text(json.dumps({"functions": json.loads(_abi.signatures_json(functions)),
-                                    "counts": list(counts)}))
+                                    "counts": list(counts),
+                                    "near_misses": report.near_misses}))
         os.replace(meta, library.with_suffix(".json"))
         module = SharedLibraryModule(library, functions)
     report.attentions, report.folded, report.rotations = counts
-    _MEMORY[key] = (module, counts)
+    _MEMORY[key] = (module, counts, report.near_misses)
     return module
 
 
@@ -799,6 +829,9 @@ class GraphFunction:
             module = compile_graph(gm, self.options, report)
         except Unsupported as e:
             report.seconds = time.perf_counter() - start
+            split = self._split(e, constants, report)
+            if split is not None:
+                return split
             _warn_fallback(report, str(e))
             return self.gm.forward
         finally:
@@ -806,6 +839,36 @@ class GraphFunction:
         report.arguments = len(plan.sources)
         report.results = len(outputs[0])
         return compiled_callable(module, plan, outputs)
+
+
+    def _split(self, failure: Unsupported, constants: dict, report: GraphReport):
+        """The graph split around the ops that blocked its import (per-op
+        fallback, _fx_split), each part a GraphFunction of its own or run in
+        PyTorch; None when nothing compiled would remain."""
+        gm = _with_constants(self.gm, self.example_inputs, constants)
+        found = _fx_split.split_around(gm, failure.ops) if failure.ops else None
+        if found is None and failure.importing:
+            # The failure names no op of this graph: find them, one by one.
+            found = _fx_split.split_around(gm, _fx_split.unimportable_ops(gm, _imports))
+        if found is None:
+            return None
+        split, parts, ops = found
+        report.compiled, report.fallback = False, str(failure)
+        report.split_around = ops
+        for op in ops:
+            if op not in _WARNED:
+                _WARNED.add(op)
+                warnings.warn(f"rope_mlir: {op} runs in PyTorch ({failure}); the rest of "
+                              f"graph {report.name} is compiled around it", stacklevel=3)
+        for part in parts:
+            if not part.compiled:
+                continue
+            single = _fx_split.as_tuple_returning(part.module)
+            compiled = GraphFunction(part.module, part.example_inputs, self.options)
+            delattr(split, part.name)
+            setattr(split, part.name, (lambda f: lambda *a: f(*a)[0])(compiled)
+                    if single else compiled)
+        return split.forward
 
 
 def backend(gm: torch.fx.GraphModule, example_inputs, options: dict | None = None, **_):
@@ -820,8 +883,8 @@ def backend(gm: torch.fx.GraphModule, example_inputs, options: dict | None = Non
     def forward(graph: torch.fx.GraphModule, inputs):
         return GraphFunction(graph, inputs, compile_options)
 
-    return aot_autograd(fw_compiler=forward, decompositions=get_decomposition_table())(
-        gm, example_inputs)
+    decompositions = {**get_decomposition_table(), **_decompositions.table()}
+    return aot_autograd(fw_compiler=forward, decompositions=decompositions)(gm, example_inputs)
 
 
 def _register() -> None:

@@ -111,6 +111,10 @@ int main(int argc, char **argv) {
   }
   printf("LOWERED %s\n", strstr(text, "linalg.generic") ? "linalg.generic" : text);
   ropeFreeString(text);
+  // CHECK: REMARKS []
+  printf("REMARKS %s\n", diagnostics);
+  ropeFreeString(diagnostics);
+  diagnostics = NULL;
 
   // CHECK: OBJECT written
   char *signatures = NULL;

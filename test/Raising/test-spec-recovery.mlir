@@ -91,3 +91,14 @@ func.func @freq_factors(%x: tensor<4x16xf32>, %p: tensor<4xi64>) {
   %2 = rope.rotate %x, %p rotary(#rope.spec<scaling = #rope.freq_factors<factors = [3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0]>>) : tensor<4x16xf32>, tensor<4xi64>
   return
 }
+
+// A first frequency far below the next (a factor of 1e40 on it): the ratio
+// of the two implies a base of 1e-316, below what a spec may have (its
+// frequencies would grow); recovery keeps to bases above 1 and spells the
+// frequencies as factors over the default base (a fuzzer's input once made
+// it build the invalid spec, an assertion in RotarySpecAttr::get).
+func.func @ratio_below_any_base(%x: tensor<4x16xf32>, %p: tensor<4xi64>) {
+  // CHECK: test-spec-recovery.mlir:[[@LINE+1]]:{{[0-9]+}}: remark: same spec: #rope.spec<scaling = #rope.freq_factors<factors = [1.000000e+40, 1.000000e+00
+  %0 = rope.rotate %x, %p rotary(#rope.spec<scaling = #rope.freq_factors<factors = [1.0e40, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]>>) : tensor<4x16xf32>, tensor<4xi64>
+  return
+}

@@ -31,7 +31,9 @@ batches prompts of different lengths):
   prefill graph folded the rotation of Q into it.
 
 Then a compiled graph is called, through the backend's own callable, with
-an extent it was not compiled for: it raises RuntimeCheckError.
+an extent it was not compiled for: it raises RuntimeCheckError; through the
+GraphFunction that AOTAutograd calls, such a call runs in PyTorch instead,
+with one warning.
 """
 
 import os
@@ -129,6 +131,34 @@ def check_refused_extents(dynamic):
     torch._dynamo.reset()
 
 
+def check_refusal_runs_in_pytorch():
+    """The backend's GraphFunction (what AOTAutograd calls) of a graph
+    compiled at 4 rows, called with 6: its compiled callable refuses them,
+    and the call runs in PyTorch instead, with one warning per graph (the
+    second refused call is silent); a call at 4 rows runs compiled again."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def layer(x, w):
+        return ((x @ w).relu(),)
+
+    w = torch.randn(16, 8)
+    x4, x6 = torch.randn(4, 16), torch.randn(6, 16)
+    function = rt.GraphFunction(make_fx(layer)(x4, w), [x4, w],
+                                compiler._make_options(None, "cpu", {}))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        at4 = function(x4, w)
+        at6 = function(x6, w)
+        again = function(x6, w)
+        at4_again = function(x4, w)
+    messages = [str(m.message) for m in caught]
+    assert len(messages) == 1 and "refused its inputs" in messages[0], messages
+    for out, x in ((at4, x4), (at6, x6), (again, x6), (at4_again, x4)):
+        assert out[0].shape == (x.shape[0], 8) and torch.allclose(out[0], layer(x, w)[0], atol=1e-5)
+    assert function.refused and len(function.variants) == 1
+    print(f"PASS refused call runs in PyTorch: one warning ({messages[0][:70]}...)")
+
+
 SELECTED = os.environ.get("ROPE_BATCHED_MODELS", ",".join(FAMILIES)).split(",")
 MODES = [m == "1" for m in os.environ.get("ROPE_BATCHED_DYNAMIC", "1,0").split(",")]
 for dynamic in MODES:
@@ -136,6 +166,7 @@ for dynamic in MODES:
         check(family, dynamic)
 check_refused_extents(dynamic=False)
 check_refused_extents(dynamic=True)
+check_refusal_runs_in_pytorch()
 print("done")
 
 # DYNAMIC: PASS llama3.1 dynamic=True:
@@ -156,4 +187,5 @@ print("done")
 # ASAN: PASS llama3.1 dynamic=False:
 # COMMON: PASS refused extent dynamic=False:
 # COMMON: PASS refused extent dynamic=True:
+# COMMON: PASS refused call runs in PyTorch: one warning
 # COMMON: done

@@ -61,6 +61,14 @@ MODELS = {
     # Cohere: the interleaved pair layout, layer norm, logit scale.
     "cohere": (transformers.CohereConfig, transformers.CohereForCausalLM, dict(
         max_position_embeddings=256)),
+    # Mixtral: a mixture of 4 experts, 2 per token (Hugging Face's grouped_mm
+    # experts: a sort, a histc, grouped matmuls and a scatter between layers).
+    "mixtral": (transformers.MixtralConfig, transformers.MixtralForCausalLM, dict(
+        max_position_embeddings=256, num_local_experts=4, num_experts_per_tok=2)),
+    # Qwen3-MoE: Qwen3's attention, a mixture of 4 experts in every layer.
+    "qwen3_moe": (transformers.Qwen3MoeConfig, transformers.Qwen3MoeForCausalLM, dict(
+        max_position_embeddings=256, num_experts=4, num_experts_per_tok=2,
+        moe_intermediate_size=32, decoder_sparse_step=1)),
 }
 
 # Gemma 2's soft-cap needs HF's eager attention; the others take its default, SDPA.

@@ -1,0 +1,187 @@
+"""Per-op fallback for the ``torch.compile`` backend: an FX graph split
+around the nodes the import cannot take.
+
+A graph with one op torch-mlir cannot lower (``aten.histc`` in a
+mixture-of-experts router, say) would otherwise run whole in PyTorch, and
+with it the attention this compiler exists for. Instead the graph is cut
+into a chain of parts in its own node order: runs of nodes the import takes
+alternate with runs of the blocked ones. Each part of the first kind that
+computes something is compiled as a graph of its own (and may split again
+if the import blocks on a second op); the blocked parts, and parts that
+only view or pick values, run in PyTorch. A chain in node order cannot form
+a cycle between parts, since every edge of the graph points forward.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+
+import torch
+from torch.fx.passes.split_module import split_module
+
+# torch-mlir lowers these ATen ops to its TMTensor dialect (which rope-mlir
+# does not take); a failure that names the TMTensor op blocks them.
+_TM_TENSOR_SOURCES = {
+    "tm_tensor.scatter": ("aten.index_put", "aten._unsafe_index_put", "aten.scatter",
+                          "aten.scatter_add", "aten.scatter_reduce", "aten.index_add"),
+    "tm_tensor.scan": ("aten.cumsum", "aten.cumprod"),
+    "tm_tensor.sort": ("aten.sort", "aten.argsort", "aten.topk", "aten.msort",
+                       "aten.kthvalue", "aten.median"),
+    "tm_tensor.topk": ("aten.topk",),
+    "tm_tensor.attention": ("aten._scaled_dot_product_flash_attention_for_cpu",
+                            "aten.scaled_dot_product_attention"),
+}
+
+# Nodes that compute nothing worth a compiled call of their own.
+_VIEWS = {"view", "_unsafe_view", "reshape", "expand", "permute", "transpose", "t",
+          "unsqueeze", "squeeze", "slice", "select", "alias", "detach", "clone",
+          "sym_size", "sym_numel", "sym_stride", "flatten", "unflatten", "_to_copy",
+          "empty", "full", "scalar_tensor", "lift_fresh_copy", "arange", "zeros", "ones"}
+
+
+def op_name(target) -> str:
+    """`aten.histc` for torch.ops.aten.histc.default; the function's name
+    for other targets."""
+    if isinstance(target, torch._ops.OpOverload):
+        return f"{target.namespace}.{target._opname}"
+    return getattr(target, "__name__", str(target))
+
+
+def blamed_ops(failure: str) -> tuple[str, ...]:
+    """The ATen ops (`aten.histc`) that an op named by an import failure
+    (`torch.aten.histc`, `aten.histc.default`, `tm_tensor.scan`) stands
+    for; none for anything else."""
+    if failure in _TM_TENSOR_SOURCES:
+        return _TM_TENSOR_SOURCES[failure]
+    parts = failure.removeprefix("torch.").split(".")
+    return (".".join(parts[:2]),) if len(parts) >= 2 and parts[0] != "operator" else ()
+
+
+def _alone(node: torch.fx.Node) -> torch.fx.GraphModule | None:
+    """A graph of `node` alone: its tensor operands as inputs (with their
+    example values), its symbolic integer operands at their example values;
+    None where an operand has no example value."""
+    graph = torch.fx.Graph()
+    inputs = {}
+
+    def operand(a):
+        if not isinstance(a, torch.fx.Node):
+            return a
+        value = a.meta.get("val")
+        if isinstance(value, torch.Tensor):
+            if a not in inputs:
+                inputs[a] = graph.placeholder(a.name)
+                inputs[a].meta["val"] = value
+            return inputs[a]
+        if isinstance(value, torch.SymInt) and value.node.hint is not None:
+            return int(value.node.hint)
+        if isinstance(value, (int, float, bool)):
+            return value
+        raise LookupError(a.name)
+
+    try:
+        args = torch.fx.node.map_aggregate(node.args, operand)
+        kwargs = torch.fx.node.map_aggregate(node.kwargs, operand)
+    except LookupError:
+        return None
+    copy = graph.call_function(node.target, args, kwargs)
+    copy.meta = dict(node.meta)
+    value = node.meta.get("val")
+    if isinstance(value, (tuple, list)):
+        results = []
+        for i, v in enumerate(value):
+            if isinstance(v, torch.Tensor):
+                item = graph.call_function(operator.getitem, (copy, i))
+                item.meta["val"] = v
+                results.append(item)
+        graph.output(tuple(results))
+    elif isinstance(value, torch.Tensor):
+        graph.output((copy,))
+    else:
+        return None
+    return torch.fx.GraphModule(torch.nn.Module(), graph)
+
+
+def unimportable_ops(gm: torch.fx.GraphModule, imports) -> tuple[str, ...]:
+    """The ATen ops of `gm` that `imports` (a graph -> bool) refuses each
+    alone: what to split around when the import's failure names no op (a
+    constant left unlegalized after the op that used it failed)."""
+    tried, refused = set(), []
+    for node in gm.graph.nodes:
+        if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
+            continue
+        if node.target in tried or op_name(node.target).split(".")[-1] in _VIEWS:
+            continue
+        tried.add(node.target)
+        alone = _alone(node)
+        if alone is not None and not imports(alone):
+            refused.append(op_name(node.target))
+    return tuple(refused)
+
+
+def _computes(node: torch.fx.Node) -> bool:
+    if node.op != "call_function" or node.target is operator.getitem:
+        return False
+    name = op_name(node.target)
+    return name.split(".")[-1] not in _VIEWS and isinstance(node.target, torch._ops.OpOverload)
+
+
+@dataclasses.dataclass
+class Part:
+    """One part of a split graph: its name in the split module, the module
+    itself, whether it is compiled, and the example values of its inputs."""
+    name: str
+    module: torch.fx.GraphModule
+    compiled: bool
+    example_inputs: list
+
+
+def split_around(gm: torch.fx.GraphModule, ops: tuple[str, ...]):
+    """(the split module, its parts, the ops of `ops` found) with the nodes
+    of `ops` (and what picks their results apart) in parts that run in
+    PyTorch; None when no node of `ops` is in `gm` or no part would compute
+    anything compiled."""
+    blocked = set()
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and (op_name(node.target) in ops or (
+                node.target is operator.getitem and node.args[0] in blocked)):
+            blocked.add(node)
+    if not blocked:
+        return None
+    ids, part, state = {}, 0, None
+    for node in gm.graph.nodes:
+        if node.op in ("placeholder", "output"):
+            continue
+        inside = node in blocked
+        if state is not None and inside != state:
+            part += 1
+        ids[node], state = part, inside
+    split = split_module(gm, None, lambda n: ids[n], keep_original_order=True)
+    values = {n.name: n.meta.get("val") for n in gm.graph.nodes}
+    parts = []
+    for node in split.graph.nodes:
+        if node.op != "call_module":
+            continue
+        module = getattr(split, node.target)
+        inner = [n for n in module.graph.nodes if n.op == "call_function"]
+        compiled = (not any(op_name(n.target) in ops for n in inner)
+                    and any(_computes(n) for n in inner))
+        # A part's inputs are named after the nodes of `gm` they stand for.
+        examples = [values[p.name] for p in module.graph.nodes if p.op == "placeholder"]
+        parts.append(Part(node.target, module, compiled, examples))
+    if not any(p.compiled for p in parts):
+        return None
+    found = sorted({op_name(n.target) for n in blocked if n.target is not operator.getitem})
+    return split, parts, found
+
+
+def as_tuple_returning(module: torch.fx.GraphModule) -> bool:
+    """Makes `module` return a tuple (what a compiled graph returns) and says
+    whether it returned a single value before."""
+    output = next(n for n in module.graph.nodes if n.op == "output")
+    if isinstance(output.args[0], (tuple, list)):
+        return False
+    output.args = ((output.args[0],),)
+    module.recompile()
+    return True
