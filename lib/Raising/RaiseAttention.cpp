@@ -72,7 +72,7 @@ struct ReductionRead {
 /// reduction loop bound to `reduction`.
 std::optional<ReductionRead> readUnitReduction(Term t, AffineExpr reduction) {
   Block *block = t.value.getParentBlock();
-  auto op = block ? dyn_cast<linalg::LinalgOp>(block->getParentOp())
+  auto op = block ? dyn_cast_if_present<linalg::LinalgOp>(block->getParentOp())
                   : linalg::LinalgOp();
   if (!op || op.getBlock() != block || !op.hasPureTensorSemantics() ||
       op.getNumReductionLoops() != 1 ||
@@ -82,9 +82,11 @@ std::optional<ReductionRead> readUnitReduction(Term t, AffineExpr reduction) {
   auto it = llvm::find(yielded, t.value);
   if (it == yielded.end())
     return std::nullopt;
-  SmallVector<AffineExpr> loops(t.map.getResults());
   SmallVector<unsigned> reductions;
   op.getReductionDims(reductions);
+  if (op.getStaticLoopRanges()[reductions.front()] != 1)
+    return std::nullopt;
+  SmallVector<AffineExpr> loops(t.map.getResults());
   loops[reductions.front()] = reduction;
   return ReductionRead{op, op->getResult(std::distance(yielded.begin(), it)),
                        std::move(loops)};

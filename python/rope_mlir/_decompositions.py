@@ -12,40 +12,50 @@ import torch
 aten = torch.ops.aten
 
 # A cumulative sum becomes a masked sum over a triangle: n² work instead of
-# n, so only over short dims (a router's experts, not a sequence).
+# n, so only over short static dims (a router's experts; a padding mask's
+# positions, next to the attention over the same length).
 _MAX_TRIANGLE = 1024
 
 
 def _histc(x: torch.Tensor, bins: int = 100, min: float = 0, max: float = 0) -> torch.Tensor:
     """torch.histc: counts of x in `bins` equal bins over [min, max] (the
     data's range when min == max), elements outside ignored, max itself in
-    the last bin; the bin of e is floor((e - min) * bins / (max - min)), as
-    PyTorch's CPU kernel computes it."""
+    the last bin; the bin of e is floor((e - min) * bins / (max - min)) in
+    x's dtype, the order PyTorch's CPU kernel computes it in. A static
+    empty input or min > max is left to PyTorch (its zeros, its error)."""
     flat = x.reshape(-1)
+    # (A symbolic length is not compared with 0: that would guard on it.)
+    if min > max or (isinstance(flat.shape[0], int) and flat.shape[0] == 0):
+        return NotImplemented
     if min == max:
         lo, hi = flat.min(), flat.max()
         same = lo == hi
         lo, hi = torch.where(same, lo - 1, lo), torch.where(same, hi + 1, hi)
     else:
-        lo, hi = float(min), float(max)
+        lo = torch.full((), float(min), dtype=x.dtype, device=x.device)
+        hi = torch.full((), float(max), dtype=x.dtype, device=x.device)
     position = torch.floor((flat - lo) * bins / (hi - lo)).to(torch.int64)
     position = torch.clamp(position, 0, bins - 1)
     inside = (flat >= lo) & (flat <= hi)
-    hits = (position.unsqueeze(1) == torch.arange(bins).unsqueeze(0)) & inside.unsqueeze(1)
+    bin_ids = torch.arange(bins, device=x.device)
+    hits = (position.unsqueeze(1) == bin_ids.unsqueeze(0)) & inside.unsqueeze(1)
     return hits.sum(0).to(x.dtype)
 
 
 def _cumsum(x: torch.Tensor, dim: int, dtype=None):
-    """torch.cumsum over a short static dim, as a sum under a triangle."""
+    """torch.cumsum over a short static dim, as a sum under a triangle (a
+    select, not a product with a 0/1 mask: inf · 0 would be NaN)."""
+    if x.dtype.is_complex:
+        return NotImplemented
     dim = dim % max(x.dim(), 1)
     n = x.shape[dim] if x.dim() else 1
     if not isinstance(n, int) or n > _MAX_TRIANGLE:
         return NotImplemented
     out_dtype = dtype or (torch.int64 if not x.dtype.is_floating_point else x.dtype)
     moved = x.to(out_dtype).movedim(dim, -1) if x.dim() else x.to(out_dtype).reshape(1)
-    index = torch.arange(n)
-    below = (index.unsqueeze(0) <= index.unsqueeze(1)).to(out_dtype)  # [i, j]: j <= i
-    summed = (moved.unsqueeze(-2) * below).sum(-1).to(out_dtype)
+    index = torch.arange(n, device=x.device)
+    below = index.unsqueeze(0) <= index.unsqueeze(1)  # [i, j]: j <= i
+    summed = torch.where(below, moved.unsqueeze(-2), 0).sum(-1).to(out_dtype)
     return summed.movedim(-1, dim) if x.dim() else summed.reshape(())
 
 

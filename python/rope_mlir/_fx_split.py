@@ -34,7 +34,7 @@ _TM_TENSOR_SOURCES = {
 }
 
 # Nodes that compute nothing worth a compiled call of their own.
-_VIEWS = {"view", "_unsafe_view", "reshape", "expand", "permute", "transpose", "t",
+_NO_COMPUTE = {"view", "_unsafe_view", "reshape", "expand", "permute", "transpose", "t",
           "unsqueeze", "squeeze", "slice", "select", "alias", "detach", "clone",
           "sym_size", "sym_numel", "sym_stride", "flatten", "unflatten", "_to_copy",
           "empty", "full", "scalar_tensor", "lift_fresh_copy", "arange", "zeros", "ones"}
@@ -111,7 +111,7 @@ def unimportable_ops(gm: torch.fx.GraphModule, imports) -> tuple[str, ...]:
     for node in gm.graph.nodes:
         if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
             continue
-        if node.target in tried or op_name(node.target).split(".")[-1] in _VIEWS:
+        if node.target in tried or op_name(node.target).split(".")[-1] in _NO_COMPUTE:
             continue
         tried.add(node.target)
         alone = _alone(node)
@@ -124,7 +124,7 @@ def _computes(node: torch.fx.Node) -> bool:
     if node.op != "call_function" or node.target is operator.getitem:
         return False
     name = op_name(node.target)
-    return name.split(".")[-1] not in _VIEWS and isinstance(node.target, torch._ops.OpOverload)
+    return name.split(".")[-1] not in _NO_COMPUTE and isinstance(node.target, torch._ops.OpOverload)
 
 
 @dataclasses.dataclass
@@ -151,13 +151,17 @@ def split_around(gm: torch.fx.GraphModule, ops: tuple[str, ...]):
         return None
     ids, part, state = {}, 0, None
     for node in gm.graph.nodes:
-        if node.op in ("placeholder", "output"):
+        if node.op in ("placeholder", "output", "get_attr"):
             continue
         inside = node in blocked
         if state is not None and inside != state:
             part += 1
         ids[node], state = part, inside
-    split = split_module(gm, None, lambda n: ids[n], keep_original_order=True)
+    # Parts return tuples (what a compiled graph returns); get_attr nodes
+    # (none in AOTAutograd's graphs, which lift parameters to inputs) go to
+    # the first part.
+    split = split_module(gm, None, lambda n: ids.get(n, 0), keep_original_order=True,
+                         tuple_return=True)
     values = {n.name: n.meta.get("val") for n in gm.graph.nodes}
     parts = []
     for node in split.graph.nodes:
@@ -167,21 +171,12 @@ def split_around(gm: torch.fx.GraphModule, ops: tuple[str, ...]):
         inner = [n for n in module.graph.nodes if n.op == "call_function"]
         compiled = (not any(op_name(n.target) in ops for n in inner)
                     and any(_computes(n) for n in inner))
-        # A part's inputs are named after the nodes of `gm` they stand for.
-        examples = [values[p.name] for p in module.graph.nodes if p.op == "placeholder"]
+        # A part's inputs keep the example values of the nodes of `gm` they
+        # stand for (and their names).
+        examples = [p.meta.get("val", values.get(p.name)) for p in module.graph.nodes
+                    if p.op == "placeholder"]
         parts.append(Part(node.target, module, compiled, examples))
     if not any(p.compiled for p in parts):
         return None
     found = sorted({op_name(n.target) for n in blocked if n.target is not operator.getitem})
     return split, parts, found
-
-
-def as_tuple_returning(module: torch.fx.GraphModule) -> bool:
-    """Makes `module` return a tuple (what a compiled graph returns) and says
-    whether it returned a single value before."""
-    output = next(n for n in module.graph.nodes if n.op == "output")
-    if isinstance(output.args[0], (tuple, list)):
-        return False
-    output.args = ((output.args[0],),)
-    module.recompile()
-    return True

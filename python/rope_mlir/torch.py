@@ -603,7 +603,8 @@ def compile_graph(gm: torch.fx.GraphModule, options: compiler.CompileOptions,
     _dump(report, "linalg", linalg)
     key = _key(linalg, options)
     if key in _MEMORY:
-        module, counts, report.near_misses = _MEMORY[key]
+        module, counts, near_misses = _MEMORY[key]
+        report.near_misses = list(near_misses)
         report.attentions, report.folded, report.rotations = counts
         report.cached = True
         return module
@@ -638,7 +639,7 @@ def compile_graph(gm: torch.fx.GraphModule, options: compiler.CompileOptions,
         os.replace(meta, library.with_suffix(".json"))
         module = SharedLibraryModule(library, functions)
     report.attentions, report.folded, report.rotations = counts
-    _MEMORY[key] = (module, counts, report.near_misses)
+    _MEMORY[key] = (module, counts, list(report.near_misses))
     return module
 
 
@@ -861,13 +862,10 @@ class GraphFunction:
                 warnings.warn(f"rope_mlir: {op} runs in PyTorch ({failure}); the rest of "
                               f"graph {report.name} is compiled around it", stacklevel=3)
         for part in parts:
-            if not part.compiled:
-                continue
-            single = _fx_split.as_tuple_returning(part.module)
-            compiled = GraphFunction(part.module, part.example_inputs, self.options)
-            delattr(split, part.name)
-            setattr(split, part.name, (lambda f: lambda *a: f(*a)[0])(compiled)
-                    if single else compiled)
+            if part.compiled:
+                delattr(split, part.name)
+                setattr(split, part.name,
+                        GraphFunction(part.module, part.example_inputs, self.options))
         return split.forward
 
 

@@ -1,4 +1,4 @@
-// RUN: rope-opt %s --split-input-file --rope-raise | FileCheck %s
+// RUN: rope-opt %s --rope-raise | FileCheck %s
 
 // Attention over one key (prefill of a one-token prompt, Sq = Sk = 1), as
 // torch-mlir writes PyTorch's SDPA: every reduction over the keys (Q·Kᵀ's

@@ -95,6 +95,13 @@ print("AOT", sorted(f.name for f in out_dir.iterdir()))
 # lower(): text back.
 lowered = rope_mlir.lower(text, "--rope-lower-to-cpu=runtime-checks=false")
 print("LOWERED", "llvm.func @_mlir_ciface_rot" in lowered)
+
+# lower() hands back the passes' remarks: the raise's near miss says why.
+masks = (Path(__file__).parent.parent / "Raising" / "raise-attention-masks.mlir").read_text()
+near_miss = next(c for c in masks.split("// -----") if "@no_raise_transposed_mask" in c)
+remarks = []
+rope_mlir.lower(near_miss, "--rope-raise=report=true", remarks=remarks)
+print("REMARKS", [(r.severity, r.message) for r in remarks])
 T.finish()
 print("DONE")
 
@@ -110,4 +117,5 @@ print("DONE")
 # CHECK: PIPELINE invalid pass pipeline 'no-such-pass'
 # CHECK: AOT ['rot.so', 'unknown_op.mlir']
 # CHECK: LOWERED True
+# CHECK: REMARKS [('remark', 'rope-raise: attention not raised: the mask is not read as [B, H, Sq, Sk]')]
 # CHECK: DONE
