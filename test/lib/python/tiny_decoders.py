@@ -81,6 +81,12 @@ def build(family: str, layers: int = 1, seed: int = 0, **overrides) -> torch.nn.
     config_cls, model_cls, extra = MODELS[family]
     config = config_cls(**{**COMMON, "num_hidden_layers": layers, **extra, **overrides})
     config._attn_implementation = ATTENTION.get(family, "sdpa")
+    return instantiate(model_cls, config, seed)
+
+
+def instantiate(model_cls, config, seed: int = 0) -> torch.nn.Module:
+    """`model_cls(config)` in eval mode, its matrices drawn from N(0, 0.2)
+    with `seed` (the module docstring says why 0.2)."""
     torch.manual_seed(seed)
     model = model_cls(config).eval()
     with torch.no_grad():
