@@ -5,8 +5,8 @@
 #               (torch, torch-mlir, transformers; without network those tests
 #               are UNSUPPORTED)
 # and, for reliability work (docs/reliability.md):
-#   make check-sanitize  the whole lit suite, with a bounded libFuzzer run, on
-#                        an ASan+UBSan build (build-asan/)
+#   make check-sanitize  the lit suite less its numerical sweeps, with a bounded
+#                        libFuzzer run, on an ASan+UBSan build (build-asan/)
 #   make fuzz            a longer libFuzzer run (FUZZ_SECONDS, default 600) in
 #                        that build
 # and, for GPU work (docs/gpu.md):
@@ -72,7 +72,8 @@ check: build frontends
 	@set -o pipefail; cmake --build $(BUILD) --target check-rope 2>&1 | tee $(BUILD)/check.log; \
 	  status=$$?; $(PYTHON) utils/lit_summary.py $(BUILD)/check.log; exit $$status
 
-# The whole lit suite with our code (libraries, rope-opt, plugin) built with
+# The lit suite (less the numerical sweeps that say UNSUPPORTED: asan;
+# docs/reliability.md) with our code (libraries, rope-opt, plugin) built with
 # ASan+UBSan and assertions; ends with `N passed, N failed` like `check`.
 check-sanitize: setup
 	cmake -S . -B $(ASAN_BUILD) $(ASAN_FLAGS)

@@ -15,6 +15,13 @@ config.test_exec_root = os.path.join(config.rope_obj_root, "test")
 
 llvm_config.use_default_substitutions()
 
+# A test that hangs fails after half an hour (the slowest, a random draw of
+# model configs, takes about fifteen on two cores) instead of holding the
+# suite, and CI with it, to its overall limit. lit kills it with psutil
+# (python3-psutil, utils/setup.sh); without psutil there is no limit.
+if lit_config.maxIndividualTestTime == 0 and lit_config.maxIndividualTestTimeIsSupported[0]:
+    lit_config.maxIndividualTestTime = 1800
+
 # Numerical tests run on Debian's python3 (numpy comes from python3-numpy) and
 # import the package as this build staged it (python/CMakeLists.txt), with its
 # native libraries, and the test helpers (`import rope_testing`) from

@@ -14,6 +14,8 @@ PACKAGES=(
   libclang-rt-22-dev
   clang-format-22
   cmake ninja-build ccache python3 python3-numpy
+  # lit kills a test that runs past its time limit (test/lit.cfg.py) with psutil
+  python3-psutil
   # venv + pip: the test that installs the Python package into a fresh venv
   python3-venv python3-pip
 )

@@ -24,6 +24,7 @@
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -115,9 +116,16 @@ struct DistanceRule {
 std::optional<MaskRule>
 evaluateMaskRule(Term mask, int64_t n, int64_t sq, int64_t sk,
                  function_ref<std::optional<bool>(double)> hides) {
+  int64_t perHead = 0, elements = 0;
   if (ShapedType::isDynamic(n) || ShapedType::isDynamic(sq) ||
-      ShapedType::isDynamic(sk) || n * sq * sk > kMaxEvaluatedMaskElements)
+      ShapedType::isDynamic(sk) || llvm::MulOverflow(sq, sk, perHead) ||
+      llvm::MulOverflow(n, perHead, elements) ||
+      elements > kMaxEvaluatedMaskElements)
     return std::nullopt;
+  // No rows or no keys: no element to read, however many heads (a mutant's
+  // 2^63 - 1 heads of empty rows would otherwise be stepped through).
+  if (elements == 0)
+    n = 0;
   MLIRContext *ctx = mask.map.getContext();
   int64_t offset = sk - sq;
   DistanceRule distances;

@@ -1,3 +1,4 @@
+# UNSUPPORTED: asan
 # RUN: %python %s | FileCheck %s
 """Decode over an un-rotated KV cache with the keys rotated inside the Q·Kᵀ
 reduction (`--rope-lower-to-cpu`'s `rows-rotating-keys-in-scores`, 8 by

@@ -1,3 +1,4 @@
+# UNSUPPORTED: asan
 # RUN: %python %s | FileCheck %s
 # RUN: %plain_attention %python %s | FileCheck %s
 # RUN: %tiny_attention_tiles %python %s | FileCheck %s
