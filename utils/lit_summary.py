@@ -28,5 +28,6 @@ skipped = totals["Unsupported"] + totals["Skipped"]
 # CI reads the last line, which must be exactly `N passed, N failed`;
 # tests skipped for a missing feature (a GPU) are reported on the line before.
 if skipped:
-    print(f"{skipped} skipped (they need what this machine lacks, e.g. a GPU or the frontend venv)")
+    print(f"{skipped} skipped (UNSUPPORTED here: they need what this machine lacks, e.g. a GPU or\n"
+          "the frontend venv, or the sanitizer suite leaves them to make check)")
 print(f"{passed} passed, {failed} failed")
