@@ -16,7 +16,7 @@ config.test_exec_root = os.path.join(config.rope_obj_root, "test")
 llvm_config.use_default_substitutions()
 
 # A test that hangs fails after half an hour (the slowest, a random draw of
-# model configs, takes about fifteen on two cores) instead of holding the
+# model configs, takes eight to fifteen on two cores) instead of holding the
 # suite, and CI with it, to its overall limit. lit kills it with psutil
 # (python3-psutil, utils/setup.sh); without psutil there is no limit.
 if lit_config.maxIndividualTestTime == 0 and lit_config.maxIndividualTestTimeIsSupported[0]:

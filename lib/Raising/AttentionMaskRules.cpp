@@ -122,10 +122,11 @@ evaluateMaskRule(Term mask, int64_t n, int64_t sq, int64_t sk,
       llvm::MulOverflow(n, perHead, elements) ||
       elements > kMaxEvaluatedMaskElements)
     return std::nullopt;
-  // No rows or no keys: no element to read, however many heads (a mutant's
-  // 2^63 - 1 heads of empty rows would otherwise be stepped through).
+  // No rows or no keys: no element to read, so the rule of no points,
+  // however many heads (a mutant's 2^63 - 1 heads of empty rows would
+  // otherwise be stepped through one by one).
   if (elements == 0)
-    n = 0;
+    return DistanceRule().rule();
   MLIRContext *ctx = mask.map.getContext();
   int64_t offset = sk - sq;
   DistanceRule distances;
