@@ -117,6 +117,7 @@ tool_dirs = [config.rope_tools_dir, config.llvm_tools_dir]
 tools = [
     "rope-opt",
     "rope-gpu-emulator-test",
+    "rope-gpu-emulator-hopper-test",
     "not",
     ToolSubst("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")),
     "mlir-runner",

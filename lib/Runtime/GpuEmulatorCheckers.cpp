@@ -79,8 +79,22 @@ void BlockRunner::error(const char *format, ...) {
   va_end(args);
 }
 
+Accessor BlockRunner::accessor(uint32_t thread) const {
+  Accessor who;
+  who.thread = thread;
+  if (clocksOn)
+    who.clock = clocks.data() + static_cast<std::size_t>(thread) * numThreads;
+  return who;
+}
+
 bool BlockRunner::checkShared(uint32_t thread, const void *address,
                               int64_t bytes, bool isWrite, const char *what) {
+  return checkAccess(accessor(thread), address, bytes, isWrite, what);
+}
+
+bool BlockRunner::checkAccess(Accessor who, const void *address, int64_t bytes,
+                              bool isWrite, const char *what) {
+  uint32_t thread = who.thread;
   const char *verb = isWrite ? "writes" : "reads";
   auto start = reinterpret_cast<uintptr_t>(address);
   auto base = reinterpret_cast<uintptr_t>(shared);
@@ -94,33 +108,53 @@ bool BlockRunner::checkShared(uint32_t thread, const void *address,
           (long long)launch.sharedBytes);
     return false;
   }
+  if (isWrite && !checkPendingReads(thread, offset, bytes, what))
+    return false;
   auto t = static_cast<uint16_t>(thread);
+  // Before the block's first mbarrier every access has clock 1, the value
+  // each thread's own clock starts at when the clocks come on, so accesses
+  // from before stay unordered with those after.
+  uint32_t now = who.clock ? who.clock[thread] : 1;
+  auto ordered = [&](uint16_t other, uint32_t otherClock) {
+    return who.clock && who.clock[other] >= otherClock;
+  };
   for (int64_t i = 0; i < bytes; ++i) {
     ShadowByte &s = shadow[static_cast<std::size_t>(offset + i)];
+    if (s.asyncPending && !isWrite) {
+      reportEarlyRead(thread, offset + i, what);
+      return false;
+    }
     if (s.epoch != epoch) {
       s.epoch = epoch;
       s.writer = s.reader = s.reader2 = kNoThread;
     }
     uint16_t other = kNoThread;
     const char *otherVerb = "wrote";
-    if (s.writer != kNoThread && s.writer != t) {
+    if (s.writer != kNoThread && s.writer != t &&
+        !ordered(s.writer, s.writerClock)) {
       other = s.writer;
     } else if (isWrite) {
       otherVerb = "read";
-      if (s.reader != kNoThread && s.reader != t)
+      if (s.reader != kNoThread && s.reader != t &&
+          !ordered(s.reader, s.readerClock))
         other = s.reader;
-      else if (s.reader2 != kNoThread && s.reader2 != t)
+      else if (s.reader2 != kNoThread && s.reader2 != t &&
+               !ordered(s.reader2, s.reader2Clock))
         other = s.reader2;
     }
     if (other != kNoThread) {
       error("data race: %s %s workgroup memory byte offset %lld (%s), which "
-            "%s %s with no barrier in between",
+            "%s %s with no barrier%s in between",
             name(thread).text, verb, offset + i, what, name(other).text,
-            otherVerb);
+            otherVerb, clocksOn ? " or mbarrier wait" : "");
       return false;
     }
     if (isWrite) {
+      // Every earlier access is ordered before this write: it alone
+      // matters to later accesses.
       s.writer = t;
+      s.writerClock = now;
+      s.reader = s.reader2 = kNoThread;
       s.lastWrite = epoch;
       continue;
     }
@@ -130,12 +164,65 @@ bool BlockRunner::checkShared(uint32_t thread, const void *address,
             name(thread).text, offset + i, what);
       return false;
     }
-    if (s.reader == kNoThread)
+    // Keep up to two readers that are not ordered before this one (a read
+    // ordered before another is covered by it for later writes).
+    if (s.reader == t || s.reader == kNoThread ||
+        ordered(s.reader, s.readerClock)) {
       s.reader = t;
-    else if (s.reader != t && s.reader2 == kNoThread)
+      s.readerClock = now;
+    } else if (s.reader2 == t || s.reader2 == kNoThread ||
+               ordered(s.reader2, s.reader2Clock)) {
       s.reader2 = t;
+      s.reader2Clock = now;
+    }
   }
   return true;
+}
+
+bool BlockRunner::checkPendingReads(uint32_t thread, int64_t offset,
+                                    int64_t bytes, const char *what) {
+  int64_t at = offset;
+  while (at < offset + bytes &&
+         shadow[static_cast<std::size_t>(at)].asyncReaders == 0)
+    ++at;
+  if (at == offset + bytes)
+    return true;
+  const PendingOperandRead *pending = nullptr;
+  for (const PendingOperandRead &read : pendingReads)
+    for (auto [begin, end] : read.ranges)
+      if (at >= begin && at < end)
+        pending = &read;
+  if (!pending || pending->isWgmma)
+    error("workgroup memory overwritten under a pending wgmma: %s writes "
+          "byte offset %lld (%s), which wgmma.mma_async of warpgroup %u "
+          "reads as its %s until wgmma.wait_group completes its group %llu",
+          name(thread).text, (long long)at, what, pending ? pending->owner : 0,
+          pending ? pending->what : "operand",
+          pending ? (unsigned long long)pending->group : 0ULL);
+  else
+    error("workgroup memory overwritten under a pending TMA store: %s "
+          "writes byte offset %lld (%s), which the TMA store of %s reads "
+          "until cp.async.bulk.wait_group.read completes its group %llu",
+          name(thread).text, (long long)at, what, name(pending->owner).text,
+          (unsigned long long)pending->group);
+  return false;
+}
+
+void BlockRunner::addPendingRead(PendingOperandRead read,
+                                 std::vector<int64_t> offsets) {
+  std::sort(offsets.begin(), offsets.end());
+  offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());
+  for (std::size_t i = 0; i < offsets.size();) {
+    std::size_t j = i + 1;
+    while (j < offsets.size() && offsets[j] == offsets[j - 1] + 1)
+      ++j;
+    read.ranges.emplace_back(offsets[i], offsets[j - 1] + 1);
+    i = j;
+  }
+  for (auto [begin, end] : read.ranges)
+    for (int64_t at = begin; at < end; ++at)
+      ++shadow[static_cast<std::size_t>(at)].asyncReaders;
+  pendingReads.push_back(std::move(read));
 }
 
 } // namespace rope::gpuemu

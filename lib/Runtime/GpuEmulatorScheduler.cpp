@@ -7,12 +7,19 @@
 //  * a fiber that arrives at a warp collective completes it when it is the
 //    last lane of its warp to arrive (GpuEmulatorWarpOps.cpp); the lanes are
 //    ready again;
-//  * when no fiber is ready, every fiber waits at a barrier, waits at an
-//    incomplete collective or has returned. All returned: the block is done.
-//    An incomplete collective can never complete any more (its missing lanes
-//    returned or wait at a barrier that needs the waiting lanes): divergent
-//    collective. Else all wait at barriers: released if no thread returned
-//    and they agree on the site, otherwise divergent barrier.
+//  * a fiber that arrives at a warpgroup collective (wgmma, setmaxnreg)
+//    completes it when it is the last of its 128 threads
+//    (GpuEmulatorWarpgroup.cpp);
+//  * a fiber that waits on an mbarrier is ready again when the phase it
+//    waits for completes (GpuEmulatorMbarrier.cpp);
+//  * when no fiber is ready, every fiber waits at a barrier, a collective or
+//    an mbarrier, or has returned. All returned: the block is done. All
+//    waiting at barriers (or returned): released if no thread returned and
+//    they agree on the site, otherwise divergent barrier. Else TMA loads in
+//    flight land now (GpuEmulatorTma.cpp), which may complete phases. With
+//    none in flight nothing can change: an incomplete collective whose
+//    missing lanes returned or wait at a barrier is a divergent collective;
+//    anything else is a deadlock, reported with each warp's wait.
 //
 // The order is deterministic for a given block: fibers are resumed in the
 // order they became ready, starting with linear id order.
@@ -31,6 +38,8 @@ using namespace rope::gpuemu;
 
 namespace {
 thread_local BlockRunner *tlsRunner = nullptr;
+/// ropeGpuEmuLaunchRegisters's value for the next launch of this thread.
+thread_local int64_t nextLaunchRegisters = 0;
 
 /// Where every fiber starts: the kernel, then done for good (the fiber is
 /// never resumed after that; its context is prepared anew for a new block).
@@ -105,6 +114,8 @@ bool BlockRunner::ensureFibers() {
     }
   }
   warpArrivals.assign((numThreads + kWarpSize - 1) / kWarpSize, 0);
+  warpgroupArrivals.assign((numThreads + kWarpgroupSize - 1) / kWarpgroupSize,
+                           0);
   ready.reserve(numThreads);
   runQueue.reserve(numThreads);
   return true;
@@ -113,6 +124,7 @@ bool BlockRunner::ensureFibers() {
 void BlockRunner::startFibers() {
   doneCount = barrierCount = 0;
   std::fill(warpArrivals.begin(), warpArrivals.end(), 0);
+  resetHopperState();
   ready.clear();
   for (Fiber &fiber : fibers) {
     prepareContext(fiber.context, fiber.stack, &fiberMain,
@@ -121,6 +133,7 @@ void BlockRunner::startFibers() {
     fiber.barrierSite = kAnyBarrierSite;
     fiber.pendingCopies.clear();
     fiber.openGroup = 0;
+    fiber.wgmmaCommits = fiber.bulkCommits = 0;
     ready.push_back(fiber.linear);
   }
 }
@@ -170,9 +183,18 @@ void BlockRunner::afterYield(Fiber &fiber) {
     ++barrierCount;
     return;
   case FiberState::Ready:
+  case FiberState::AtMbarrier:
     return;
   case FiberState::AtCollective:
     break;
+  }
+  if (isWarpgroupCollective(fiber.call.kind)) {
+    uint32_t group = fiber.linear / kWarpgroupSize;
+    if (++warpgroupArrivals[group] < kWarpgroupSize)
+      return;
+    warpgroupArrivals[group] = 0;
+    executeWarpgroupCollective(group);
+    return;
   }
   uint32_t warp = fiber.linear / kWarpSize;
   if (++warpArrivals[warp] < lanesOfWarp(warp))
@@ -194,33 +216,65 @@ uint32_t BlockRunner::lanesOfWarp(uint32_t warp) const {
 bool BlockRunner::resolveBlockedFibers(bool &finished) {
   if (doneCount == numThreads) {
     finished = true;
-    return true;
+    return checkBlockEnd();
   }
-  for (uint32_t warp = 0; warp < warpArrivals.size(); ++warp) {
-    if (warpArrivals[warp] != 0) {
-      reportDivergentCollective(warp);
-      return false;
+  if (barrierCount + doneCount == numThreads)
+    return releaseBarrier();
+  if (tmaLoadsInFlight())
+    return deliverTmaLoads();
+  bool waitsOtherwise = false;
+  for (const Fiber &fiber : fibers)
+    waitsOtherwise |= fiber.state == FiberState::AtMbarrier;
+  for (uint32_t group = 0; group < registerRequests.size(); ++group)
+    waitsOtherwise |= registerRequests[group] != 0;
+  if (!waitsOtherwise) {
+    for (uint32_t warp = 0; warp < warpArrivals.size(); ++warp) {
+      if (warpArrivals[warp] != 0) {
+        reportDivergentCollective(warp * kWarpSize, lanesOfWarp(warp), "warp");
+        return false;
+      }
+    }
+    for (uint32_t group = 0; group < warpgroupArrivals.size(); ++group) {
+      if (warpgroupArrivals[group] != 0) {
+        reportDivergentCollective(group * kWarpgroupSize, kWarpgroupSize,
+                                  "warpgroup");
+        return false;
+      }
     }
   }
-  return releaseBarrier();
+  reportDeadlock();
+  return false;
 }
 
-void BlockRunner::reportDivergentCollective(uint32_t warp) {
-  uint32_t first = warp * kWarpSize, end = first + lanesOfWarp(warp);
-  // The first lane that waits and the first that never comes.
+void BlockRunner::reportDivergentCollective(uint32_t first, uint32_t count,
+                                            const char *unit) {
+  uint32_t end = first + count;
+  bool ofWarpgroup = count == kWarpgroupSize;
+  // The first lane that waits and the first that never comes (it waits
+  // elsewhere: at a barrier, at a collective of the other kind, or it
+  // returned).
   uint32_t waiting = end, missing = end;
   for (uint32_t lane = first; lane < end; ++lane) {
-    bool atCollective = fibers[lane].state == FiberState::AtCollective;
+    const Fiber &fiber = fibers[lane];
+    bool atCollective = fiber.state == FiberState::AtCollective &&
+                        isWarpgroupCollective(fiber.call.kind) == ofWarpgroup;
     uint32_t &slot = atCollective ? waiting : missing;
     if (slot == end)
       slot = lane;
   }
+  if (waiting == end || missing == end) {
+    reportDeadlock();
+    return;
+  }
   bool returned = fibers[missing].state == FiberState::Done;
-  error("divergent warp collective: %s waits at %s, which %s of the same "
-        "warp never reaches (it %s)",
-        name(waiting).text, collectiveName(fibers[waiting].call.kind),
-        name(missing).text,
-        returned ? "returned" : "waits at a barrier");
+  const char *where = returned ? "returned"
+                      : fibers[missing].state == FiberState::AtBarrier
+                          ? "waits at a barrier"
+                          : "waits at another collective";
+  error("divergent %s collective: %s waits at %s, which %s of the same %s "
+        "never reaches (it %s)",
+        unit, name(waiting).text, collectiveName(fibers[waiting].call.kind),
+        name(missing).text, unit, where);
 }
 
 bool BlockRunner::releaseBarrier() {
@@ -257,6 +311,42 @@ bool BlockRunner::releaseBarrier() {
   for (Fiber &fiber : fibers) {
     fiber.state = FiberState::Ready;
     ready.push_back(fiber.linear);
+  }
+  return true;
+}
+
+void BlockRunner::resetHopperState() {
+  mbarriers.clear();
+  tmaLoads.clear();
+  pendingReads.clear();
+  clocksOn = false;
+  std::fill(warpgroupArrivals.begin(), warpgroupArrivals.end(), 0);
+  launchRegisters = static_cast<uint32_t>(launch.registersPerThread);
+  warpgroupRegisters.assign(warpgroupArrivals.size(), launchRegisters);
+  registerRequests.assign(warpgroupArrivals.size(), 0);
+}
+
+bool BlockRunner::checkBlockEnd() {
+  if (!tmaLoads.empty()) {
+    const PendingTmaLoad &load = tmaLoads.front();
+    error("the block ended with a TMA load in flight: %s issued it into "
+          "workgroup memory byte offset %lld, and no thread waited for the "
+          "mbarrier phase it completes",
+          name(load.issuer).text, (long long)load.offset);
+    return false;
+  }
+  if (!pendingReads.empty()) {
+    const PendingOperandRead &read = pendingReads.front();
+    if (read.isWgmma)
+      error("the block ended with a wgmma in flight: warpgroup %u issued it "
+            "in group %llu, which no wgmma.wait_group completed",
+            read.owner, (unsigned long long)read.group);
+    else
+      error("the block ended with a TMA store reading workgroup memory: %s "
+            "issued it in bulk group %llu, which no "
+            "cp.async.bulk.wait_group.read completed",
+            name(read.owner).text, (unsigned long long)read.group);
+    return false;
   }
   return true;
 }
@@ -321,6 +411,12 @@ bool runLaunch(Launch &launch, char *message, std::size_t capacity) {
   launch.threadsPerBlock = launch.block[0] * launch.block[1] * launch.block[2];
   launch.numBlocks = launch.grid[0] * launch.grid[1] * launch.grid[2];
   launch.stackBytes = stackBytesFromEnv();
+  if (launch.registersPerThread == 0) {
+    // As a kernel compiled for this block size gets at most: the 64K
+    // registers of an SM shared by its threads, in units of 8, at most 255.
+    int64_t share = 65536 / launch.threadsPerBlock / 8 * 8;
+    launch.registersPerThread = std::min<int64_t>(share, 255);
+  }
   int64_t hostThreads =
       hostThreadsFromEnv(launch.numBlocks, launch.threadsPerBlock);
   std::vector<std::thread> helpers;
@@ -336,6 +432,18 @@ bool runLaunch(Launch &launch, char *message, std::size_t capacity) {
   return false;
 }
 } // namespace
+
+extern "C" void ropeGpuEmuLaunchRegisters(int32_t registersPerThread) {
+  if (registersPerThread < 24 || registersPerThread > 255) {
+    static thread_local char message[160];
+    std::snprintf(message, sizeof(message),
+                  "gpu emulator: ropeGpuEmuLaunchRegisters: %d registers per "
+                  "thread (24 to 255)",
+                  registersPerThread);
+    ropeRuntimeError(message, 0, nullptr);
+  }
+  nextLaunchRegisters = registersPerThread;
+}
 
 extern "C" void ropeGpuEmuLaunch(RopeGpuEmuKernel kernel, void *env,
                                  const char *kernelName, int64_t gridX,
@@ -359,6 +467,8 @@ extern "C" void ropeGpuEmuLaunch(RopeGpuEmuKernel kernel, void *env,
     std::memcpy(launch.grid, grid, sizeof(grid));
     std::memcpy(launch.block, block, sizeof(block));
     launch.sharedBytes = sharedBytes;
+    launch.registersPerThread = nextLaunchRegisters;
+    nextLaunchRegisters = 0;
     ok = runLaunch(launch, message, sizeof(message));
   }
   if (!ok)

@@ -50,6 +50,13 @@ void describeCall(const CollectiveCall &call, char *out, std::size_t size) {
     std::snprintf(out, size, "ldmatrix x%d%s", call.param0,
                   call.param1 ? " trans" : "");
     return;
+  case CollectiveKind::Elect:
+    std::snprintf(out, size, "elect.sync membermask 0x%x",
+                  static_cast<uint32_t>(call.param0));
+    return;
+  default:
+    std::snprintf(out, size, "%s", collectiveName(call.kind));
+    return;
   }
 }
 
@@ -82,32 +89,6 @@ bool shuffleSource(int64_t lane, int32_t mode, int32_t offset, int32_t width,
     break;
   }
   return lane < width && source >= 0 && source < width;
-}
-
-//===--- Number formats of mma.sync operands ------------------------------===//
-
-double floatFromBits(uint32_t bits) {
-  float value;
-  std::memcpy(&value, &bits, sizeof(value));
-  return value;
-}
-
-/// IEEE binary16 to double (exact).
-double halfToDouble(uint16_t half) {
-  uint32_t sign = static_cast<uint32_t>(half >> 15) << 31;
-  uint32_t exponent = (half >> 10) & 0x1f, mantissa = half & 0x3ff;
-  if (exponent == 0) { // zero or subnormal: mantissa * 2^-24
-    double magnitude = mantissa * (1.0 / 16777216.0);
-    return sign ? -magnitude : magnitude;
-  }
-  if (exponent == 0x1f) // infinity or NaN
-    return floatFromBits(sign | 0x7f800000u | (mantissa << 13));
-  return floatFromBits(sign | ((exponent + 112) << 23) | (mantissa << 13));
-}
-
-/// bfloat16 is the high half of an f32.
-double bf16ToDouble(uint16_t value) {
-  return floatFromBits(static_cast<uint32_t>(value) << 16);
 }
 
 /// tf32 given as f32: the tensor core reads sign, exponent and the top 10
@@ -249,6 +230,24 @@ uint32_t ldmatrixRegister(const uint16_t rows[8][8], int lane, bool transpose) {
 
 namespace rope::gpuemu {
 
+/// IEEE binary16 to double (exact).
+double halfToDouble(uint16_t half) {
+  uint32_t sign = static_cast<uint32_t>(half >> 15) << 31;
+  uint32_t exponent = (half >> 10) & 0x1f, mantissa = half & 0x3ff;
+  if (exponent == 0) { // zero or subnormal: mantissa * 2^-24
+    double magnitude = mantissa * (1.0 / 16777216.0);
+    return sign ? -magnitude : magnitude;
+  }
+  if (exponent == 0x1f) // infinity or NaN
+    return floatFromBits(sign | 0x7f800000u | (mantissa << 13));
+  return floatFromBits(sign | ((exponent + 112) << 23) | (mantissa << 13));
+}
+
+/// bfloat16 is the high half of an f32.
+double bf16ToDouble(uint16_t value) {
+  return floatFromBits(static_cast<uint32_t>(value) << 16);
+}
+
 bool BlockRunner::executeCollective(uint32_t warp) {
   uint32_t lanes = lanesOfWarp(warp);
   if (!checkCollectiveAgreement(warp, lanes))
@@ -256,6 +255,8 @@ bool BlockRunner::executeCollective(uint32_t warp) {
   const CollectiveCall &call = fibers[warp * kWarpSize].call;
   if (call.kind == CollectiveKind::Shuffle)
     return shuffle(warp, lanes);
+  if (call.kind == CollectiveKind::Elect)
+    return elect(warp, lanes);
   if (lanes < kWarpSize) {
     error("%s in a partial warp: %s is in warp %u, which has %u of 32 threads "
           "(the block has %u)",
@@ -304,6 +305,24 @@ bool BlockRunner::shuffle(uint32_t warp, uint32_t lanes) {
     fibers[base + lane].call.value = results[lane];
     fibers[base + lane].call.valid = valid[lane];
   }
+  return true;
+}
+
+bool BlockRunner::elect(uint32_t warp, uint32_t lanes) {
+  uint32_t base = warp * kWarpSize;
+  auto mask = static_cast<uint32_t>(fibers[base].call.param0);
+  uint32_t full = lanes == kWarpSize ? 0xffffffffu : (1u << lanes) - 1;
+  if (mask != full) {
+    // The lanes outside the mask would not take part; the emulator has
+    // every lane of the warp call it.
+    error("elect.sync with membermask 0x%x: %s is in warp %u, whose %u "
+          "threads all call it; the emulator needs membermask 0x%x",
+          mask, name(base).text, warp, lanes, full);
+    return false;
+  }
+  // The lowest lane of the member mask is elected.
+  for (uint32_t lane = 0; lane < lanes; ++lane)
+    fibers[base + lane].call.value = lane == 0;
   return true;
 }
 
@@ -416,4 +435,14 @@ extern "C" void ropeGpuEmuLdmatrix(const void *rowAddress, int32_t numMatrices,
   call.in0 = rowAddress;
   call.out = out;
   runner.yield(FiberState::AtCollective);
+}
+
+extern "C" int32_t ropeGpuEmuElectSync(uint32_t memberMask) {
+  BlockRunner &runner = runnerOrDie("ropeGpuEmuElectSync");
+  CollectiveCall &call = runner.running().call;
+  call = CollectiveCall();
+  call.kind = CollectiveKind::Elect;
+  call.param0 = static_cast<int32_t>(memberMask);
+  runner.yield(FiberState::AtCollective);
+  return call.value;
 }

@@ -1,4 +1,5 @@
-//===- GpuEmulator.h - GPU kernels run on the CPU, with checkers --*- C++ -*-===//
+//===- GpuEmulator.h - GPU kernels run on the CPU, with checkers --*- C++
+//-*-===//
 //
 // libRopeGpuEmulator.so runs the kernels of `gpu.launch` on the host with
 // the semantics of a GPU (docs/gpu.md): code lowered for it calls
@@ -16,10 +17,19 @@
 //    at most one per block). ROPE_GPU_EMU_STACK_KB sets each fiber's stack
 //    (default 256 KiB, plus a guard page).
 //  * Checkers, always on: races on workgroup memory (two threads touching
-//    one byte between the same two barriers, one of them writing; threads of
-//    one warp included), reads of workgroup memory that no thread wrote since
-//    the block started, accesses outside workgroup memory or outside a
-//    memref (ropeGpuEmuOutOfBounds), divergent barriers and warp collectives.
+//    one byte between the same two barriers, one of them writing, unless an
+//    mbarrier orders them; threads of one warp included), reads of workgroup
+//    memory that no thread wrote since the block started, accesses outside
+//    workgroup memory or outside a memref (ropeGpuEmuOutOfBounds), divergent
+//    barriers and warp and warpgroup collectives; and for Hopper's
+//    asynchronous operations: reads of workgroup memory that a TMA load in
+//    flight will fill (before the mbarrier phase it completes), writes to
+//    workgroup memory that a pending wgmma or TMA store still reads,
+//    mbarrier phases whose transaction count can never complete, and
+//    deadlocks (every thread waits), reported with each warp's wait.
+//  * Hopper (sm_90a) operations: mbarriers, TMA through tensor maps, wgmma
+//    from registers and workgroup memory, elect.sync, setmaxnreg and the
+//    proxy fence; the semantics each function states are PTX's.
 //
 // Errors stop the launch: no fiber or block is resumed after the first, and
 // once every host thread of the launch has stopped and every fiber stack is
@@ -144,6 +154,104 @@ ROPE_RUNTIME_EXPORT void ropeGpuEmuAsyncCommit(void);
 /// is commit then wait 0). A completed copy writes its destination now, as
 /// a write of this thread for the race checker.
 ROPE_RUNTIME_EXPORT void ropeGpuEmuAsyncWait(int32_t pendingGroups);
+
+//===--- Hopper (sm_90a)
+//---------------------------------------------------===//
+
+/// The registers per thread that the next ropeGpuEmuLaunch on this host
+/// thread starts each thread with (24 to 255; the kernel's compiled count):
+/// setmaxnreg's budget is this times the block's threads. Without it a
+/// launch assumes the most a block of its size can have (65536 / threads,
+/// rounded down to 8, at most 255).
+ROPE_RUNTIME_EXPORT void ropeGpuEmuLaunchRegisters(int32_t registersPerThread);
+
+/// elect.sync: collective over the warp, every lane of which must call it
+/// with `memberMask` covering them all; returns 1 in the elected (lowest)
+/// lane, 0 in the others.
+ROPE_RUNTIME_EXPORT int32_t ropeGpuEmuElectSync(uint32_t memberMask);
+
+/// mbarrier.init.shared.b64 [mbarrier], count: the 8-byte-aligned mbarrier
+/// in workgroup memory starts phase 0 expecting `count` (1 to 2^20 - 1)
+/// arrivals and no transaction bytes. Other threads may use it once a
+/// barrier or mbarrier wait orders them after the init.
+ROPE_RUNTIME_EXPORT void ropeGpuEmuMbarrierInit(void *mbarrier, int32_t count);
+/// mbarrier.arrive (count arrivals, releasing this thread's prior accesses
+/// to the waiters of the phase); returns the phase before the arrival.
+ROPE_RUNTIME_EXPORT uint64_t ropeGpuEmuMbarrierArrive(void *mbarrier,
+                                                      int32_t count);
+/// mbarrier.expect_tx: the current phase also waits for `bytes` more
+/// transaction bytes (no arrival).
+ROPE_RUNTIME_EXPORT void ropeGpuEmuMbarrierExpectTx(void *mbarrier,
+                                                    int64_t bytes);
+/// mbarrier.arrive.expect_tx: expect_tx then one arrival.
+ROPE_RUNTIME_EXPORT uint64_t ropeGpuEmuMbarrierArriveExpectTx(void *mbarrier,
+                                                              int64_t bytes);
+/// mbarrier.try_wait.parity in its retry loop: returns (1) once the phase
+/// of parity `parity` has completed (at once if the current phase's parity
+/// differs), acquiring what its arrivals released.
+ROPE_RUNTIME_EXPORT int32_t ropeGpuEmuMbarrierTryWaitParity(void *mbarrier,
+                                                            int32_t parity);
+
+/// cuTensorMapEncodeTiled for the emulator: writes a tensor map into the
+/// 128 bytes (64-byte aligned) at `tensorMap`. `elementBytes` 1, 2, 4 or 8;
+/// rank 1 to 5; `globalDim[rank]` elements (dim 0 innermost),
+/// `globalStrides[rank - 1]` bytes of dims 1.., multiples of 16;
+/// `boxDim[rank]` 1 to 256, the inner one a multiple of 16 bytes and, with
+/// a swizzle, the swizzle span; `elementStrides` null or all 1; swizzle 0
+/// none, 1 32B, 2 64B, 3 128B; nanFill: out-of-bounds elements read as NaN
+/// instead of 0. A rule broken is a ropeRuntimeError naming it. Host side.
+ROPE_RUNTIME_EXPORT void ropeGpuEmuTensorMapEncodeTiled(
+    void *tensorMap, int32_t elementBytes, int32_t rank,
+    const void *globalAddress, const uint64_t *globalDim,
+    const uint64_t *globalStrides, const uint32_t *boxDim,
+    const uint32_t *elementStrides, int32_t swizzle, int32_t nanFill);
+/// cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx
+/// ::bytes: the box at element coordinates `coords[rank]` (may be negative)
+/// into workgroup memory at `dst` (128-byte aligned; with a swizzle, to the
+/// pattern's repeat: 256, 512 or 1024 bytes), completing the box's bytes on
+/// `mbarrier` when it lands (as late as possible: when no thread can run).
+ROPE_RUNTIME_EXPORT void ropeGpuEmuTmaLoad(void *dst, const void *tensorMap,
+                                           const int32_t *coords,
+                                           void *mbarrier);
+/// cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group: the box at
+/// `coords` from workgroup memory at `src` to the tensor (elements outside
+/// it are not written). `src` must not be written until
+/// ropeGpuEmuBulkWaitRead completes the store's group.
+ROPE_RUNTIME_EXPORT void ropeGpuEmuTmaStore(const void *tensorMap,
+                                            const int32_t *coords,
+                                            const void *src);
+/// cp.async.bulk.commit_group and cp.async.bulk.wait_group.read N (this
+/// thread's TMA stores: all committed groups but the newest N).
+ROPE_RUNTIME_EXPORT void ropeGpuEmuBulkCommit(void);
+ROPE_RUNTIME_EXPORT void ropeGpuEmuBulkWaitRead(int32_t pendingGroups);
+/// fence.proxy.async.shared::cta (one memory here: nothing to order).
+ROPE_RUNTIME_EXPORT void ropeGpuEmuFenceProxyAsync(void);
+
+/// wgmma.fence.sync.aligned.
+ROPE_RUNTIME_EXPORT void ropeGpuEmuWgmmaFence(void);
+/// wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}, collective over a
+/// warpgroup (the block's threads a multiple of 128): type 0 f16, 1 bf16;
+/// N 8 to 256, a multiple of 8. A: this thread's 4 x .b32 registers
+/// (`aRegisters`, the mma.m16n8k16 A fragment of its warp's 16 rows) or,
+/// when null, the matrix descriptor `aDescriptor`; B: `bDescriptor`.
+/// transposeA/B 1: M-/N-major (descriptors only). scaleD 0: D = A B, 1:
+/// D = A B + C; scaleA/B 1 or -1. `c`, `d`: this thread's N / 2 f32 of
+/// the accumulator (d may be c), written at once. The descriptors' memory
+/// must not be written until ropeGpuEmuWgmmaWait completes the group.
+ROPE_RUNTIME_EXPORT void
+ropeGpuEmuWgmma(int32_t type, int32_t n, const uint32_t *aRegisters,
+                uint64_t aDescriptor, uint64_t bDescriptor, int32_t transposeA,
+                int32_t transposeB, int32_t scaleD, int32_t scaleA,
+                int32_t scaleB, const float *c, float *d);
+/// wgmma.commit_group.sync.aligned and wgmma.wait_group.sync.aligned N
+/// (collective: completes every committed group but the newest N).
+ROPE_RUNTIME_EXPORT void ropeGpuEmuWgmmaCommit(void);
+ROPE_RUNTIME_EXPORT void ropeGpuEmuWgmmaWait(int32_t pendingGroups);
+/// setmaxnreg.{dec,inc}.sync.aligned.u32 registers (24 to 256, a multiple
+/// of 8), collective over a warpgroup; .inc waits until the block's budget
+/// has the registers free.
+ROPE_RUNTIME_EXPORT void ropeGpuEmuSetMaxNReg(int32_t registers,
+                                              int32_t increase);
 } // extern "C"
 
 #endif // ROPE_RUNTIME_GPUEMULATOR_H

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rope/Runtime/GpuEmulator.h"
+#include "EmulatorTestKernels.h"
 
 #include <chrono>
 #include <cmath>
@@ -22,45 +22,6 @@
 #include <vector>
 
 namespace {
-
-//===--- Kernel-side helpers -----------------------------------------------===//
-
-template <typename T> T load(const T *address) {
-  ropeGpuEmuSharedAccess(address, sizeof(T), 0);
-  return *address;
-}
-template <typename T> void store(T *address, T value) {
-  ropeGpuEmuSharedAccess(address, sizeof(T), 1);
-  *address = value;
-}
-template <typename T> T *shared(int64_t byteOffset) {
-  return static_cast<T *>(ropeGpuEmuShared(byteOffset));
-}
-int64_t linearThread() {
-  return ropeGpuEmuThreadId(0) +
-         ropeGpuEmuBlockDim(0) *
-             (ropeGpuEmuThreadId(1) +
-              ropeGpuEmuBlockDim(1) * ropeGpuEmuThreadId(2));
-}
-int64_t linearBlock() {
-  return ropeGpuEmuBlockId(0) +
-         ropeGpuEmuGridDim(0) *
-             (ropeGpuEmuBlockId(1) + ropeGpuEmuGridDim(1) * ropeGpuEmuBlockId(2));
-}
-
-struct Dims {
-  int64_t x, y, z;
-};
-void launch(RopeGpuEmuKernel kernel, void *env, const char *name, Dims grid,
-            Dims block, int64_t sharedBytes) {
-  ropeGpuEmuLaunch(kernel, env, name, grid.x, grid.y, grid.z, block.x, block.y,
-                   block.z, sharedBytes);
-}
-
-bool wrong(const char *scenario, const char *detail) {
-  std::printf("%s: wrong data: %s\n", scenario, detail);
-  return false;
-}
 
 //===--- block-reduction, missing-barrier ---------------------------------===//
 
@@ -696,11 +657,6 @@ bool barrierBenchmark() {
   return true;
 }
 
-struct Scenario {
-  const char *name;
-  bool (*run)();
-};
-
 const Scenario kScenarios[] = {
     {"block-reduction", blockReduction},
     {"transpose-shared", transposeShared},
@@ -739,28 +695,8 @@ const Scenario kScenarios[] = {
     {"parallel-error", negative<parallelErrorKernel, 64, 64, 64>},
 };
 
-[[noreturn]] void printAndExit(const char *message, void *) {
-  std::printf("%s\n", message);
-  std::fflush(stdout);
-  std::exit(1);
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
-  ropeRuntimeSetErrorHandler(printAndExit, nullptr);
-  for (const Scenario &scenario : kScenarios) {
-    if (argc != 2 || std::strcmp(argv[1], scenario.name) != 0)
-      continue;
-    bool ok = scenario.run();
-    if (ok)
-      std::printf("%s: ok\n", scenario.name);
-    std::fflush(stdout);
-    return ok ? 0 : 1;
-  }
-  std::fprintf(stderr, "usage: rope-gpu-emulator-test SCENARIO; scenarios:");
-  for (const Scenario &scenario : kScenarios)
-    std::fprintf(stderr, " %s", scenario.name);
-  std::fprintf(stderr, "\n");
-  return 2;
+  return runScenario(argc, argv, kScenarios, "rope-gpu-emulator-test");
 }
