@@ -2,7 +2,8 @@
 //
 // Each runner owns one workgroup buffer, reused by its blocks and filled at
 // every block start with the signalling-NaN pattern 0x7fa00000 (f32 words,
-// little endian), so a read that escapes the checkers still shows.
+// little endian), so a read that escapes the checkers still shows. It
+// starts at a multiple of 2^18 bytes (kSharedAlignment).
 //
 // Its shadow has one ShadowByte per byte. Barrier intervals ("epochs") are
 // numbered per runner, across blocks; a block starts a new one and every
@@ -38,7 +39,7 @@ void BlockRunner::resetSharedMemory() {
     // kernels without workgroup memory.
     std::size_t capacity = std::max<std::size_t>(64, (bytes + 63) / 64 * 64);
     shared = static_cast<unsigned char *>(
-        ::operator new(capacity, std::align_val_t(64)));
+        ::operator new(capacity, std::align_val_t(kSharedAlignment)));
     shadow.assign(bytes, ShadowByte());
   }
   static const unsigned char pattern[4] = {0x00, 0x00, 0xa0, 0x7f};

@@ -48,6 +48,11 @@ constexpr uint32_t kWarpSize = 32;
 /// Four consecutive warps (wgmma, setmaxnreg).
 constexpr uint32_t kWarpgroupSize = 128;
 constexpr int64_t kMaxThreadsPerBlock = 1024;
+/// Where each block's workgroup memory starts: a multiple of 2^18 bytes, so
+/// that the low 18 bits of a workgroup-memory address are its offset, as
+/// the GPU's shared window has it; a wgmma matrix descriptor built from an
+/// address ((address & 0x3ffff) >> 4) then names the same bytes here.
+constexpr std::size_t kSharedAlignment = std::size_t(1) << 18;
 /// "No thread" in the shadow of workgroup memory (ids are < 1024).
 constexpr uint16_t kNoThread = 0xffff;
 

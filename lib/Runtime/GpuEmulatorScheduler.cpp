@@ -92,7 +92,7 @@ BlockRunner::~BlockRunner() {
     returnStack(fiber.stack);
   fibers.clear();
   if (shared)
-    ::operator delete(shared, std::align_val_t(64));
+    ::operator delete(shared, std::align_val_t(kSharedAlignment));
 }
 
 bool BlockRunner::ensureFibers() {

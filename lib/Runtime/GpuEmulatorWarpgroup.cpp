@@ -47,6 +47,8 @@ struct Descriptor {
   int swizzleBits; // b of the XOR of bits [4, 4 + b) with [7, 7 + b)
 };
 
+/// The start address is the low 18 bits of the operand's workgroup-memory
+/// address: its offset, as workgroup memory starts at a multiple of 2^18.
 Descriptor decodeDescriptor(uint64_t bits) {
   Descriptor d;
   d.start = static_cast<int64_t>(bits & 0x3fff) << 4;

@@ -56,7 +56,10 @@ typedef void (*RopeGpuEmuKernel)(void *env);
 
 /// Runs kernel(env) for every thread of the grid. Each block gets
 /// `sharedBytes` of workgroup memory, zero-based, filled at block start
-/// with the signalling-NaN pattern 0x7fa00000 (as little-endian f32 words).
+/// with the signalling-NaN pattern 0x7fa00000 (as little-endian f32 words),
+/// at an address that is a multiple of 2^18 (so its low 18 bits are the
+/// offset, as in the GPU's shared window: wgmma descriptors built from
+/// addresses work unchanged).
 /// The block may have at most 1024 threads; every extent must be positive.
 ROPE_RUNTIME_EXPORT void ropeGpuEmuLaunch(RopeGpuEmuKernel kernel, void *env,
                                           const char *kernelName, int64_t gridX,

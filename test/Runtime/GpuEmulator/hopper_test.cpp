@@ -371,6 +371,12 @@ struct PipelineEnv {
   bool skipEmptyWait; // the negative variant: the producer overwrites
 };
 
+/// The shared-window address of workgroup byte `offset`, from its address.
+int64_t sharedWindow(int64_t offset) {
+  return static_cast<int64_t>(
+      reinterpret_cast<uintptr_t>(shared<unsigned char>(offset)) & 0x3ffff);
+}
+
 uint64_t *barrierAt(int index) {
   return shared<uint64_t>(kBarriers + 8 * index);
 }
@@ -419,9 +425,12 @@ void pipelineKernel(void *p) {
     ropeGpuEmuWgmmaFence();
     for (int k = 0; k < 4; ++k) {
       // K-major, 128-byte swizzle, 8 rows of 128 bytes per 1024; the k16
-      // slice k starts 32 bytes further.
-      OperandLayout a{false, 3, q + 32 * k, 16, 1024};
-      OperandLayout b{false, 3, kRing + s * kTileBytes + 32 * k, 16, 1024};
+      // slice k starts 32 bytes further. The start addresses are taken from
+      // the addresses, as a GPU kernel does (the shared window's low 18
+      // bits).
+      OperandLayout a{false, 3, sharedWindow(q) + 32 * k, 16, 1024};
+      OperandLayout b{false, 3, sharedWindow(kRing + s * kTileBytes) + 32 * k,
+                      16, 1024};
       ropeGpuEmuWgmma(0, 64, nullptr, a.descriptor(), b.descriptor(), 0, 0,
                       1, 1, 1, acc.data(), acc.data());
     }
