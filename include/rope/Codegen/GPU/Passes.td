@@ -400,7 +400,17 @@ def RopeEmulateGPUOnHost : Pass<"rope-emulate-gpu-on-host", "::mlir::ModuleOp"> 
       fragment layouts;
     * `nvgpu.device_async_copy` (with or without `srcElements`) lands its
       data only at the `nvgpu.device_async_wait` that completes its group;
-      the tokens may pass through `scf` loops and ifs.
+      the tokens may pass through `scf` loops and ifs;
+    * Hopper (sm_90a): `nvgpu.mbarrier.create` (its mbarriers placed in the
+      block's workgroup memory after the attributions), `.init`, `.arrive`,
+      `.arrive.expect_tx` and `.try_wait.parity`; `nvgpu.tma.async.load` and
+      `.store` on tensor maps that `nvgpu.tma.create.descriptor` builds on
+      the host; `nvvm.cp.async.bulk.commit.group` and `.wait_group`;
+      `nvvm.wgmma.fence`, `.mma_async` (m64nNk16, f16/bf16 into f32, A and B
+      through matrix descriptors, which kernels build from workgroup
+      addresses as on the GPU), `.commit.group` and `.wait.group`;
+      `nvvm.elect.sync`, `nvvm.setmaxregister` and `nvvm.fence.proxy`, with
+      the runtime's mbarrier, TMA and wgmma checkers.
 
     The body becomes an `llvm.func` taking a pointer to the values it
     captures. Every memory access is checked against its memref's extents

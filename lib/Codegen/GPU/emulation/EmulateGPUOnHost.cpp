@@ -23,6 +23,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -109,7 +110,105 @@ FailureOr<LaunchPlan> planLaunch(gpu::LaunchOp launch,
     plan.sharedOffsets.push_back(plan.sharedBytes);
     plan.sharedBytes += byteSize(cast<MemRefType>(buffer.getType()));
   }
+  // Each mbarrier group of the kernel: 8 bytes per mbarrier after the
+  // buffers (the rewrite of nvgpu.mbarrier.create reads the offset).
+  WalkResult groups = launch.getBody().walk([&](nvgpu::MBarrierCreateOp op) {
+    nvgpu::MBarrierGroupType type = op.getBarriers().getType();
+    auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace());
+    if (!space || space.getValue() != gpu::AddressSpace::Workgroup) {
+      op.emitOpError("of mbarriers outside workgroup memory cannot be "
+                     "emulated");
+      return WalkResult::interrupt();
+    }
+    plan.sharedBytes = llvm::alignTo(plan.sharedBytes, 8);
+    op->setAttr(kMbarrierOffsetAttr,
+                IntegerAttr::get(IntegerType::get(op.getContext(), 64),
+                                 plan.sharedBytes));
+    plan.sharedBytes += 8 * static_cast<int64_t>(type.getNumBarriers());
+    return WalkResult::advance();
+  });
+  if (groups.wasInterrupted())
+    return failure();
   return plan;
+}
+
+/// nvgpu.tma.create.descriptor on the host: a 128-byte tensor map on the
+/// stack (the launch that uses it is synchronous), filled by
+/// ropeGpuEmuTensorMapEncodeTiled from the memref's metadata. TMA counts
+/// dims innermost first: the memref's sizes, strides and the op's box
+/// (given outermost first) are reversed, as the CUDA runtime wrappers do.
+/// The result becomes a cast of the map's pointer, which the launch
+/// captures as a pointer.
+LogicalResult emulateTensorMap(nvgpu::TmaCreateDescriptorOp op,
+                               RuntimeCalls &rt) {
+  nvgpu::TensorMapDescriptorType type = op.getTensorMap().getType();
+  MemRefType box = type.getTensor();
+  if (type.getInterleave() != nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE)
+    return op.emitOpError("with an interleaved layout cannot be emulated");
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  int64_t rank = box.getRank();
+  int64_t elementBytes = llvm::divideCeil(box.getElementTypeBitWidth(), 8);
+  SmallVector<int64_t> dynamic(rank, ShapedType::kDynamic);
+  auto ranked = MemRefType::get(
+      dynamic, box.getElementType(),
+      StridedLayoutAttr::get(ctx, ShapedType::kDynamic, dynamic));
+  Value tensor = memref::CastOp::create(b, loc, ranked, op.getTensor());
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, tensor);
+  auto index = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tensor);
+  Value start = arith::AddIOp::create(
+      b, loc, base,
+      arith::MulIOp::create(b, loc, metadata.getOffset(), index(elementBytes)));
+  Value address =
+      LLVM::IntToPtrOp::create(b, loc, ptr, RuntimeCalls::toI64(b, loc, start));
+  auto array = [&](Type element, int64_t count) {
+    return LLVM::AllocaOp::create(b, loc, ptr,
+                                  LLVM::LLVMArrayType::get(element, count),
+                                  RuntimeCalls::i64(b, loc, 1))
+        .getResult();
+  };
+  auto put = [&](Value array, Type element, int64_t i, Value value) {
+    Value slot = LLVM::GEPOp::create(b, loc, ptr, element, array,
+                                     ArrayRef<LLVM::GEPArg>{int32_t(i)});
+    LLVM::StoreOp::create(b, loc, value, slot);
+  };
+  auto i32 = b.getI32Type(), i64 = b.getI64Type();
+  Value dims = array(i64, rank),
+        strides = array(i64, std::max<int64_t>(rank - 1, 1));
+  Value boxDims = array(i32, rank);
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t dim = rank - 1 - d; // TMA dim d is the memref's dim `dim`
+    put(dims, i64, d, RuntimeCalls::toI64(b, loc, metadata.getSizes()[dim]));
+    put(boxDims, i32, d,
+        arith::IndexCastOp::create(b, loc, i32, op.getBoxDimensions()[dim]));
+    if (d > 0)
+      put(strides, i64, d - 1,
+          RuntimeCalls::toI64(b, loc,
+                              arith::MulIOp::create(b, loc,
+                                                    metadata.getStrides()[dim],
+                                                    index(elementBytes))));
+  }
+  auto map =
+      LLVM::AllocaOp::create(b, loc, ptr, LLVM::LLVMArrayType::get(i64, 16),
+                             RuntimeCalls::i64(b, loc, 1), /*alignment=*/64);
+  Value null = LLVM::ZeroOp::create(b, loc, ptr);
+  rt.call(
+      b, loc, "ropeGpuEmuTensorMapEncodeTiled",
+      {map, RuntimeCalls::i32(b, loc, elementBytes),
+       RuntimeCalls::i32(b, loc, rank), address, dims, strides, boxDims, null,
+       RuntimeCalls::i32(b, loc, static_cast<int64_t>(type.getSwizzle())),
+       RuntimeCalls::i32(b, loc,
+                         type.getOob() == nvgpu::TensorMapOOBKind::OOB_NAN)});
+  op.getTensorMap().replaceAllUsesWith(
+      UnrealizedConversionCastOp::create(b, loc, type, map.getResult())
+          .getResult(0));
+  op.erase();
+  return success();
 }
 
 /// `type` in host memory (no GPU address space).
@@ -311,6 +410,7 @@ struct RopeEmulateGPUOnHostPass
     ModuleOp module = getOperation();
     SmallVector<gpu::LaunchOp> launches;
     SmallVector<Operation *> memoryOps;
+    SmallVector<nvgpu::TmaCreateDescriptorOp> tensorMaps;
     module.walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (auto launch = dyn_cast<gpu::LaunchOp>(op)) {
         launches.push_back(launch);
@@ -318,12 +418,21 @@ struct RopeEmulateGPUOnHostPass
       }
       if (isa<gpu::AllocOp, gpu::DeallocOp, gpu::MemcpyOp>(op))
         memoryOps.push_back(op);
+      if (auto map = dyn_cast<nvgpu::TmaCreateDescriptorOp>(op))
+        tensorMaps.push_back(map);
       return WalkResult::advance();
     });
     if (!launches.empty() && failed(checkRuntimeNamesFree(module)))
       return signalPassFailure();
     LLVMTypeConverter converter(&getContext());
+    // A launch passes a host tensor map (emulateTensorMap) as its pointer.
+    converter.addConversion([](nvgpu::TensorMapDescriptorType type) -> Type {
+      return LLVM::LLVMPointerType::get(type.getContext());
+    });
     RuntimeCalls rt(module);
+    for (nvgpu::TmaCreateDescriptorOp map : tensorMaps)
+      if (failed(emulateTensorMap(map, rt)))
+        return signalPassFailure();
     for (auto [index, launch] : llvm::enumerate(launches)) {
       if (failed(checkLaunch(launch)))
         return signalPassFailure();

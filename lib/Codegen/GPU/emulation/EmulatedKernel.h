@@ -56,8 +56,19 @@ Value elementAddress(OpBuilder &b, Location loc, Value memref,
 LogicalResult instrumentMemoryAccesses(LLVM::LLVMFuncOp kernel,
                                        RuntimeCalls &rt);
 
+/// The attribute by which the launch's plan gives an nvgpu.mbarrier.create
+/// its byte offset in the block's workgroup memory.
+constexpr llvm::StringLiteral kMbarrierOffsetAttr = "rope.emulator_offset";
+
+/// Rewrites `op` if it is one of the Hopper (sm_90a) ops the emulator runs
+/// (EmulatedHopperOps.cpp): true when rewritten, false when `op` is none of
+/// them, failure (with a diagnostic) when it is one the emulator cannot
+/// run in this form.
+FailureOr<bool> rewriteHopperOp(OpBuilder &b, Operation *op, RuntimeCalls &rt);
+
 /// Replaces the GPU ops of `kernel` (ids, barriers, shuffles, mma.sync,
-/// ldmatrix, cp.async) with runtime calls; fails on a GPU op it cannot run.
+/// ldmatrix, cp.async, and the Hopper ops of rewriteHopperOp) with runtime
+/// calls; fails on a GPU op it cannot run.
 LogicalResult rewriteGPUOps(LLVM::LLVMFuncOp kernel, RuntimeCalls &rt);
 
 /// Gives every memref value of `kernel` in a GPU address space the same

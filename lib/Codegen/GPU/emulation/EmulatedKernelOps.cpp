@@ -469,6 +469,11 @@ LogicalResult KernelRewriter::rewrite(OpBuilder &b, Operation *op) {
           nvgpu::DeviceAsyncWaitOp, NVVM::CpAsyncCommitGroupOp,
           NVVM::CpAsyncWaitGroupOp>(op))
     return rewriteAsync(b, op);
+  FailureOr<bool> hopper = rewriteHopperOp(b, op, rt);
+  if (failed(hopper))
+    return failure();
+  if (*hopper)
+    return success();
   return op->emitOpError("cannot be emulated on the host");
 }
 

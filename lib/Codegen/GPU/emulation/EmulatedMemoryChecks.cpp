@@ -182,6 +182,10 @@ bool hasUncheckedAccess(Operation *op) {
     return false;
   if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
     return false; // Its nested ops are looked at themselves.
+  // TMA boxes: the runtime checks them against workgroup memory, and
+  // nvgpu's verifier gives the buffer the box's shape.
+  if (isa<nvgpu::TmaAsyncLoadOp, nvgpu::TmaAsyncStoreOp>(op))
+    return false;
   auto effects = dyn_cast<MemoryEffectOpInterface>(op);
   if (!effects)
     return true;

@@ -375,3 +375,24 @@ func.func @unchecked_copy(%a: memref<32xf32>) {
   }
   return
 }
+
+// -----
+
+// nvgpu's warpgroup ops tile a matrix into many wgmma; the emulator runs
+// the nvvm.wgmma.mma_async a kernel spells itself, with f16/bf16 inputs.
+!acc4 = !llvm.struct<(f32, f32, f32, f32)>
+func.func @wgmma_type(%a: i64, %b: i64, %c: !acc4) {
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c128, %sy = %c1, %sz = %c1) {
+    // expected-error @+1 {{'nvvm.wgmma.mma_async' op of this shape and type cannot be emulated (m64nNk16 with f16 or bf16 inputs and f32 accumulators can)}}
+    %d = nvvm.wgmma.mma_async %a, %b, %c,
+        #nvvm.shape<m = 64, n = 8, k = 8>,
+        D [<f32>, #nvvm.wgmma_scale_out<one>],
+        A [<tf32>, #nvvm.wgmma_scale_in<one>, <row>],
+        B [<tf32>, #nvvm.wgmma_scale_in<one>, <col>] : !acc4 -> !acc4
+    gpu.terminator
+  }
+  return
+}
