@@ -135,6 +135,10 @@ if config.rope_cuda_root:
     import subprocess
     config.available_features.add("cuda-toolkit")
     config.environment["CUDA_ROOT"] = config.rope_cuda_root
+    # The recording stub of the driver (test/Runtime/CudaStub): on
+    # LD_LIBRARY_PATH, GPU modules run their host side without a GPU.
+    config.substitutions.append(
+        ("%cuda_stub_dir", os.path.join(config.rope_obj_root, "test", "cuda-stub")))
     config.environment["PATH"] = os.pathsep.join(
         [os.path.join(config.rope_cuda_root, "bin"), config.environment.get("PATH", os.environ["PATH"])])
     probe = subprocess.run(

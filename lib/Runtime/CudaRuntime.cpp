@@ -10,10 +10,15 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -131,6 +136,120 @@ MemRefSpan memrefSpan(int64_t rank, void *descriptor, int64_t elementSize) {
           static_cast<size_t>((lastIndex + 1) * elementSize)};
 }
 
+/// The device blocks that lowered functions allocate on a stream, kept
+/// when they are freed for the next allocation of the same size class: a
+/// steady-state call (the same shapes again) then makes no allocation or
+/// free driver call at all. A block freed on a stream is reused on that
+/// stream (stream order makes that safe); one freed without a stream (a
+/// result the host is done with, freed as on the legacy stream) is reused
+/// on the blocking streams this runtime creates, whose work waits for the
+/// legacy stream's. Blocks are the pool's (cuMemAllocAsync); at most
+/// kLimitBytes are kept idle, the rest go back to the pool. Shared by the
+/// threads of the process.
+class DeviceCache {
+public:
+  static constexpr uint64_t kGranule = 512;
+  static constexpr uint64_t kLimitBytes = uint64_t(4) << 30;
+  static uint64_t roundedSize(uint64_t bytes) {
+    return (bytes + kGranule - 1) / kGranule * kGranule;
+  }
+
+  /// An idle block of `bytes`' size class last freed on `stream` (or,
+  /// when `blocking`, without a stream), or null.
+  void *take(uint64_t bytes, void *stream, bool blocking) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (void *from : {stream, blocking ? nullptr : stream}) {
+      auto found = idle.find({from, roundedSize(bytes)});
+      if (found == idle.end() || found->second.empty())
+        continue;
+      void *block = found->second.back();
+      found->second.pop_back();
+      idleBytes -= roundedSize(bytes);
+      return block;
+    }
+    return nullptr;
+  }
+  /// Records a new block of the pool as the cache's.
+  void adopt(void *block, uint64_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex);
+    owned[block] = roundedSize(bytes);
+  }
+  /// Keeps `block` if it is the cache's (true); past the limit it is
+  /// forgotten, for the caller to free (false).
+  bool give(void *block, void *stream) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto found = owned.find(block);
+    if (found == owned.end())
+      return false;
+    uint64_t size = found->second;
+    if (idleBytes + size > kLimitBytes) {
+      owned.erase(found);
+      return false;
+    }
+    idle[{stream, size}].push_back(block);
+    idleBytes += size;
+    return true;
+  }
+  /// Forgets the idle blocks freed on `stream` and returns them, for the
+  /// caller to free on it before it is destroyed.
+  std::vector<void *> releaseStream(void *stream) {
+    std::lock_guard<std::mutex> lock(mutex);
+    std::vector<void *> blocks;
+    for (auto it = idle.begin(); it != idle.end();) {
+      if (it->first.first != stream) {
+        ++it;
+        continue;
+      }
+      for (void *block : it->second) {
+        blocks.push_back(block);
+        owned.erase(block);
+        idleBytes -= it->first.second;
+      }
+      it = idle.erase(it);
+    }
+    return blocks;
+  }
+  /// Forgets every idle block and returns them, for the caller to free.
+  std::vector<void *> releaseAll() {
+    std::lock_guard<std::mutex> lock(mutex);
+    std::vector<void *> blocks;
+    for (auto &[key, list] : idle)
+      for (void *block : list) {
+        blocks.push_back(block);
+        owned.erase(block);
+      }
+    idle.clear();
+    idleBytes = 0;
+    return blocks;
+  }
+
+private:
+  std::mutex mutex;
+  std::map<std::pair<void *, uint64_t>, std::vector<void *>> idle;
+  std::unordered_map<void *, uint64_t> owned;
+  uint64_t idleBytes = 0;
+};
+
+/// The kernels looked up so far, by module and name: lowered code asks for
+/// a kernel before every launch, and a driver call each time is what a
+/// steady-state call would otherwise spend. The name is a constant of the
+/// lowered code, so its address is the key. Never destroyed: modules are
+/// unloaded from global destructors.
+struct FunctionTable {
+  std::mutex mutex;
+  std::map<std::pair<void *, const char *>, CUfunction> functions;
+};
+FunctionTable &functionTable() {
+  static FunctionTable *table = new FunctionTable();
+  return *table;
+}
+
+DeviceCache &deviceCache() {
+  // Never destroyed: lowered code may free from global destructors.
+  static DeviceCache *cache = new DeviceCache();
+  return *cache;
+}
+
 } // namespace
 
 extern "C" {
@@ -155,6 +274,13 @@ void *mgpuModuleLoadJIT(void *data, int optLevel) {
 }
 
 void mgpuModuleUnload(void *module) {
+  {
+    FunctionTable &table = functionTable();
+    std::lock_guard<std::mutex> lock(table.mutex);
+    auto &functions = table.functions;
+    for (auto it = functions.begin(); it != functions.end();)
+      it = it->first.first == module ? functions.erase(it) : std::next(it);
+  }
   // Called from global destructors; the driver may have shut down already
   // (which unloaded every module), so a failure to enter the context is not
   // reported.
@@ -168,11 +294,20 @@ void mgpuModuleUnload(void *module) {
 }
 
 void *mgpuModuleGetFunction(void *module, const char *name) {
+  FunctionTable &table = functionTable();
+  {
+    std::lock_guard<std::mutex> lock(table.mutex);
+    auto found = table.functions.find({module, name});
+    if (found != table.functions.end())
+      return found->second;
+  }
   ScopedContext scope;
   CUfunction function = nullptr;
   if (!ROPE_CUDA_CHECK(
           cuModuleGetFunction(&function, static_cast<CUmodule>(module), name)))
     fatal("kernel missing from the GPU module");
+  std::lock_guard<std::mutex> lock(table.mutex);
+  table.functions[{module, name}] = function;
   return function;
 }
 
@@ -196,10 +331,32 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
 // function has synchronised it before it destroys it, so a later call finds
 // it idle. (A thread's calls run one after another; other threads get their
 // own.)
+} // extern "C"
+
 namespace {
 thread_local CUstream threadStream = nullptr;
 thread_local bool threadStreamInUse = false;
+/// The streams mgpuStreamCreate made (all blocking) and not yet destroyed
+/// (never destroyed itself, like the other tables).
+struct StreamRegistry {
+  std::mutex mutex;
+  std::vector<CUstream> streams;
+};
+StreamRegistry &runtimeStreams() {
+  static StreamRegistry *registry = new StreamRegistry();
+  return *registry;
+}
+
+/// Whether mgpuStreamCreate made `stream` (a blocking stream).
+bool isRuntimeStream(void *stream) {
+  StreamRegistry &registry = runtimeStreams();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  return std::find(registry.streams.begin(), registry.streams.end(),
+                   asStream(stream)) != registry.streams.end();
+}
 } // namespace
+
+extern "C" {
 
 void *mgpuStreamCreate() {
   if (threadStream && !threadStreamInUse) {
@@ -212,6 +369,11 @@ void *mgpuStreamCreate() {
   // where hosts (our Python side, PyTorch) put their inputs' copies.
   if (!ROPE_CUDA_CHECK(cuStreamCreate(&stream, CU_STREAM_DEFAULT)))
     return nullptr;
+  {
+    StreamRegistry &registry = runtimeStreams();
+    std::lock_guard<std::mutex> lock(registry.mutex);
+    registry.streams.push_back(stream);
+  }
   if (!threadStream) {
     threadStream = stream;
     threadStreamInUse = true;
@@ -224,7 +386,17 @@ void mgpuStreamDestroy(void *stream) {
     threadStreamInUse = false;
     return;
   }
+  {
+    StreamRegistry &registry = runtimeStreams();
+    std::lock_guard<std::mutex> lock(registry.mutex);
+    registry.streams.erase(std::remove(registry.streams.begin(),
+                                       registry.streams.end(),
+                                       asStream(stream)),
+                           registry.streams.end());
+  }
   ScopedContext scope;
+  for (void *block : deviceCache().releaseStream(stream))
+    ROPE_CUDA_CHECK(cuMemFreeAsync(asDevicePtr(block), asStream(stream)));
   ROPE_CUDA_CHECK(cuStreamDestroy(asStream(stream)));
 }
 
@@ -262,27 +434,38 @@ void mgpuEventRecord(void *event, void *stream) {
 }
 
 void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared) {
-  ScopedContext scope;
   if (sizeBytes == 0)
     return nullptr;
+  bool cacheable = stream && !isHostShared;
+  if (cacheable)
+    if (void *cached =
+            deviceCache().take(sizeBytes, stream, isRuntimeStream(stream)))
+      return cached;
+  ScopedContext scope;
   CUdeviceptr ptr = 0;
   bool ok;
   if (isHostShared)
     ok = ROPE_CUDA_CHECK(
         cuMemAllocManaged(&ptr, sizeBytes, CU_MEM_ATTACH_GLOBAL));
   else if (stream && poolsSupported)
-    // Stream-ordered: temporaries of lowered functions are allocated and
-    // freed on every call, which cuMemAlloc/cuMemFree would serialise.
-    ok = ROPE_CUDA_CHECK(cuMemAllocAsync(&ptr, sizeBytes, asStream(stream)));
+    // Stream-ordered: a block the cache cannot give comes from the pool.
+    ok = ROPE_CUDA_CHECK(cuMemAllocAsync(
+        &ptr, DeviceCache::roundedSize(sizeBytes), asStream(stream)));
   else
     ok = ROPE_CUDA_CHECK(cuMemAlloc(&ptr, sizeBytes));
   if (!ok)
     fatal("GPU memory allocation failed");
+  if (cacheable && poolsSupported)
+    deviceCache().adopt(reinterpret_cast<void *>(ptr), sizeBytes);
   return reinterpret_cast<void *>(ptr);
 }
 
 void mgpuMemFree(void *ptr, void *stream) {
   if (!ptr)
+    return;
+  // A block of the cache stays for the next allocation of its size, with no
+  // driver call (DeviceCache says where it may be reused).
+  if (deviceCache().give(ptr, stream))
     return;
   ScopedContext scope;
   // Buffers come from two allocators: a memory pool (stream-ordered, what
@@ -297,6 +480,15 @@ void mgpuMemFree(void *ptr, void *stream) {
     ROPE_CUDA_CHECK(cuMemFreeAsync(asDevicePtr(ptr), asStream(stream)));
   else
     ROPE_CUDA_CHECK(cuMemFree(asDevicePtr(ptr)));
+}
+
+void ropeCudaReleaseCache() {
+  std::vector<void *> blocks = deviceCache().releaseAll();
+  if (blocks.empty())
+    return;
+  ScopedContext scope;
+  for (void *block : blocks)
+    ROPE_CUDA_CHECK(cuMemFreeAsync(asDevicePtr(block), nullptr));
 }
 
 void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream) {

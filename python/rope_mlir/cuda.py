@@ -231,16 +231,19 @@ def build(text: str, options: CompileOptions) -> Path:
                 if not old.name.startswith("lib"):
                     old.unlink(missing_ok=True)
             stamp.write_text(_compiler_stamp())
+    if not options.prebuilt_only:
+        # The runtimes beside the kernels are the package's own, also for a
+        # module compiled before (a new runtime needs no new kernels).
+        for name in _RUNTIMES:
+            source = _native.library_path(name).resolve()
+            cached = folder / f"lib{name}.so"
+            if not cached.exists() or cached.read_bytes() != source.read_bytes():
+                _replace(source, cached)
     if library.exists() and (folder / f"{key}.json").exists():
         return library
     if options.prebuilt_only:
         raise CompileError(f"module {key} is not in the kernel folder {folder} "
                            "(build it first with `make gpu-bundle`)")
-    for name in _RUNTIMES:
-        source = _native.library_path(name).resolve()
-        cached = folder / f"lib{name}.so"
-        if not cached.exists() or cached.read_bytes() != source.read_bytes():
-            _replace(source, cached)
     obj = folder / f".{key}.{os.getpid()}.o"
     linked = folder / f".{key}.{os.getpid()}.so"
     try:

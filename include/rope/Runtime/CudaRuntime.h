@@ -50,7 +50,11 @@ ROPE_RUNTIME_EXPORT void mgpuEventDestroy(void *event);
 ROPE_RUNTIME_EXPORT void mgpuEventSynchronize(void *event);
 ROPE_RUNTIME_EXPORT void mgpuEventRecord(void *event, void *stream);
 
-// Memory. `stream` may be null (the legacy default stream).
+// Memory. `stream` may be null (the legacy default stream). Device blocks
+// allocated on a stream and freed on the same stream are kept for the next
+// allocation of the same size (rounded up to 512 bytes) on that stream, so
+// a call that repeats an earlier one allocates nothing from the driver;
+// a block freed without a stream goes back to the driver's pool.
 ROPE_RUNTIME_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
                                        bool isHostShared);
 ROPE_RUNTIME_EXPORT void mgpuMemFree(void *ptr, void *stream);
@@ -82,6 +86,8 @@ ROPE_RUNTIME_EXPORT void ropeCudaCopyToHost(void *dst, const void *src,
 ROPE_RUNTIME_EXPORT void ropeCudaSynchronize();
 /// The first driver error since the last call (0: none), and clears it.
 ROPE_RUNTIME_EXPORT int32_t ropeCudaTakeError();
+/// Gives the idle blocks mgpuMemFree kept back to the driver's pool.
+ROPE_RUNTIME_EXPORT void ropeCudaReleaseCache();
 }
 
 #endif // ROPE_RUNTIME_CUDARUNTIME_H
