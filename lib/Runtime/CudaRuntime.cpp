@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -139,33 +140,41 @@ MemRefSpan memrefSpan(int64_t rank, void *descriptor, int64_t elementSize) {
 /// The device blocks that lowered functions allocate on a stream, kept
 /// when they are freed for the next allocation of the same size class: a
 /// steady-state call (the same shapes again) then makes no allocation or
-/// free driver call at all. A block freed on a stream is reused on that
-/// stream (stream order makes that safe); one freed without a stream (a
-/// result the host is done with, freed as on the legacy stream) is reused
-/// on the blocking streams this runtime creates, whose work waits for the
-/// legacy stream's. Blocks are the pool's (cuMemAllocAsync); at most
-/// kLimitBytes are kept idle, the rest go back to the pool. Shared by the
+/// free driver call. A block freed on a stream is reused on that stream
+/// (stream order makes that safe). One freed without a stream (a result
+/// the host is done with) is reused on a stream after an event recorded on
+/// the legacy stream at the free, which completes after the work of every
+/// blocking stream before it, as the pool's own cuMemFreeAsync on the
+/// legacy stream would have ordered it. Blocks are the pool's
+/// (cuMemAllocAsync); at most kLimitBytes are kept idle, the rest go back
+/// to the pool, and all of them when an allocation fails. Shared by the
 /// threads of the process.
 class DeviceCache {
 public:
   static constexpr uint64_t kGranule = 512;
-  static constexpr uint64_t kLimitBytes = uint64_t(4) << 30;
+  static constexpr uint64_t kLimitBytes = uint64_t(2) << 30;
   static uint64_t roundedSize(uint64_t bytes) {
     return (bytes + kGranule - 1) / kGranule * kGranule;
   }
 
-  /// An idle block of `bytes`' size class last freed on `stream` (or,
-  /// when `blocking`, without a stream), or null.
-  void *take(uint64_t bytes, void *stream, bool blocking) {
+  /// An idle block of `bytes`' size class that `stream` may use, or null;
+  /// `stream` is made to wait for its free where that was on the host.
+  void *take(uint64_t bytes, void *stream) {
     std::lock_guard<std::mutex> lock(mutex);
-    for (void *from : {stream, blocking ? nullptr : stream}) {
+    for (void *from : {stream, static_cast<void *>(nullptr)}) {
       auto found = idle.find({from, roundedSize(bytes)});
       if (found == idle.end() || found->second.empty())
         continue;
-      void *block = found->second.back();
+      Idle block = found->second.back();
       found->second.pop_back();
       idleBytes -= roundedSize(bytes);
-      return block;
+      if (block.freed) {
+        ScopedContext scope;
+        ROPE_CUDA_CHECK(
+            cuStreamWaitEvent(static_cast<CUstream>(stream), block.freed, 0));
+        events.push_back(block.freed);
+      }
+      return block.pointer;
     }
     return nullptr;
   }
@@ -186,47 +195,56 @@ public:
       owned.erase(found);
       return false;
     }
-    idle[{stream, size}].push_back(block);
+    Idle entry{block, nullptr};
+    if (!stream) {
+      ScopedContext scope;
+      if (events.empty()) {
+        CUevent event = nullptr;
+        if (!ROPE_CUDA_CHECK(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING))) {
+          owned.erase(found);
+          return false;
+        }
+        events.push_back(event);
+      }
+      entry.freed = events.back();
+      events.pop_back();
+      ROPE_CUDA_CHECK(cuEventRecord(entry.freed, nullptr));
+    }
+    idle[{stream, size}].push_back(entry);
     idleBytes += size;
     return true;
   }
-  /// Forgets the idle blocks freed on `stream` and returns them, for the
-  /// caller to free on it before it is destroyed.
-  std::vector<void *> releaseStream(void *stream) {
+  /// Forgets the idle blocks that `select(stream)` picks and returns them,
+  /// for the caller to free.
+  template <typename Select> std::vector<void *> release(Select select) {
     std::lock_guard<std::mutex> lock(mutex);
     std::vector<void *> blocks;
     for (auto it = idle.begin(); it != idle.end();) {
-      if (it->first.first != stream) {
+      if (!select(it->first.first)) {
         ++it;
         continue;
       }
-      for (void *block : it->second) {
-        blocks.push_back(block);
-        owned.erase(block);
+      for (Idle &entry : it->second) {
+        blocks.push_back(entry.pointer);
+        owned.erase(entry.pointer);
         idleBytes -= it->first.second;
+        if (entry.freed)
+          events.push_back(entry.freed);
       }
       it = idle.erase(it);
     }
     return blocks;
   }
-  /// Forgets every idle block and returns them, for the caller to free.
-  std::vector<void *> releaseAll() {
-    std::lock_guard<std::mutex> lock(mutex);
-    std::vector<void *> blocks;
-    for (auto &[key, list] : idle)
-      for (void *block : list) {
-        blocks.push_back(block);
-        owned.erase(block);
-      }
-    idle.clear();
-    idleBytes = 0;
-    return blocks;
-  }
 
 private:
+  struct Idle {
+    void *pointer;
+    CUevent freed; // recorded at a free on the host, else null
+  };
   std::mutex mutex;
-  std::map<std::pair<void *, uint64_t>, std::vector<void *>> idle;
+  std::map<std::pair<void *, uint64_t>, std::vector<Idle>> idle;
   std::unordered_map<void *, uint64_t> owned;
+  std::vector<CUevent> events; // recorded ones are in `idle`
   uint64_t idleBytes = 0;
 };
 
@@ -237,7 +255,9 @@ private:
 /// unloaded from global destructors.
 struct FunctionTable {
   std::mutex mutex;
-  std::map<std::pair<void *, const char *>, CUfunction> functions;
+  /// The name is kept to check a hit: a caller may reuse a name buffer.
+  std::map<std::pair<void *, const char *>, std::pair<std::string, CUfunction>>
+      functions;
 };
 FunctionTable &functionTable() {
   static FunctionTable *table = new FunctionTable();
@@ -298,8 +318,8 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
   {
     std::lock_guard<std::mutex> lock(table.mutex);
     auto found = table.functions.find({module, name});
-    if (found != table.functions.end())
-      return found->second;
+    if (found != table.functions.end() && found->second.first == name)
+      return found->second.second;
   }
   ScopedContext scope;
   CUfunction function = nullptr;
@@ -307,7 +327,7 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
           cuModuleGetFunction(&function, static_cast<CUmodule>(module), name)))
     fatal("kernel missing from the GPU module");
   std::lock_guard<std::mutex> lock(table.mutex);
-  table.functions[{module, name}] = function;
+  table.functions[{module, name}] = {name, function};
   return function;
 }
 
@@ -331,32 +351,10 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
 // function has synchronised it before it destroys it, so a later call finds
 // it idle. (A thread's calls run one after another; other threads get their
 // own.)
-} // extern "C"
-
 namespace {
 thread_local CUstream threadStream = nullptr;
 thread_local bool threadStreamInUse = false;
-/// The streams mgpuStreamCreate made (all blocking) and not yet destroyed
-/// (never destroyed itself, like the other tables).
-struct StreamRegistry {
-  std::mutex mutex;
-  std::vector<CUstream> streams;
-};
-StreamRegistry &runtimeStreams() {
-  static StreamRegistry *registry = new StreamRegistry();
-  return *registry;
-}
-
-/// Whether mgpuStreamCreate made `stream` (a blocking stream).
-bool isRuntimeStream(void *stream) {
-  StreamRegistry &registry = runtimeStreams();
-  std::lock_guard<std::mutex> lock(registry.mutex);
-  return std::find(registry.streams.begin(), registry.streams.end(),
-                   asStream(stream)) != registry.streams.end();
-}
 } // namespace
-
-extern "C" {
 
 void *mgpuStreamCreate() {
   if (threadStream && !threadStreamInUse) {
@@ -369,11 +367,6 @@ void *mgpuStreamCreate() {
   // where hosts (our Python side, PyTorch) put their inputs' copies.
   if (!ROPE_CUDA_CHECK(cuStreamCreate(&stream, CU_STREAM_DEFAULT)))
     return nullptr;
-  {
-    StreamRegistry &registry = runtimeStreams();
-    std::lock_guard<std::mutex> lock(registry.mutex);
-    registry.streams.push_back(stream);
-  }
   if (!threadStream) {
     threadStream = stream;
     threadStreamInUse = true;
@@ -386,16 +379,9 @@ void mgpuStreamDestroy(void *stream) {
     threadStreamInUse = false;
     return;
   }
-  {
-    StreamRegistry &registry = runtimeStreams();
-    std::lock_guard<std::mutex> lock(registry.mutex);
-    registry.streams.erase(std::remove(registry.streams.begin(),
-                                       registry.streams.end(),
-                                       asStream(stream)),
-                           registry.streams.end());
-  }
   ScopedContext scope;
-  for (void *block : deviceCache().releaseStream(stream))
+  for (void *block :
+       deviceCache().release([&](void *from) { return from == stream; }))
     ROPE_CUDA_CHECK(cuMemFreeAsync(asDevicePtr(block), asStream(stream)));
   ROPE_CUDA_CHECK(cuStreamDestroy(asStream(stream)));
 }
@@ -438,8 +424,7 @@ void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared) {
     return nullptr;
   bool cacheable = stream && !isHostShared;
   if (cacheable)
-    if (void *cached =
-            deviceCache().take(sizeBytes, stream, isRuntimeStream(stream)))
+    if (void *cached = deviceCache().take(sizeBytes, stream))
       return cached;
   ScopedContext scope;
   CUdeviceptr ptr = 0;
@@ -447,11 +432,17 @@ void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared) {
   if (isHostShared)
     ok = ROPE_CUDA_CHECK(
         cuMemAllocManaged(&ptr, sizeBytes, CU_MEM_ATTACH_GLOBAL));
-  else if (stream && poolsSupported)
-    // Stream-ordered: a block the cache cannot give comes from the pool.
-    ok = ROPE_CUDA_CHECK(cuMemAllocAsync(
-        &ptr, DeviceCache::roundedSize(sizeBytes), asStream(stream)));
-  else
+  else if (stream && poolsSupported) {
+    // Stream-ordered: a block the cache cannot give comes from the pool;
+    // when the pool is out of memory, the cache's idle blocks go back to it
+    // first.
+    uint64_t rounded = DeviceCache::roundedSize(sizeBytes);
+    ok = cuMemAllocAsync(&ptr, rounded, asStream(stream)) == CUDA_SUCCESS;
+    if (!ok) {
+      ropeCudaReleaseCache();
+      ok = ROPE_CUDA_CHECK(cuMemAllocAsync(&ptr, rounded, asStream(stream)));
+    }
+  } else
     ok = ROPE_CUDA_CHECK(cuMemAlloc(&ptr, sizeBytes));
   if (!ok)
     fatal("GPU memory allocation failed");
@@ -483,7 +474,8 @@ void mgpuMemFree(void *ptr, void *stream) {
 }
 
 void ropeCudaReleaseCache() {
-  std::vector<void *> blocks = deviceCache().releaseAll();
+  std::vector<void *> blocks =
+      deviceCache().release([](void *) { return true; });
   if (blocks.empty())
     return;
   ScopedContext scope;

@@ -121,8 +121,8 @@ bool BlockRunner::checkAccess(Accessor who, const void *address, int64_t bytes,
   };
   for (int64_t i = 0; i < bytes; ++i) {
     ShadowByte &s = shadow[static_cast<std::size_t>(offset + i)];
-    if (s.asyncPending && !isWrite) {
-      reportEarlyRead(thread, offset + i, what);
+    if (s.asyncPending) {
+      reportEarlyAccess(thread, offset + i, isWrite, what);
       return false;
     }
     if (s.epoch != epoch) {

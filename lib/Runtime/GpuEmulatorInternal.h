@@ -236,7 +236,7 @@ struct ShadowByte {
   /// A TMA load that has not landed yet will write this byte.
   bool asyncPending = false;
   /// Pending asynchronous reads (wgmma operands, TMA store sources) of it.
-  uint8_t asyncReaders = 0;
+  uint16_t asyncReaders = 0;
 };
 
 /// Who accesses workgroup memory: a thread with its vector clock (null
@@ -374,8 +374,9 @@ public:
     }
     pendingReads.resize(kept);
   }
-  /// A read of byte `offset`, which a TMA load in flight will write.
-  void reportEarlyRead(uint32_t thread, int64_t offset, const char *what);
+  /// An access of byte `offset`, which a TMA load in flight will write.
+  void reportEarlyAccess(uint32_t thread, int64_t offset, bool isWrite,
+                         const char *what);
   /// Records the error "gpu emulator: kernel '<name>': <format...>".
   void error(const char *format, ...) __attribute__((format(printf, 2, 3)));
   /// The name of linear thread id `thread` of the running block.
@@ -415,9 +416,6 @@ public:
   }
   /// Joins thread `thread`'s clock with `other` (acquire).
   void acquire(uint32_t thread, const uint32_t *other);
-  /// Makes the threads [first, first + count) know what each other knows
-  /// (a warpgroup collective).
-  void joinClocks(uint32_t first, uint32_t count);
 
   // --- TMA (GpuEmulatorTma.cpp) ---------------------------------------------
   void issueTmaLoad(PendingTmaLoad load, Mbarrier &barrier);

@@ -59,17 +59,6 @@ void BlockRunner::acquire(uint32_t thread, const uint32_t *other) {
     mine[i] = std::max(mine[i], other[i]);
 }
 
-void BlockRunner::joinClocks(uint32_t first, uint32_t count) {
-  if (!clocksOn)
-    return;
-  std::vector<uint32_t> joined(clockOf(first), clockOf(first) + numThreads);
-  for (uint32_t t = first + 1; t < first + count; ++t)
-    for (uint32_t i = 0; i < numThreads; ++i)
-      joined[i] = std::max(joined[i], clockOf(t)[i]);
-  for (uint32_t t = first; t < first + count; ++t)
-    std::memcpy(clockOf(t), joined.data(), numThreads * sizeof(uint32_t));
-}
-
 Mbarrier &BlockRunner::initMbarrier(uint32_t thread, const void *address,
                                     uint32_t count) {
   enableClocks();
@@ -82,13 +71,28 @@ Mbarrier &BlockRunner::initMbarrier(uint32_t thread, const void *address,
     mbarriers.emplace_back();
     found = mbarriers.end() - 1;
   } else {
+    // PTX: init of an mbarrier in use is undefined.
+    auto index = static_cast<uint32_t>(found - mbarriers.begin());
     for (const Fiber &fiber : fibers)
-      if (fiber.state == FiberState::AtMbarrier &&
-          mbarriers[fiber.waitBarrier].offset == offset)
+      if (fiber.state == FiberState::AtMbarrier && fiber.waitBarrier == index)
         failFiber("invalid mbarrier.init: %s initialises the mbarrier at "
                   "workgroup memory byte offset %lld while %s waits on it",
                   name(thread).text, (long long)offset,
                   name(fiber.linear).text);
+    for (const PendingTmaLoad &load : tmaLoads)
+      if (load.barrier == index)
+        failFiber("invalid mbarrier.init: %s initialises the mbarrier at "
+                  "workgroup memory byte offset %lld while a TMA load of %s "
+                  "in flight completes on it",
+                  name(thread).text, (long long)offset, name(load.issuer).text);
+    if (found->pending != found->expected || found->tx != 0)
+      failFiber("invalid mbarrier.init: %s initialises the mbarrier at "
+                "workgroup memory byte offset %lld in the middle of its "
+                "phase %llu (%u of %u arrivals and %lld transaction bytes "
+                "missing)",
+                name(thread).text, (long long)offset,
+                (unsigned long long)found->phase, found->pending,
+                found->expected, (long long)found->tx);
   }
   Mbarrier &barrier = *found;
   barrier.offset = offset;
@@ -134,12 +138,20 @@ Mbarrier *BlockRunner::mbarrierAt(uint32_t thread, const void *address,
 }
 
 void BlockRunner::arrive(uint32_t thread, Mbarrier &barrier, uint32_t count) {
-  if (count == 0 || count > barrier.pending)
+  if (count == 0 || count > barrier.pending) {
+    if (barrier.pending == 0)
+      failFiber("invalid mbarrier.arrive: %s arrives on the mbarrier at "
+                "workgroup memory byte offset %lld, whose phase %llu has all "
+                "of its %u arrivals and waits for %lld transaction bytes",
+                name(thread).text, (long long)barrier.offset,
+                (unsigned long long)barrier.phase, barrier.expected,
+                (long long)barrier.tx);
     failFiber("invalid mbarrier.arrive: %s arrives %u times on the mbarrier "
               "at workgroup memory byte offset %lld, whose phase %llu expects "
               "%u more arrivals",
               name(thread).text, count, (long long)barrier.offset,
               (unsigned long long)barrier.phase, barrier.pending);
+  }
   uint32_t *mine = clockOf(thread);
   for (uint32_t i = 0; i < numThreads; ++i)
     barrier.arrivedClock[i] = std::max(barrier.arrivedClock[i], mine[i]);

@@ -167,14 +167,15 @@ const PendingTmaLoad *BlockRunner::tmaLoadWriting(int64_t offset) const {
   return nullptr;
 }
 
-void BlockRunner::reportEarlyRead(uint32_t thread, int64_t offset,
-                                  const char *what) {
+void BlockRunner::reportEarlyAccess(uint32_t thread, int64_t offset,
+                                    bool isWrite, const char *what) {
   const PendingTmaLoad *load = tmaLoadWriting(offset);
   const Mbarrier *barrier = load ? &mbarriers[load->barrier] : nullptr;
-  error("read before its mbarrier phase completed: %s reads workgroup memory "
+  error("%s before its mbarrier phase completed: %s %s workgroup memory "
         "byte offset %lld (%s), which a TMA load issued by %s fills when "
         "phase %llu of the mbarrier at byte offset %lld completes",
-        name(thread).text, (long long)offset, what,
+        isWrite ? "write" : "read", name(thread).text,
+        isWrite ? "writes" : "reads", (long long)offset, what,
         load ? name(load->issuer).text : "?",
         barrier ? (unsigned long long)barrier->phase : 0ULL,
         barrier ? (long long)barrier->offset : -1LL);
@@ -281,8 +282,10 @@ extern "C" void ropeGpuEmuTmaLoad(void *dst, const void *tensorMap,
     }
   });
   if (runner.clocksEnabled()) {
-    const uint32_t *clock = runner.clockOf(thread);
+    uint32_t *clock = runner.clockOf(thread);
     load.issueClock.assign(clock, clock + runner.numThreads);
+    // What the thread does after the issue is not released by the load.
+    ++clock[thread];
   }
   runner.issueTmaLoad(std::move(load), *barrier);
 }

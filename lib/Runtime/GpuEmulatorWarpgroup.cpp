@@ -3,8 +3,11 @@
 // Warpgroup collectives: all 128 threads of a warpgroup (four consecutive
 // warps, linear ids [128 g, 128 g + 128)) call them with the same operands
 // (PTX's .sync.aligned), and the last to arrive performs them on the
-// scheduler's stack. Arriving synchronises the warpgroup's threads: their
-// vector clocks are joined.
+// scheduler's stack. They order no memory between the threads (PTX's
+// .aligned promises none): a wgmma's operands are read as its first
+// thread's reads, checked against that thread's clock, and its wait lets
+// the other threads know those reads happened (so that any of them may
+// release the operands' memory to a producer).
 //
 // wgmma.mma_async m64nNk16 (f16 or bf16 inputs, f32 accumulators; PTX ISA,
 // "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"): A from
@@ -180,7 +183,6 @@ bool BlockRunner::checkWarpgroupAgreement(uint32_t group) {
 bool BlockRunner::executeWarpgroupCollective(uint32_t group) {
   if (!checkWarpgroupAgreement(group))
     return false;
-  joinClocks(group * kWarpgroupSize, kWarpgroupSize);
   bool ok;
   switch (fibers[group * kWarpgroupSize].call.kind) {
   case CollectiveKind::Wgmma:
@@ -312,8 +314,7 @@ bool BlockRunner::wgmmaWait(uint32_t group) {
   uint64_t completeBelow =
       lead.wgmmaCommits > keep ? lead.wgmmaCommits - keep : 0;
   // The completed products' operands become reads of the warpgroup's first
-  // thread now (its clock was just joined with the others'), so that a
-  // later write must be ordered after this wait.
+  // thread now, so that a later write must be ordered after this wait.
   std::vector<std::pair<int64_t, int64_t>> completed;
   completePendingReads(
       [&](const PendingOperandRead &read) {
@@ -328,6 +329,14 @@ bool BlockRunner::wgmmaWait(uint32_t group) {
     if (!checkShared(first, shared + begin, end - begin, false,
                      "a wgmma operand"))
       return false;
+  if (clocksEnabled() && !completed.empty()) {
+    // The reads are the first thread's, at its clock now; every thread of
+    // the warpgroup has passed the wait, so each knows they are done.
+    uint32_t readClock = clockOf(first)[first];
+    for (uint32_t t = first + 1; t < first + kWarpgroupSize; ++t)
+      clockOf(t)[first] = std::max(clockOf(t)[first], readClock);
+    ++clockOf(first)[first];
+  }
   return true;
 }
 

@@ -207,6 +207,13 @@ def module_key(text: str, pipeline_text: str) -> str:
     return hashlib.sha256((pipeline_text + "\n" + text).encode()).hexdigest()[:24]
 
 
+def _same_file(source: Path, copy: Path) -> bool:
+    """Whether `copy` holds `source`'s bytes (by size, then content)."""
+    if not copy.exists() or copy.stat().st_size != source.stat().st_size:
+        return False
+    return copy.read_bytes() == source.read_bytes()
+
+
 def _replace(source: Path, target: Path) -> None:
     """Copies by rename, so that a process loading `target` never sees half a file."""
     temporary = target.with_name(f".{target.name}.{os.getpid()}")
@@ -237,7 +244,7 @@ def build(text: str, options: CompileOptions) -> Path:
         for name in _RUNTIMES:
             source = _native.library_path(name).resolve()
             cached = folder / f"lib{name}.so"
-            if not cached.exists() or cached.read_bytes() != source.read_bytes():
+            if not _same_file(source, cached):
                 _replace(source, cached)
     if library.exists() and (folder / f"{key}.json").exists():
         return library

@@ -51,10 +51,11 @@ ROPE_RUNTIME_EXPORT void mgpuEventSynchronize(void *event);
 ROPE_RUNTIME_EXPORT void mgpuEventRecord(void *event, void *stream);
 
 // Memory. `stream` may be null (the legacy default stream). Device blocks
-// allocated on a stream and freed on the same stream are kept for the next
-// allocation of the same size (rounded up to 512 bytes) on that stream, so
-// a call that repeats an earlier one allocates nothing from the driver;
-// a block freed without a stream goes back to the driver's pool.
+// allocated on a stream are kept when freed, for the next allocation of the
+// same size (rounded up to 512 bytes): on the same stream, or, for a block
+// freed without a stream, on any stream after an event recorded at the free
+// on the legacy stream. A call that repeats an earlier one then allocates
+// nothing from the driver.
 ROPE_RUNTIME_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
                                        bool isHostShared);
 ROPE_RUNTIME_EXPORT void mgpuMemFree(void *ptr, void *stream);

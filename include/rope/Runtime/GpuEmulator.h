@@ -1,4 +1,4 @@
-//===- GpuEmulator.h - GPU kernels run on the CPU, with checkers --*- C++
+//===- GpuEmulator.h - GPU kernels run on the CPU, with checkers -*- C++
 //-*-===//
 //
 // libRopeGpuEmulator.so runs the kernels of `gpu.launch` on the host with
@@ -158,8 +158,7 @@ ROPE_RUNTIME_EXPORT void ropeGpuEmuAsyncCommit(void);
 /// a write of this thread for the race checker.
 ROPE_RUNTIME_EXPORT void ropeGpuEmuAsyncWait(int32_t pendingGroups);
 
-//===--- Hopper (sm_90a)
-//---------------------------------------------------===//
+//===--- Hopper (sm_90a) --------------------------------------------------===//
 
 /// The registers per thread that the next ropeGpuEmuLaunch on this host
 /// thread starts each thread with (24 to 255; the kernel's compiled count):

@@ -13,6 +13,7 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -40,6 +41,12 @@ CUresult record(const char *name) {
 /// Handles that are never dereferenced: distinct non-null values.
 template <typename Handle> Handle fakeHandle(uintptr_t tag) {
   return reinterpret_cast<Handle>(tag * 64);
+}
+/// A new handle per creation (streams, events, modules), so that a caller
+/// mixing two of them up would be told apart.
+template <typename Handle> Handle newHandle() {
+  static std::atomic<uintptr_t> next{1000};
+  return fakeHandle<Handle>(next++);
 }
 
 void *allocate(size_t bytes) {
@@ -112,12 +119,12 @@ CUresult cuGetErrorString(CUresult, const char **text) {
 }
 
 CUresult cuModuleLoadData(CUmodule *module, const void *) {
-  *module = fakeHandle<CUmodule>(3);
+  *module = newHandle<CUmodule>();
   return record("cuModuleLoadData");
 }
 CUresult cuModuleLoadDataEx(CUmodule *module, const void *, unsigned int,
                             CUjit_option *, void **) {
-  *module = fakeHandle<CUmodule>(3);
+  *module = newHandle<CUmodule>();
   return record("cuModuleLoadDataEx");
 }
 CUresult cuModuleUnload(CUmodule) { return record("cuModuleUnload"); }
@@ -135,7 +142,7 @@ CUresult cuLaunchKernel(CUfunction, unsigned int, unsigned int, unsigned int,
 }
 
 CUresult cuStreamCreate(CUstream *stream, unsigned int) {
-  *stream = fakeHandle<CUstream>(5);
+  *stream = newHandle<CUstream>();
   return record("cuStreamCreate");
 }
 CUresult cuStreamDestroy(CUstream) { return record("cuStreamDestroy"); }
@@ -146,7 +153,7 @@ CUresult cuStreamWaitEvent(CUstream, CUevent, unsigned int) {
   return record("cuStreamWaitEvent");
 }
 CUresult cuEventCreate(CUevent *event, unsigned int) {
-  *event = fakeHandle<CUevent>(6);
+  *event = newHandle<CUevent>();
   return record("cuEventCreate");
 }
 CUresult cuEventDestroy(CUevent) { return record("cuEventDestroy"); }

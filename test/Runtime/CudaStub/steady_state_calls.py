@@ -3,8 +3,9 @@ third time with the same shapes on device buffers, their host code run
 against the recording stub of the driver (no GPU: kernels are not run, each
 driver call is counted). A call that repeats an earlier one allocates and
 frees nothing from the driver (libRopeCudaRuntime.so keeps its blocks),
-loads no module and creates no stream; what remains is its launches and
-the synchronisation at its end.
+loads no module and creates no stream; what remains is its launches, the
+synchronisation at its end, and the event that orders the reuse of the
+result the host freed (recorded at the free, waited for at the reuse).
 
 Decode (bf16, GQA 32/8, head dim 128, 4096 keys) makes 8 launches today:
 the attention kernel, the split-K partials' merge as reductions, and the
@@ -32,6 +33,7 @@ GROUPS = {
     "copies": ["cuMemcpyAsync", "cuMemcpyHtoD", "cuMemcpyDtoH", "cuMemsetD32Async",
                "cuMemsetD16Async"],
     "synchronisations": ["cuStreamSynchronize", "cuCtxSynchronize", "cuEventSynchronize"],
+    "events": ["cuEventCreate", "cuEventRecord", "cuEventDestroy", "cuStreamWaitEvent"],
 }
 
 

@@ -552,6 +552,20 @@ void earlyReadKernel(void *p) {
   ropeGpuEmuMbarrierTryWaitParity(bar, 0);
 }
 
+// Thread 0 issues a TMA load and then writes into its destination.
+void earlyWriteKernel(void *p) {
+  auto *env = static_cast<SmallTmaEnv *>(p);
+  uint64_t *bar = shared<uint64_t>(4096);
+  if (linearThread() == 0) {
+    int32_t at[2] = {0, 0};
+    ropeGpuEmuMbarrierInit(bar, 1);
+    ropeGpuEmuMbarrierArriveExpectTx(bar, env->expectBytes);
+    ropeGpuEmuTmaLoad(shared<void>(0), env->map, at, bar);
+    store(shared<uint16_t>(64), static_cast<uint16_t>(0));
+  }
+  ropeGpuEmuMbarrierTryWaitParity(bar, 0);
+}
+
 // expect_tx announces more bytes than the load brings; everyone waits.
 void txIncompleteKernel(void *p) {
   auto *env = static_cast<SmallTmaEnv *>(p);
@@ -595,6 +609,29 @@ void wgmmaOverwriteKernel(void *) {
   ropeGpuEmuWgmmaCommit();
   if (t == 5)
     store(&b[20], static_cast<uint16_t>(0));
+  ropeGpuEmuWgmmaWait(0);
+}
+
+// With mbarriers in use (clocks on), thread 40 writes a row of B after the
+// block's barrier and nothing orders it before the wgmma, whose operands
+// are read as thread 0's.
+void wgmmaUnorderedKernel(void *) {
+  int t = static_cast<int>(linearThread());
+  uint16_t *b = shared<uint16_t>(0);
+  if (t == 0)
+    ropeGpuEmuMbarrierInit(shared<uint64_t>(4096), 1);
+  for (int e = t; e < 8 * 16; e += 128)
+    store(&b[e], static_cast<uint16_t>(0x3c00));
+  ropeGpuEmuBarrier();
+  if (t == 40)
+    store(&b[3], static_cast<uint16_t>(0x4000));
+  uint32_t aRegs[4] = {0x3c003c00u, 0x3c003c00u, 0x3c003c00u, 0x3c003c00u};
+  float acc[4] = {0, 0, 0, 0};
+  OperandLayout bLayout = operandLayout(false, 0, 0, 8);
+  ropeGpuEmuWgmmaFence();
+  ropeGpuEmuWgmma(0, 8, aRegs, 0, bLayout.descriptor(), 0, 0, 0, 1, 1, acc,
+                  acc);
+  ropeGpuEmuWgmmaCommit();
   ropeGpuEmuWgmmaWait(0);
 }
 
@@ -680,11 +717,13 @@ const Scenario kScenarios[] = {
     {"mbarrier-no-wait", [] { return handoff("mbarrier-no-wait", false); }},
     {"ring-overwrite", [] { return pipeline("ring-overwrite", true); }},
     {"read-before-phase", [] { return smallTma<earlyReadKernel>(2048); }},
+    {"write-before-phase", [] { return smallTma<earlyWriteKernel>(2048); }},
     {"tx-never-completes", [] { return smallTma<txIncompleteKernel>(4096); }},
     {"load-in-flight-at-exit",
      [] { return smallTma<loadInFlightKernel>(2048); }},
     {"divergent-wgmma-wait", negative<divergentWaitKernel, 128, 0>},
     {"wgmma-overwrite", negative<wgmmaOverwriteKernel, 128, 4096>},
+    {"wgmma-unordered-operand", negative<wgmmaUnorderedKernel, 128, 4104>},
     {"deadlock", negative<deadlockKernel, 64, 16>},
     {"register-budget", negative<registerBudgetKernel, 256, 0, 128>},
     {"uninitialised-mbarrier", negative<uninitialisedMbarrierKernel, 32, 16>},

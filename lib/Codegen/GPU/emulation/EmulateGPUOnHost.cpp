@@ -166,10 +166,16 @@ LogicalResult emulateTensorMap(nvgpu::TmaCreateDescriptorOp op,
       arith::MulIOp::create(b, loc, metadata.getOffset(), index(elementBytes)));
   Value address =
       LLVM::IntToPtrOp::create(b, loc, ptr, RuntimeCalls::toI64(b, loc, start));
-  auto array = [&](Type element, int64_t count) {
+  // The arrays and the map live in the function's entry block: a
+  // descriptor made in a loop must not grow the stack per iteration.
+  Block &entry =
+      op->getParentOfType<FunctionOpInterface>().getFunctionBody().front();
+  auto array = [&](Type element, int64_t count, int64_t alignment = 0) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&entry);
     return LLVM::AllocaOp::create(b, loc, ptr,
                                   LLVM::LLVMArrayType::get(element, count),
-                                  RuntimeCalls::i64(b, loc, 1))
+                                  RuntimeCalls::i64(b, loc, 1), alignment)
         .getResult();
   };
   auto put = [&](Value array, Type element, int64_t i, Value value) {
@@ -193,9 +199,7 @@ LogicalResult emulateTensorMap(nvgpu::TmaCreateDescriptorOp op,
                                                     metadata.getStrides()[dim],
                                                     index(elementBytes))));
   }
-  auto map =
-      LLVM::AllocaOp::create(b, loc, ptr, LLVM::LLVMArrayType::get(i64, 16),
-                             RuntimeCalls::i64(b, loc, 1), /*alignment=*/64);
+  Value map = array(i64, 16, /*alignment=*/64);
   Value null = LLVM::ZeroOp::create(b, loc, ptr);
   rt.call(
       b, loc, "ropeGpuEmuTensorMapEncodeTiled",
@@ -205,8 +209,7 @@ LogicalResult emulateTensorMap(nvgpu::TmaCreateDescriptorOp op,
        RuntimeCalls::i32(b, loc,
                          type.getOob() == nvgpu::TensorMapOOBKind::OOB_NAN)});
   op.getTensorMap().replaceAllUsesWith(
-      UnrealizedConversionCastOp::create(b, loc, type, map.getResult())
-          .getResult(0));
+      UnrealizedConversionCastOp::create(b, loc, type, map).getResult(0));
   op.erase();
   return success();
 }

@@ -64,12 +64,16 @@ void predicated(OpBuilder &b, Location loc, Value predicate, Body body) {
   body();
 }
 
+/// The buffer `op`'s kernel keeps at its entry for `bytes` bytes.
+Value kernelBuffer(Operation *op, int64_t bytes) {
+  return entryBuffer(op->getParentOfType<LLVM::LLVMFuncOp>(), bytes);
+}
+
 /// The coordinates of a TMA op as an i32 array on the thread's stack.
-Value coordinateArray(OpBuilder &b, Location loc, ValueRange coordinates) {
+Value coordinateArray(OpBuilder &b, Operation *op, ValueRange coordinates) {
+  Location loc = op->getLoc();
   auto i32 = b.getI32Type();
-  Value array = LLVM::AllocaOp::create(
-      b, loc, ptrType(b), LLVM::LLVMArrayType::get(i32, coordinates.size()),
-      RuntimeCalls::i64(b, loc, 1));
+  Value array = kernelBuffer(op, 4 * static_cast<int64_t>(coordinates.size()));
   for (auto [i, coordinate] : llvm::enumerate(coordinates)) {
     Value value = arith::IndexCastOp::create(b, loc, i32, coordinate);
     Value slot = LLVM::GEPOp::create(b, loc, ptrType(b), i32, array,
@@ -106,9 +110,7 @@ LogicalResult rewriteWgmma(OpBuilder &b, NVVM::WgmmaMmaAsyncOp op,
                           "(m64nNk16 with f16 or bf16 inputs and f32 "
                           "accumulators can)");
   int64_t count = shape.getN() / 2;
-  auto buffer = LLVM::AllocaOp::create(
-      b, loc, ptrType(b), LLVM::LLVMArrayType::get(b.getF32Type(), count),
-      RuntimeCalls::i64(b, loc, 1));
+  Value buffer = kernelBuffer(op, 4 * count);
   for (int64_t i = 0; i < count; ++i) {
     Value element = LLVM::ExtractValueOp::create(b, loc, op.getInouts(),
                                                  ArrayRef<int64_t>{i});
@@ -213,7 +215,7 @@ FailureOr<bool> mlir::rope::emulation::rewriteHopperOp(OpBuilder &b,
       rt.call(b, loc, "ropeGpuEmuTmaLoad",
               {bufferStart(b, loc, load.getDst()),
                pointerOf(b, loc, load.getTensorMapDescriptor()),
-               coordinateArray(b, loc, load.getCoordinates()),
+               coordinateArray(b, op, load.getCoordinates()),
                mbarrierAddress(b, loc, load.getBarriers(), load.getMbarId())});
     });
     return true;
@@ -222,7 +224,7 @@ FailureOr<bool> mlir::rope::emulation::rewriteHopperOp(OpBuilder &b,
     predicated(b, loc, store.getPredicate(), [&] {
       rt.call(b, loc, "ropeGpuEmuTmaStore",
               {pointerOf(b, loc, store.getTensorMapDescriptor()),
-               coordinateArray(b, loc, store.getCoordinates()),
+               coordinateArray(b, op, store.getCoordinates()),
                bufferStart(b, loc, store.getSrc())});
     });
     return true;

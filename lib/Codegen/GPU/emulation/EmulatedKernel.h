@@ -44,6 +44,10 @@ int64_t addressSpaceOf(MemRefType type);
 /// Whether `type` lives in workgroup (shared) memory.
 bool isWorkgroupMemory(MemRefType type);
 
+/// A buffer of `bytes` bytes (16-byte aligned) on the fiber's stack,
+/// allocated once in `kernel`'s entry block, not once per loop iteration.
+Value entryBuffer(LLVM::LLVMFuncOp kernel, int64_t bytes);
+
 /// The address of element `indices` of `memref`, as an !llvm.ptr.
 Value elementAddress(OpBuilder &b, Location loc, Value memref,
                      ValueRange indices);

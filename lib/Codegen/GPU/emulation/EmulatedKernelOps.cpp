@@ -100,11 +100,8 @@ Value mlir::rope::emulation::elementAddress(OpBuilder &b, Location loc,
                                   address);
 }
 
-namespace {
-
-/// A buffer of `bytes` bytes on the fiber's stack, allocated once in the
-/// kernel's entry block (not once per loop iteration).
-Value entryBuffer(LLVM::LLVMFuncOp kernel, int64_t bytes) {
+Value mlir::rope::emulation::entryBuffer(LLVM::LLVMFuncOp kernel,
+                                         int64_t bytes) {
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
   Location loc = kernel.getLoc();
   auto type = LLVM::LLVMArrayType::get(b.getI8Type(), bytes);
@@ -113,6 +110,8 @@ Value entryBuffer(LLVM::LLVMFuncOp kernel, int64_t bytes) {
                                 type, RuntimeCalls::i64(b, loc, 1),
                                 /*alignment=*/16);
 }
+
+namespace {
 
 /// Stores `vector` (any shape) at `pointer` as its flat 1-D form.
 void storeVector(OpBuilder &b, Location loc, Value vector, Value pointer) {
