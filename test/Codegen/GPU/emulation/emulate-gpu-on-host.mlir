@@ -396,3 +396,34 @@ func.func @wgmma_type(%a: i64, %b: i64, %c: !acc4) {
   }
   return
 }
+
+// -----
+
+// A wgmma in a loop keeps its accumulator buffer in the kernel's entry
+// block: an alloca per iteration would grow the fiber's stack until it hit
+// the guard page.
+// CHECK-LABEL: llvm.func internal @__rope_gpu_emu_0_wgmma_in_loop_kernel0
+// CHECK: llvm.alloca
+// CHECK: scf.for
+// CHECK-NOT: llvm.alloca
+// CHECK: llvm.call @ropeGpuEmuWgmma
+!acc4f = !llvm.struct<(f32, f32, f32, f32)>
+func.func @wgmma_in_loop(%a: i64, %b: i64, %c: !acc4f) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %c1000 = arith.constant 1000 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c128, %sy = %c1, %sz = %c1) {
+    %r = scf.for %i = %c0 to %c1000 step %c1 iter_args(%acc = %c) -> (!acc4f) {
+      %d = nvvm.wgmma.mma_async %a, %b, %acc,
+          #nvvm.shape<m = 64, n = 8, k = 16>,
+          D [<f32>, #nvvm.wgmma_scale_out<one>],
+          A [<f16>, #nvvm.wgmma_scale_in<one>, <row>],
+          B [<f16>, #nvvm.wgmma_scale_in<one>, <col>] : !acc4f -> !acc4f
+      scf.yield %d : !acc4f
+    }
+    gpu.terminator
+  }
+  return
+}
