@@ -150,6 +150,8 @@ enum class FiberState : uint8_t {
   AtCollective,
   /// mbarrier.try_wait.parity until the phase completes (Fiber::waitBarrier).
   AtMbarrier,
+  /// bar.sync on a named barrier until its count arrives (waitBarrier).
+  AtNamedBarrier,
   Done
 };
 /// Shuffle .. Elect: warp collectives; Wgmma ..: warpgroup collectives.
@@ -261,6 +263,15 @@ struct Mbarrier {
   /// of every completed phase (what a waiter acquires).
   std::vector<uint32_t> arrivedClock, completedClock;
 };
+
+/// A named barrier (PTX bar.sync / bar.arrive with an id): `expected`
+/// threads (0: no arrival yet) release the waiting ones, which acquire what
+/// every arrival released.
+struct NamedBarrier {
+  uint32_t expected = 0, arrived = 0;
+  std::vector<uint32_t> arrivedClock;
+};
+constexpr int32_t kNamedBarriers = 16;
 
 /// A TMA load in flight: the box image (swizzled as it lands), its
 /// destination, the mbarrier it completes and its issuing thread's clock.
@@ -407,6 +418,9 @@ public:
   /// Blocks the running fiber until the phase of parity `parity` of
   /// `barrier` completes, then acquires its clock.
   void waitParity(Mbarrier &barrier, uint32_t parity);
+  /// bar.sync (wait) or bar.arrive of the running thread on named barrier
+  /// `id` with `count` threads.
+  void namedBarrier(int32_t id, int32_t count, bool wait);
   /// Turns on the vector clocks (first mbarrier of the block).
   void enableClocks();
   bool clocksEnabled() const { return clocksOn; }
@@ -484,6 +498,7 @@ private:
   /// The block's mbarriers, its TMA loads in flight, the vector clocks
   /// (numThreads x numThreads, on from the block's first mbarrier).
   std::vector<Mbarrier> mbarriers;
+  NamedBarrier namedBarriers[kNamedBarriers];
   std::vector<PendingTmaLoad> tmaLoads;
   std::vector<uint32_t> clocks;
   bool clocksOn = false;

@@ -20,6 +20,11 @@
 // checkers (GpuEmulatorCheckers.cpp) then see an access of thread o with
 // clock c as ordered before thread t's when C_t[o] >= c.
 //
+// Named barriers (bar.sync / bar.arrive with an id and a thread count)
+// order the threads that meet at them the same way: each arrival releases
+// its thread's clock, and the waiters released by the last arrival acquire
+// them all. The clocks come on with the first named barrier too.
+//
 // When every thread is blocked and no TMA load is in flight, nothing can
 // change any more: reportDeadlock names each warp's wait.
 //
@@ -195,6 +200,51 @@ void BlockRunner::addTransactions(Mbarrier &barrier, int64_t bytes,
   }
 }
 
+void BlockRunner::namedBarrier(int32_t id, int32_t count, bool wait) {
+  Fiber &fiber = running();
+  const char *op = wait ? "bar.sync" : "bar.arrive";
+  if (id < 0 || id >= kNamedBarriers || count <= 0 || count % kWarpSize != 0 ||
+      static_cast<uint32_t>(count) > numThreads)
+    failFiber("invalid operand: %s calls %s on barrier %d for %d threads (a "
+              "barrier 0 to 15, a multiple of 32 threads up to the block's "
+              "%u)",
+              name(fiber.linear).text, op, id, count, numThreads);
+  enableClocks();
+  NamedBarrier &barrier = namedBarriers[id];
+  if (barrier.expected != 0 && barrier.expected != static_cast<uint32_t>(count))
+    failFiber("divergent barrier: %s calls %s on barrier %d for %d threads, "
+              "whose other arrivals of this round are for %u",
+              name(fiber.linear).text, op, id, count, barrier.expected);
+  if (barrier.expected == 0) {
+    barrier.expected = static_cast<uint32_t>(count);
+    barrier.arrivedClock.assign(numThreads, 0);
+  }
+  uint32_t *mine = clockOf(fiber.linear);
+  for (uint32_t i = 0; i < numThreads; ++i)
+    barrier.arrivedClock[i] = std::max(barrier.arrivedClock[i], mine[i]);
+  ++mine[fiber.linear];
+  if (++barrier.arrived < barrier.expected) {
+    if (wait) {
+      fiber.waitBarrier = static_cast<uint32_t>(id);
+      yield(FiberState::AtNamedBarrier);
+    }
+    return;
+  }
+  // The last arrival: the waiters go on, knowing what every arrival did.
+  std::vector<uint32_t> released = std::move(barrier.arrivedClock);
+  barrier = NamedBarrier();
+  for (Fiber &other : fibers) {
+    if (other.state != FiberState::AtNamedBarrier ||
+        other.waitBarrier != static_cast<uint32_t>(id))
+      continue;
+    acquire(other.linear, released.data());
+    other.state = FiberState::Ready;
+    ready.push_back(other.linear);
+  }
+  if (wait)
+    acquire(fiber.linear, released.data());
+}
+
 void BlockRunner::waitParity(Mbarrier &barrier, uint32_t parity) {
   Fiber &fiber = running();
   auto index = static_cast<uint32_t>(&barrier - mbarriers.data());
@@ -227,6 +277,10 @@ std::string describeWait(const Fiber &fiber,
   }
   case FiberState::AtBarrier:
     std::snprintf(text, sizeof(text), "wait at a barrier");
+    break;
+  case FiberState::AtNamedBarrier:
+    std::snprintf(text, sizeof(text), "wait at named barrier %u",
+                  fiber.waitBarrier);
     break;
   case FiberState::AtCollective: {
     uint32_t group = fiber.linear / kWarpgroupSize;
@@ -366,4 +420,12 @@ extern "C" int32_t ropeGpuEmuMbarrierTryWaitParity(void *mbarrier,
       runner.mbarrierAt(thread, mbarrier, "mbarrier.try_wait.parity");
   runner.waitParity(*barrier, static_cast<uint32_t>(parity & 1));
   return 1;
+}
+
+extern "C" void ropeGpuEmuNamedBarrierSync(int32_t id, int32_t threads) {
+  runnerOrDie("ropeGpuEmuNamedBarrierSync").namedBarrier(id, threads, true);
+}
+
+extern "C" void ropeGpuEmuNamedBarrierArrive(int32_t id, int32_t threads) {
+  runnerOrDie("ropeGpuEmuNamedBarrierArrive").namedBarrier(id, threads, false);
 }

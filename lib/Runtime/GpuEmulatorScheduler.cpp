@@ -184,6 +184,7 @@ void BlockRunner::afterYield(Fiber &fiber) {
     return;
   case FiberState::Ready:
   case FiberState::AtMbarrier:
+  case FiberState::AtNamedBarrier:
     return;
   case FiberState::AtCollective:
     break;
@@ -224,7 +225,8 @@ bool BlockRunner::resolveBlockedFibers(bool &finished) {
     return deliverTmaLoads();
   bool waitsOtherwise = false;
   for (const Fiber &fiber : fibers)
-    waitsOtherwise |= fiber.state == FiberState::AtMbarrier;
+    waitsOtherwise |= fiber.state == FiberState::AtMbarrier ||
+                      fiber.state == FiberState::AtNamedBarrier;
   for (uint32_t group = 0; group < registerRequests.size(); ++group)
     waitsOtherwise |= registerRequests[group] != 0;
   if (!waitsOtherwise) {
@@ -317,6 +319,8 @@ bool BlockRunner::releaseBarrier() {
 
 void BlockRunner::resetHopperState() {
   mbarriers.clear();
+  for (NamedBarrier &barrier : namedBarriers)
+    barrier = NamedBarrier();
   tmaLoads.clear();
   pendingReads.clear();
   clocksOn = false;

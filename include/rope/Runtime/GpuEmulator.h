@@ -172,6 +172,16 @@ ROPE_RUNTIME_EXPORT void ropeGpuEmuLaunchRegisters(int32_t registersPerThread);
 /// lane, 0 in the others.
 ROPE_RUNTIME_EXPORT int32_t ropeGpuEmuElectSync(uint32_t memberMask);
 
+/// bar.sync id, threads and bar.arrive id, threads: named barrier `id` (0
+/// to 15) releases its waiting threads once `threads` (a multiple of 32)
+/// have arrived; bar.arrive counts without waiting. The waiters see what
+/// every arrival did before it (as the race checker orders them). All
+/// arrivals of one round must give the same count.
+ROPE_RUNTIME_EXPORT void ropeGpuEmuNamedBarrierSync(int32_t id,
+                                                    int32_t threads);
+ROPE_RUNTIME_EXPORT void ropeGpuEmuNamedBarrierArrive(int32_t id,
+                                                      int32_t threads);
+
 /// mbarrier.init.shared.b64 [mbarrier], count: the 8-byte-aligned mbarrier
 /// in workgroup memory starts phase 0 expecting `count` (1 to 2^20 - 1)
 /// arrivals and no transaction bytes. Other threads may use it once a

@@ -524,6 +524,42 @@ bool handoff(const char *name, bool wait) {
   return true;
 }
 
+//===--- Named barriers between warpgroups ---------------------------------===//
+
+// Warpgroup 0 writes and arrives at named barrier 1 (bar.arrive, no wait);
+// warpgroup 1 syncs on it (bar.sync) and reads: ordered by the barrier,
+// with no block-wide barrier in between. `consumerCount` other than 256 is
+// the negative variant.
+struct NamedEnv {
+  int32_t consumerCount;
+  int32_t *out;
+};
+
+void namedBarrierKernel(void *p) {
+  auto *env = static_cast<NamedEnv *>(p);
+  int64_t t = linearThread();
+  int32_t *data = shared<int32_t>(0);
+  if (t < 128) {
+    store(&data[t], static_cast<int32_t>(5 * t));
+    ropeGpuEmuNamedBarrierArrive(1, 256);
+    return;
+  }
+  ropeGpuEmuNamedBarrierSync(1, env->consumerCount);
+  env->out[t - 128] = load(&data[255 - t]);
+}
+
+bool namedBarrier(const char *name, int32_t consumerCount) {
+  std::vector<int32_t> out(128, -1);
+  NamedEnv env{consumerCount, out.data()};
+  launch(namedBarrierKernel, &env, "named_barrier", {1, 1, 1}, {256, 1, 1},
+         512);
+  for (int i = 0; i < 128; ++i)
+    if (out[static_cast<std::size_t>(i)] != 5 * (127 - i))
+      return wrong(name, "a value handed over through the named barrier "
+                         "differs");
+  return true;
+}
+
 //===--- Negative scenarios: one per checker -------------------------------===//
 
 struct SmallTmaEnv {
@@ -713,8 +749,11 @@ const Scenario kScenarios[] = {
     {"tma-box-nan", [] { return tmaBox("tma-box-nan", true); }},
     {"warp-specialized", [] { return pipeline("warp-specialized", false); }},
     {"mbarrier-handoff", [] { return handoff("mbarrier-handoff", true); }},
+    {"named-barrier", [] { return namedBarrier("named-barrier", 256); }},
     // Negative: each must end with the emulator's error (exit 1).
     {"mbarrier-no-wait", [] { return handoff("mbarrier-no-wait", false); }},
+    {"named-barrier-count",
+     [] { return namedBarrier("named-barrier-count", 128); }},
     {"ring-overwrite", [] { return pipeline("ring-overwrite", true); }},
     {"read-before-phase", [] { return smallTma<earlyReadKernel>(2048); }},
     {"write-before-phase", [] { return smallTma<earlyWriteKernel>(2048); }},

@@ -409,8 +409,10 @@ def RopeEmulateGPUOnHost : Pass<"rope-emulate-gpu-on-host", "::mlir::ModuleOp"> 
       `nvvm.wgmma.fence`, `.mma_async` (m64nNk16, f16/bf16 into f32, A and B
       through matrix descriptors, which kernels build from workgroup
       addresses as on the GPU), `.commit.group` and `.wait.group`;
-      `nvvm.elect.sync`, `nvvm.setmaxregister` and `nvvm.fence.proxy`, with
-      the runtime's mbarrier, TMA and wgmma checkers.
+      named barriers (`nvvm.barrier` with an id and a thread count,
+      `nvvm.barrier.arrive`), `nvvm.elect.sync`, `nvvm.setmaxregister` and
+      `nvvm.fence.proxy`, with the runtime's mbarrier, TMA and wgmma
+      checkers.
 
     The body becomes an `llvm.func` taking a pointer to the values it
     captures. Every memory access is checked against its memref's extents

@@ -12,7 +12,9 @@
 //                                      it from nvgpu.tma.create.descriptor);
 //   nvvm.cp.async.bulk.commit.group / wait_group (.read);
 //   nvvm.wgmma.fence / mma_async / commit / wait (A and B through matrix
-//   descriptors), nvvm.elect.sync, nvvm.setmaxregister, nvvm.fence.proxy.
+//   descriptors), nvvm.elect.sync, nvvm.setmaxregister, nvvm.fence.proxy;
+//   nvvm.barrier with an id and a thread count, and nvvm.barrier.arrive
+//   (named barriers between warpgroups).
 // nvgpu's warpgroup ops (which tile a matrix into many wgmma) are not
 // emulated: kernels spell their wgmma as nvvm.wgmma.mma_async.
 //
@@ -255,6 +257,26 @@ FailureOr<bool> mlir::rope::emulation::rewriteHopperOp(OpBuilder &b,
   if (auto mma = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op)) {
     if (failed(rewriteWgmma(b, mma, rt)))
       return failure();
+    return true;
+  }
+  if (auto barrier = dyn_cast<NVVM::BarrierOp>(op)) {
+    if (barrier.getReductionOp() || barrier->getNumResults() != 0)
+      return op->emitOpError("with a reduction cannot be emulated");
+    Value id = barrier.getBarrierId(), count = barrier.getNumberOfThreads();
+    if (!id && !count) {
+      rt.call(b, loc, "ropeGpuEmuBarrier", {});
+      return true;
+    }
+    if (!count)
+      return op->emitOpError("naming a barrier without a thread count cannot "
+                             "be emulated (the whole block's is gpu.barrier)");
+    rt.call(b, loc, "ropeGpuEmuNamedBarrierSync", {id ? id : i32(0), count});
+    return true;
+  }
+  if (auto arrive = dyn_cast<NVVM::BarrierArriveOp>(op)) {
+    Value id = arrive.getBarrierId();
+    rt.call(b, loc, "ropeGpuEmuNamedBarrierArrive",
+            {id ? id : i32(0), arrive.getNumberOfThreads()});
     return true;
   }
   if (auto elect = dyn_cast<NVVM::ElectSyncOp>(op)) {
