@@ -160,6 +160,15 @@ LogicalResult emulateTensorMap(nvgpu::TmaCreateDescriptorOp op,
   auto index = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
   };
+  // TMA's dimension 0 is contiguous: a tensor whose innermost stride is not
+  // 1 is refused at run time, as the driver's encoding cannot express it.
+  Value innerContiguous =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                            metadata.getStrides()[rank - 1], index(1));
+  cf::AssertOp::create(
+      b, loc, innerContiguous,
+      "nvgpu.tma.create.descriptor: the tensor's innermost dimension must be "
+      "contiguous (stride 1), as a tensor map's dimension 0 is");
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tensor);
   Value start = arith::AddIOp::create(
       b, loc, base,

@@ -19,8 +19,12 @@
 // waiting for transactions no load will complete.
 // RUN: sed '/nvgpu.mbarrier.try_wait.parity/d' %s | rope-opt --rope-emulate-gpu | not mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils 2>&1 | FileCheck %s --check-prefix=EARLY
 // RUN: sed 's/arith.constant 16384 : index/arith.constant 20480 : index/' %s | rope-opt --rope-emulate-gpu | not mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils 2>&1 | FileCheck %s --check-prefix=TX
+// A tensor map of a transposed Q (innermost stride 64) is refused: a tensor
+// map's dimension 0 is contiguous.
+// RUN: sed 's/%qu = memref.cast %q : memref<64x64xf16> to memref<\*xf16>/%qtr = memref.transpose %q (i, j) -> (j, i) : memref<64x64xf16> to memref<64x64xf16, strided<[1, 64]>>\n  %qu = memref.cast %qtr : memref<64x64xf16, strided<[1, 64]>> to memref<*xf16>/' %s | rope-opt --rope-emulate-gpu | not mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils 2>&1 | FileCheck %s --check-prefix=STRIDE
 
 // EARLY: gpu emulator: kernel 'main_kernel0': read before its mbarrier phase completed: thread (0, 0, 0) in block (0, 0, 0) reads workgroup memory byte offset 0 (a wgmma A operand), which a TMA load issued by thread (0, 0, 0) in block (0, 0, 0) fills when phase 0 of the mbarrier at byte offset 16384 completes
+// STRIDE: nvgpu.tma.create.descriptor: the tensor's innermost dimension must be contiguous (stride 1), as a tensor map's dimension 0 is
 // TX: gpu emulator: kernel 'main_kernel0': transaction count never completes: thread (0, 0, 0) in block (0, 0, 0) waits for phase 0 of the mbarrier at workgroup memory byte offset 16384, which has all of its 1 arrivals but still expects 4096 transaction bytes
 
 !acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>
