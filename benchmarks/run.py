@@ -320,6 +320,40 @@ def fma_peak_gflops(threads):
     return max(fn(threads, 50_000_000) for _ in range(3))
 
 
+def amx_peak_gflops(threads):
+    """The machine's AMX bf16 peak on `threads` threads (benchmarks/limits/
+    amx_peak.c: tile-resident tdpbf16ps), GFLOP/s, best of three; None on a
+    host without AMX (or where the toolchain cannot build it)."""
+    so = build_limit("amx_peak", "-O2")
+    if so is None:
+        return None
+    fn = so.amx_peak_gflops
+    fn.restype, fn.argtypes = ctypes.c_double, [ctypes.c_int, ctypes.c_long]
+    best = max(fn(threads, 5_000_000) for _ in range(3))
+    return best if best > 0 else None
+
+
+def bench_matmul_bf16(results, sizes=(2048, 4096)):
+    """bf16 matmuls (f32 accumulation, bf16 result) through --rope-lower-to-cpu
+    against torch.matmul in bf16, alternating in the frontend venv
+    (benchmarks/matmul_bf16.py); on the tiles where the host has AMX."""
+    python = frontend_python()
+    if python is None:
+        return
+    env = {**os.environ, "OMP_NUM_THREADS": str(THREADS),
+           "PYTHONPATH": str(Path(compiler.__file__).resolve().parent.parent)}
+    out = subprocess.run([str(python), str(HERE / "matmul_bf16.py"), str(THREADS),
+                          json.dumps(list(sizes))], capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        print(f"matmul_bf16.py failed: {out.stderr[-2000:]}", flush=True)
+        return
+    data = json.loads(out.stdout)
+    results["matmul_bf16"] = {"torch_version": data["version"], "sizes": {
+        n: {**t, "gflops": 2 * int(n) ** 3 / t["ours"] / 1e9,
+            "torch_gflops": 2 * int(n) ** 3 / t["torch"] / 1e9}
+        for n, t in data["times"].items()}}
+
+
 # Max error / max of the hand-written kernel against numpy's f32 attention
 # (5e-7 measured at S = 1024); a wrong kernel is off by orders of magnitude.
 HAND_FUSED_TOLERANCE = 1e-4
@@ -645,6 +679,18 @@ def write_markdown(results, path):
                      f"{shown(vs('hand_fused'), '.2f', '×')} | {g('ours') / 2 / sgemm:.0%} | "
                      f"{shown(g('ours') / 2 / peak, '.0%')} | {shown(g('hand_fused') / 2 / peak, '.0%')} | "
                      f"{r['ours_unfused'] / r['ours']:.1f}× | {r['ours_peak_mib']:.0f} / {r['unfused_peak_mib']:.0f} |")
+    if "matmul_bf16" in results:
+        peak = results.get("amx_peak_gflops")
+        lines += ["", "## bf16 matmuls (f32 accumulation, bf16 result) against `torch.matmul` in bf16", "",
+                  f"AMX peak (benchmarks/limits/amx_peak.c): "
+                  f"{'none (no AMX on this host)' if peak is None else f'{peak:.0f} GFLOP/s'}; "
+                  f"PyTorch {results['matmul_bf16']['torch_version']}, calls alternating.", "",
+                  "| N | ours ms | GFLOP/s | of AMX peak | torch ms | torch GFLOP/s | ours / torch (speed) | max rel err |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for n, t in results["matmul_bf16"]["sizes"].items():
+            share = "" if peak is None else f"{t['gflops'] / peak:.0%}"
+            lines.append(f"| {n} | {t['ours'] * 1e3:.1f} | {t['gflops']:.0f} | {share} | {t['torch'] * 1e3:.1f} "
+                         f"| {t['torch_gflops']:.0f} | {t['torch'] / t['ours']:.2f}× | {t['rel_err']:.1e} |")
     if "matmul" in results:
         mm = results["matmul"]
         lines += ["", f"## A user's `linalg.matmul` ({mm['N']}³ f32) through `--rope-lower-to-cpu`", "",
@@ -835,6 +881,7 @@ def main():
     results["fma_peak_1thread_gflops"] = fma_peak_gflops(1)
     results["copy_gbps"] = copy_gbps()
     results["sgemm_gflops"] = sgemm_gflops()
+    results["amx_peak_gflops"] = amx_peak_gflops(THREADS)
     print(f"FMA peak {results['fma_peak_gflops']:.1f} GFLOP/s ({THREADS} threads; 1 thread "
           f"{results['fma_peak_1thread_gflops']:.1f}), copy {results['copy_gbps']:.1f} GB/s, "
           f"SGEMM (numpy 2048^3) {results['sgemm_gflops']:.1f} GFLOP/s", flush=True)
@@ -846,6 +893,7 @@ def main():
     results["scaling"] = []
     bench_scaling(results, workdir, ggml)
     bench_matmul(results)
+    bench_matmul_bf16(results)
     stem = f"cpu-{results['machine']['vendor']}"
     (RESULTS / f"{stem}.json").write_text(json.dumps(results, indent=1))
     write_markdown(results, RESULTS / f"{stem}.md")

@@ -98,6 +98,24 @@ else:
     lit_config.note(f"frontend tests (REQUIRES: torch) are UNSUPPORTED: {why_not}")
     config.substitutions.append(("%torch_python", "false"))
 config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
+
+
+def _cpu_flags():
+    """The host CPU's feature flags as Linux names them (amx_bf16, ...)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+# `amx`: the host multiplies bf16 on AMX tiles, so the tile-product tests run
+# their compiled code (the rest of their RUN lines force other features).
+if {"amx_tile", "amx_bf16"} <= _cpu_flags():
+    config.available_features.add("amx")
 config.substitutions.append(("%rope_src_root", config.rope_src_root))
 config.substitutions.append(
     ("%rope_capi_test", os.path.join(config.rope_tools_dir, "rope-capi-test")))

@@ -38,9 +38,12 @@
 #include "llvm/Target/TargetMachine.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 using namespace mlir;
 using mlir::rope::capi::copyString;
@@ -304,6 +307,51 @@ void preferHostVectorWidth(llvm::Module &module,
       function.addFnAttr("prefer-vector-width", "512");
 }
 
+/// Whether `module` uses AMX tiles (what --rope-lower-tile-products
+/// emits, as x86's tile intrinsics).
+bool usesTiles(const llvm::Module &module) {
+  return llvm::any_of(module.functions(), [](const llvm::Function &function) {
+    llvm::StringRef name = function.getName();
+    return function.isDeclaration() &&
+           (name.starts_with("llvm.x86.tileloadd") ||
+            name.starts_with("llvm.x86.tdp") ||
+            name.starts_with("llvm.x86.tilezero"));
+  });
+}
+
+/// Linux hands a process the AMX tile data state only on request (since
+/// 5.16); without it the first tile instruction faults. Asked once.
+llvm::Error requestTileData() {
+  static const int refused = [] {
+    constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0
+               ? 0
+               : errno;
+  }();
+  if (!refused)
+    return llvm::Error::success();
+  return llvm::createStringError(
+      "the module uses AMX tiles, and Linux refused this process the tile "
+      "data state (arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA): " +
+      std::string(std::strerror(refused)) +
+      "); compile with cpu-features=host,-amx-bf16,-amx-fp16");
+}
+
+/// A JIT module that uses AMX tiles runs only where the host has them and
+/// Linux grants them: a clear error here, never an illegal instruction.
+llvm::Error checkTilesForHost(const llvm::Module &module,
+                              const llvm::TargetMachine &targetMachine) {
+  if (!usesTiles(module))
+    return llvm::Error::success();
+  if (!llvm::is_contained(
+          llvm::split(targetMachine.getTargetFeatureString(), ','),
+          "+amx-tile"))
+    return llvm::createStringError(
+        "the module uses AMX tiles (its cpu-features named them), but the "
+        "host CPU has none; compile with cpu-features=host");
+  return requestTileData();
+}
+
 /// What every module gets before LLVM optimizes it for `targetMachine`, in
 /// the JIT and in objects alike.
 void prepareForHost(llvm::Module &module,
@@ -349,6 +397,8 @@ extern "C" RopeJitModule *ropeJitCompile(const char *source, size_t length,
   const llvm::TargetMachine &host = **targetMachine;
   std::function<llvm::Error(llvm::Module *)> transform =
       [&optimize, &host](llvm::Module *module) {
+        if (llvm::Error error = checkTilesForHost(*module, host))
+          return error;
         prepareForHost(*module, host);
         return optimize(module);
       };

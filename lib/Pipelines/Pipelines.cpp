@@ -103,7 +103,10 @@ void mlir::rope::buildHostLoopsToLLVMPipeline(OpPassManager &pm, bool cWrappers,
     pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   if (approximateMath)
     pm.addPass(rope::createRopeApproximateMath());
-  pm.addPass(createConvertVectorToLLVMPass());
+  // AMX tile ops (--rope-lower-tile-products) to their intrinsics.
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.amx = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
@@ -196,6 +199,10 @@ void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
 
   addRopeToLinalgPasses(pm);
   if (options.microkernels) {
+    // bf16/f16 matmuls to the tile engine first, where the target has one;
+    // the rest (and the attention tiles) to register blocks of FMAs.
+    pm.addNestedPass<func::FuncOp>(rope::createRopePackTileProducts(
+        rope::RopePackTileProductsOptions{options.cpuFeatures}));
     pm.addNestedPass<func::FuncOp>(rope::createRopeVectorizeContractions(
         rope::RopeVectorizeContractionsOptions{options.registerRows,
                                                options.registerColumns,
@@ -218,6 +225,8 @@ void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
   // is an argument updated in place); clones become alloc + copy.
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(rope::createRopeStridedCopiesToLoops());
+  if (options.microkernels)
+    pm.addNestedPass<func::FuncOp>(rope::createRopeLowerTileProducts());
   // The attention's key loop: its Q·Kᵀ and P·V blocks fetch the next V and
   // K tiles while they compute.
   if (options.microkernels && options.prefetchTiles)

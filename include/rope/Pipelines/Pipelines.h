@@ -64,6 +64,16 @@ struct LowerToCPUOptions : public LoweringOptions<LowerToCPUOptions> {
                      "with static shapes: attention tiles' Q·Kᵀ and P·V, "
                      "user matmuls (--rope-vectorize-contractions)"),
       llvm::cl::init(true)};
+  PassOptions::Option<std::string> cpuFeatures{
+      *this, "cpu-features",
+      llvm::cl::desc("The target's CPU features, which choose each "
+                     "contraction's engine: 'host' (what the JIT compiles "
+                     "for), or a comma-separated list of LLVM feature names "
+                     "each with an optional + or -, from nothing or from the "
+                     "host's where it begins with 'host' (e.g. "
+                     "'host,-amx-bf16'); bf16/f16 matmuls go to AMX tiles "
+                     "where it has them (--rope-pack-tile-products)"),
+      llvm::cl::init("host")};
   PassOptions::Option<int64_t> registerRows{
       *this, "register-rows",
       llvm::cl::desc("Rows of A per micro-kernel register block "

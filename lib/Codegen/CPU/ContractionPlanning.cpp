@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ContractionStrategies.h"
+#include "TileProducts.h"
 #include "rope/Codegen/CPU/HostRegisterBlock.h"
 #include "rope/Codegen/CPU/LaneReductions.h"
 #include "rope/Codegen/CPU/Tiling.h"
@@ -234,8 +235,9 @@ contractions::planContractions(Operation *root,
                                const RegisterBlockShape &shape) {
   ContractionPlan plan;
   root->walk([&](linalg::LinalgOp op) {
-    // Nothing to compute: left to the plain lowering.
-    if (hasEmptyLoop(op))
+    // Nothing to compute: left to the plain lowering; a product on the
+    // tile engine's packed operands is --rope-lower-tile-products' own.
+    if (hasEmptyLoop(op) || op->hasAttr(tiles::kTileProduct))
       return;
     // Lane sums first, except for a one-row product outside any loop: its
     // dot products (rewriteAsDotProducts) also split W's rows over the

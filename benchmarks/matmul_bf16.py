@@ -1,0 +1,77 @@
+"""bf16 matmul baseline for benchmarks/run.py, run in the frontend venv:
+`torch.matmul` on bf16 tensors (oneDNN, on AMX tiles where the CPU has
+them) against our compiled bf16 `linalg.matmul` (f32 accumulation, the
+result rounded to bf16 once, as PyTorch's), calls alternating so that both
+share the machine's drift.
+
+    python matmul_bf16.py THREADS SIZES_JSON
+prints {"version": ..., "times": {"N": {"torch": s, "ours": s,
+"rel_err": e, "cpu_features": "..."}}} as JSON (best seconds per call).
+"""
+
+import json
+import sys
+import time
+
+import numpy as np
+import torch
+
+from rope_mlir import compiler
+
+
+def module(n):
+    a, o, f = f"tensor<{n}x{n}xbf16>", f"tensor<{n}x{n}xbf16>", f"tensor<{n}x{n}xf32>"
+    return f"""
+func.func @matmul(%a: {a}, %b: {a}) -> {o} {{
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : {f}
+  %c = linalg.fill ins(%zero : f32) outs(%e : {f}) -> {f}
+  %p = linalg.matmul ins(%a, %b : {a}, {a}) outs(%c : {f}) -> {f}
+  %eo = tensor.empty() : {o}
+  %r = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}} ins(%p : {f}) outs(%eo : {o}) {{
+  ^bb0(%x: f32, %y: bf16):
+    %t = arith.truncf %x : f32 to bf16
+    linalg.yield %t : bf16
+  }} -> {o}
+  return %r : {o}
+}}"""
+
+
+def best_alternating(calls, rounds=5):
+    """The best seconds of each call, timed in turns after a warm-up call."""
+    best = [float("inf")] * len(calls)
+    for r in range(rounds):
+        order = range(len(calls)) if r % 2 == 0 else reversed(range(len(calls)))
+        for i in order:
+            calls[i]()
+            time.sleep(0.25)  # OpenMP's spinning threads go to sleep
+            calls[i]()
+            t = time.perf_counter()
+            calls[i]()
+            best[i] = min(best[i], time.perf_counter() - t)
+    return best
+
+
+def main():
+    threads, sizes = int(sys.argv[1]), json.loads(sys.argv[2])
+    torch.set_num_threads(threads)
+    times = {}
+    for n in sizes:
+        g = torch.Generator().manual_seed(n)
+        a = torch.randn(n, n, generator=g).to(torch.bfloat16)
+        b = torch.randn(n, n, generator=g).to(torch.bfloat16)
+        lib = compiler.compile(module(n), "cpu")
+        a_bits, b_bits = a.view(torch.int16).numpy().view(np.uint16), b.view(torch.int16).numpy().view(np.uint16)
+        ours = lib.call("matmul", a_bits, b_bits)
+        got = torch.from_numpy(np.ascontiguousarray(ours).view(np.int16)).view(torch.bfloat16).float()
+        want = a.double() @ b.double()
+        err = float((got.double() - want).abs().max() / want.abs().max())
+        t_torch, t_ours = best_alternating([lambda: torch.matmul(a, b),
+                                            lambda: lib.call("matmul", a_bits, b_bits)])
+        times[str(n)] = {"torch": t_torch, "ours": t_ours, "rel_err": err}
+    print(json.dumps({"version": torch.__version__, "times": times}))
+
+
+if __name__ == "__main__":
+    main()

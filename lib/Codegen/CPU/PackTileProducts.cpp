@@ -1,0 +1,329 @@
+//===- PackTileProducts.cpp - bf16/f16 matmuls packed for AMX tiles -------===//
+//
+// Finds the contractions the target's tile engine can take, packs their
+// operands into the layouts the tiles read (upstream linalg.pack, lowered
+// at once), and leaves the product on the packed operands marked for
+// --rope-lower-tile-products, split over the cores by column panels.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ContractionStrategies.h"
+#include "TileProducts.h"
+#include "rope/Codegen/CPU/CpuFeatures.h"
+#include "rope/Codegen/CPU/Passes.h"
+#include "rope/Codegen/CPU/Tiling.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
+
+namespace mlir::rope {
+#define GEN_PASS_DEF_ROPEPACKTILEPRODUCTS
+#include "rope/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::rope
+
+using namespace mlir;
+using namespace mlir::rope;
+using namespace mlir::rope::tiles;
+
+/// Column-panel chunks across cores: a few per core keeps the load
+/// balanced.
+static constexpr int64_t kColumnChunks = contractions::kRowChunks;
+
+namespace {
+/// The operands of a contraction C[b..., m, n] += A[b..., m, k] · B, B
+/// either [b..., k, n] or, read through a transpose, W [b..., n, k].
+struct TileProductForm {
+  Value a, b, init;
+  bool bTransposed;
+  unsigned batchRank;
+};
+} // namespace
+
+/// `map`'s results as loop dims, if every one is a dim.
+static std::optional<SmallVector<unsigned>> dimsOf(AffineMap map) {
+  SmallVector<unsigned> dims;
+  for (AffineExpr e : map.getResults()) {
+    auto d = dyn_cast<AffineDimExpr>(e);
+    if (!d)
+      return std::nullopt;
+    dims.push_back(d.getPosition());
+  }
+  return dims;
+}
+
+/// `op` as a tile product, if the tiles of `features` can compute it.
+static std::optional<TileProductForm>
+matchTileProduct(linalg::LinalgOp op, const CpuFeatures &features) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op) ||
+      op->getParentOfType<LoopLikeOpInterface>() || hasEmptyLoop(op) ||
+      op->hasAttr(kTileProduct))
+    return std::nullopt;
+  Type elementType = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
+  if (elementType != getElementTypeOrSelf(op.getDpsInputs()[1].getType()) ||
+      !features.hasTileProducts(elementType) ||
+      !getElementTypeOrSelf(op.getDpsInits()[0].getType()).isF32())
+    return std::nullopt;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+      dims->k.size() != 1)
+    return std::nullopt;
+  unsigned m = dims->m[0], n = dims->n[0], k = dims->k[0];
+  SmallVector<unsigned> batch(dims->batch.begin(), dims->batch.end());
+  auto expect = [&](std::initializer_list<unsigned> tail) {
+    SmallVector<unsigned> want(batch);
+    want.append(tail);
+    return want;
+  };
+
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  auto [b, bMap] =
+      contractions::throughTranspose(op.getDpsInputs()[1], maps[1]);
+  std::optional<SmallVector<unsigned>> aDims = dimsOf(maps[0]),
+                                       bDims = dimsOf(bMap),
+                                       cDims = dimsOf(maps[2]);
+  if (!aDims || !bDims || !cDims || *aDims != expect({m, k}) ||
+      *cDims != expect({m, n}))
+    return std::nullopt;
+  bool bTransposed = *bDims == expect({n, k});
+  if (!bTransposed && *bDims != expect({k, n}))
+    return std::nullopt;
+
+  // A product of fewer rows than a tile's (a decode step's) is left to the
+  // dot products, which read the weight once as stored.
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if ((!ShapedType::isDynamic(ranges[m]) && ranges[m] < kBlock) ||
+      ShapedType::isDynamic(ranges[k]) || ranges[k] % kBlock ||
+      ShapedType::isDynamic(ranges[n]) || ranges[n] % kBlock ||
+      llvm::any_of(
+          batch, [&](unsigned d) { return ShapedType::isDynamic(ranges[d]); }))
+    return std::nullopt;
+  return TileProductForm{op.getDpsInputs()[0], b, op.getDpsInits()[0],
+                         bTransposed, static_cast<unsigned>(batch.size())};
+}
+
+/// `source` packed by linalg.pack (tiles `tiles` of dims `innerDims`, the
+/// outer dims in `outerPerm` order, rows past the source zero), lowered at
+/// once to upstream's pad, expansion and transpose.
+static FailureOr<Value> packAndLower(RewriterBase &rewriter, Location loc,
+                                     Value source, ArrayRef<int64_t> innerDims,
+                                     ArrayRef<int64_t> tiles,
+                                     ArrayRef<int64_t> outerPerm) {
+  SmallVector<OpFoldResult> tileSizes =
+      getAsIndexOpFoldResult(rewriter.getContext(), tiles);
+  Value dest = linalg::PackOp::createDestinationTensor(
+      rewriter, loc, source, tileSizes, innerDims, outerPerm);
+  Type elementType = getElementTypeOrSelf(source.getType());
+  Value zero = arith::ConstantOp::create(rewriter, loc, elementType,
+                                         rewriter.getZeroAttr(elementType));
+  auto pack = linalg::PackOp::create(rewriter, loc, source, dest, innerDims,
+                                     tileSizes, zero, outerPerm);
+  FailureOr<linalg::LowerPackResult> lowered =
+      linalg::lowerPack(rewriter, pack);
+  if (failed(lowered))
+    return failure();
+  if (lowered->transposeOp)
+    return lowered->transposeOp->getResult(0);
+  return Value(lowered->expandShapeOp.getResult());
+}
+
+/// `value` [..., d, e] with its dim `dim` split into [size / inner, inner].
+static Value splitDim(RewriterBase &rewriter, Location loc, Value value,
+                      int64_t dim, int64_t inner) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape;
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t i = 0, e = type.getRank(); i < e; ++i) {
+    int64_t next = static_cast<int64_t>(shape.size());
+    if (i != dim) {
+      groups.push_back({next});
+      shape.push_back(type.getDimSize(i));
+      continue;
+    }
+    groups.push_back({next, next + 1});
+    shape.push_back(type.getDimSize(i) / inner);
+    shape.push_back(inner);
+  }
+  return tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get(shape, type.getElementType()), value,
+      groups);
+}
+
+/// The accumulator packed as [b..., row panels, column panels, 32, 32]: a
+/// fill of a fresh tensor where it is a fill, else a pack of it.
+static FailureOr<Value> packAccumulator(RewriterBase &rewriter, Location loc,
+                                        Value init, unsigned batchRank) {
+  int64_t rank = batchRank + 2;
+  SmallVector<int64_t> innerDims = {rank - 2, rank - 1};
+  if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
+    SmallVector<OpFoldResult> tileSizes =
+        getAsIndexOpFoldResult(rewriter.getContext(), {kBlock, kBlock});
+    Value dest = linalg::PackOp::createDestinationTensor(
+        rewriter, loc, init, tileSizes, innerDims, {});
+    return linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], dest)
+        .getResult(0);
+  }
+  return packAndLower(rewriter, loc, init, innerDims, {kBlock, kBlock}, {});
+}
+
+/// The product on the packed operands, marked for
+/// --rope-lower-tile-products.
+static linalg::GenericOp buildPackedProduct(RewriterBase &rewriter,
+                                            Location loc, Value a, Value b,
+                                            Value c, unsigned batchRank) {
+  MLIRContext *ctx = rewriter.getContext();
+  unsigned numLoops = batchRank + 7;
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineExpr> aExprs, bExprs, cExprs;
+  for (unsigned i = 0; i < batchRank; ++i) {
+    aExprs.push_back(d(i));
+    bExprs.push_back(d(i));
+    cExprs.push_back(d(i));
+  }
+  AffineExpr rowPanel = d(batchRank), colPanel = d(batchRank + 1),
+             row = d(batchRank + 2), col = d(batchRank + 3),
+             kStep = d(batchRank + 4), kPair = d(batchRank + 5),
+             pair = d(batchRank + 6);
+  aExprs.append({rowPanel, kStep, row, kPair, pair});
+  bExprs.append({colPanel, kStep, kPair, col, pair});
+  cExprs.append({rowPanel, colPanel, row, col});
+  SmallVector<AffineMap> maps = {AffineMap::get(numLoops, 0, aExprs, ctx),
+                                 AffineMap::get(numLoops, 0, bExprs, ctx),
+                                 AffineMap::get(numLoops, 0, cExprs, ctx)};
+  SmallVector<utils::IteratorType> iterators(numLoops,
+                                             utils::IteratorType::parallel);
+  for (unsigned i = numLoops - 3; i < numLoops; ++i)
+    iterators[i] = utils::IteratorType::reduction;
+  auto product = linalg::GenericOp::create(
+      rewriter, loc, c.getType(), ValueRange{a, b}, ValueRange{c}, maps,
+      iterators, [&](OpBuilder &nested, Location bodyLoc, ValueRange args) {
+        Type f32 = nested.getF32Type();
+        Value x = arith::ExtFOp::create(nested, bodyLoc, f32, args[0]);
+        Value y = arith::ExtFOp::create(nested, bodyLoc, f32, args[1]);
+        Value xy = arith::MulFOp::create(nested, bodyLoc, x, y);
+        Value sum = arith::AddFOp::create(nested, bodyLoc, args[2], xy);
+        linalg::YieldOp::create(nested, bodyLoc, sum);
+      });
+  product->setAttr(kTileProduct, rewriter.getUnitAttr());
+  return product;
+}
+
+/// `product` split over the cores by column panels (and batch entries):
+/// the value that replaces its result.
+static FailureOr<Value> splitOverCores(RewriterBase &rewriter,
+                                       linalg::GenericOp product,
+                                       unsigned batchRank) {
+  SmallVector<int64_t> ranges = product.getStaticLoopRanges();
+  int64_t columnPanels = ranges[batchRank + 1];
+  SmallVector<int64_t> sizes(ranges.size(), 0);
+  for (unsigned i = 0; i < batchRank; ++i)
+    sizes[i] = 1;
+  sizes[batchRank + 1] = llvm::divideCeil(columnPanels, kColumnChunks);
+  if (llvm::all_of(sizes, [&](int64_t s) { return s == 0; }))
+    return product.getResult(0);
+  FailureOr<scf::SCFTilingResult> tiled = tileWith(
+      rewriter, product, sizes, scf::SCFTilingOptions::LoopType::ForallOp);
+  if (failed(tiled))
+    return failure();
+  return tiled->replacements.front();
+}
+
+/// `op` (matchTileProduct's `form`) as packs, the marked product split over
+/// the cores, and the unpack of its result.
+static LogicalResult rewriteAsTileProduct(RewriterBase &rewriter,
+                                          linalg::LinalgOp op,
+                                          const TileProductForm &form) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  int64_t rank = form.batchRank + 2;
+  SmallVector<int64_t> batchPerm(form.batchRank);
+  for (unsigned i = 0; i < form.batchRank; ++i)
+    batchPerm[i] = i;
+
+  // A [b..., M, K] -> [b..., ⌈M/32⌉, K/32, 32, 32] -> split the last 32
+  // into 16 pairs.
+  FailureOr<Value> aPacked = packAndLower(
+      rewriter, loc, form.a, {rank - 2, rank - 1}, {kBlock, kBlock}, {});
+  // B -> [b..., N/32, K/2, 32, 2] -> split K/2 into [K/32, 16].
+  SmallVector<int64_t> bInner, bPerm;
+  if (form.bTransposed) {
+    bInner = {rank - 2, rank - 1};
+  } else {
+    bInner = {rank - 1, rank - 2};
+    bPerm = batchPerm;
+    bPerm.append({rank - 1, rank - 2});
+  }
+  FailureOr<Value> bPacked =
+      packAndLower(rewriter, loc, form.b, bInner, {kBlock, 2}, bPerm);
+  FailureOr<Value> cPacked =
+      packAccumulator(rewriter, loc, form.init, form.batchRank);
+  if (failed(aPacked) || failed(bPacked) || failed(cPacked))
+    return failure();
+  Value a = splitDim(rewriter, loc, *aPacked, rank + 1, 2);
+  Value b = splitDim(rewriter, loc, *bPacked, rank - 1, kBlock / 2);
+
+  linalg::GenericOp product =
+      buildPackedProduct(rewriter, loc, a, b, *cPacked, form.batchRank);
+  FailureOr<Value> productResult =
+      splitOverCores(rewriter, product, form.batchRank);
+  if (failed(productResult))
+    return failure();
+  rewriter.setInsertionPoint(op);
+
+  SmallVector<OpFoldResult> tileSizes =
+      getAsIndexOpFoldResult(rewriter.getContext(), {kBlock, kBlock});
+  Value dest = tensor::EmptyOp::create(
+      rewriter, loc, tensor::getMixedSizes(rewriter, loc, form.init),
+      rewriter.getF32Type());
+  auto unpack = linalg::UnPackOp::create(rewriter, loc, *productResult, dest,
+                                         {rank - 2, rank - 1}, tileSizes, {});
+  rewriter.replaceOp(op, unpack.getResult());
+  FailureOr<linalg::LowerUnPackOpResult> lowered =
+      linalg::lowerUnPack(rewriter, unpack);
+  if (failed(lowered))
+    return failure();
+  // The unpack copies its rows into `dest`, a fresh tensor: the slice of
+  // the transposed product is that result already, without a pass more
+  // over C.
+  Value rows = lowered->extractSliceOp.getResult();
+  for (Operation *user : llvm::make_early_inc_range(rows.getUsers()))
+    if (auto copy = dyn_cast<linalg::CopyOp>(user);
+        copy && copy.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
+      rewriter.replaceOp(copy, rows);
+  return success();
+}
+
+namespace {
+struct RopePackTileProductsPass
+    : public rope::impl::RopePackTileProductsBase<RopePackTileProductsPass> {
+  using RopePackTileProductsBase::RopePackTileProductsBase;
+
+  void runOnOperation() override {
+    std::string error;
+    FailureOr<CpuFeatures> features = CpuFeatures::parse(cpuFeatures, error);
+    if (failed(features)) {
+      getOperation().emitError() << "rope-pack-tile-products: " << error;
+      return signalPassFailure();
+    }
+    SmallVector<std::pair<linalg::LinalgOp, TileProductForm>> candidates;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (std::optional<TileProductForm> form = matchTileProduct(op, *features))
+        candidates.push_back({op, *form});
+    });
+    IRRewriter rewriter(&getContext());
+    for (auto &[op, form] : candidates)
+      if (failed(rewriteAsTileProduct(rewriter, op, form))) {
+        op.emitOpError("could not be packed for the tile engine");
+        return signalPassFailure();
+      }
+  }
+};
+} // namespace

@@ -1,0 +1,14 @@
+// RUN: rope-opt %s --rope-lower-tile-products --verify-diagnostics -o /dev/null
+
+// A mark on something that is not the packed form is an error, not a crash.
+func.func @wrong_form(%a: memref<64x64xbf16>, %c: memref<64x64xf32>) {
+  // expected-error @+1 {{is marked rope.tile_product but is not its packed form on memrefs}}
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<64x64xbf16>) outs(%c : memref<64x64xf32>) attrs = {rope.tile_product} {
+  ^bb0(%x: bf16, %acc: f32):
+    %0 = arith.extf %x : bf16 to f32
+    linalg.yield %0 : f32
+  }
+  return
+}

@@ -1,0 +1,96 @@
+// The features are given (the default, host, must not decide what this test
+// checks): bf16 products go to the tiles only where amx-bf16 is named, f16
+// ones only with amx-fp16.
+// RUN: rope-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(rope-pack-tile-products{cpu-features=amx-tile,amx-bf16}),canonicalize,cse)' | FileCheck %s
+// RUN: rope-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(rope-pack-tile-products{cpu-features=avx512f,avx512bf16}))' | FileCheck %s --check-prefix=NOAMX
+// RUN: rope-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(rope-pack-tile-products{cpu-features=amx-tile,amx-bf16,amx-fp16}))' | FileCheck %s --check-prefix=FP16
+// RUN: rope-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(rope-pack-tile-products{cpu-features=amx-tile,+amx-bf16,-amx-bf16}))' | FileCheck %s --check-prefix=NOAMX
+
+// A projection over a run-time row count, W [out, in] read through the
+// transpose: A packed into row panels (padded), W straight into the VNNI
+// layout, the product split over the cores by column panels, unpacked.
+// CHECK-LABEL: func.func @projection
+// CHECK-SAME: (%[[X:.*]]: tensor<?x256xbf16>, %[[W:.*]]: tensor<128x256xbf16>)
+// CHECK: %[[PAD:.*]] = tensor.pad %[[X]] low[0, 0] high[%{{.*}}, 0]
+// CHECK: %[[AEXP:.*]] = tensor.expand_shape %[[PAD]] {{\[}}[0, 1], [2, 3]] {{.*}} into tensor<?x32x8x32xbf16>
+// CHECK: %[[A:.*]] = linalg.transpose ins(%[[AEXP]] : tensor<?x32x8x32xbf16>) {{.*}} permutation = [0, 2, 1, 3]
+// CHECK: %[[WEXP:.*]] = tensor.expand_shape %[[W]] {{\[}}[0, 1], [2, 3]] {{.*}} into tensor<4x32x128x2xbf16>
+// CHECK: %[[B:.*]] = linalg.transpose ins(%[[WEXP]] : tensor<4x32x128x2xbf16>) {{.*}} permutation = [0, 2, 1, 3]
+// CHECK: %[[C:.*]] = linalg.fill {{.*}} -> tensor<?x4x32x32xf32>
+// CHECK: tensor.expand_shape %[[A]] {{\[}}[0], [1], [2], [3, 4]] {{.*}} into tensor<?x8x32x16x2xbf16>
+// CHECK: tensor.expand_shape %[[B]] {{\[}}[0], [1, 2], [3], [4]] {{.*}} into tensor<4x8x16x32x2xbf16>
+// CHECK: %[[P:.*]] = scf.forall (%{{.*}}) in (4) shared_outs(%{{.*}} = %[[C]]) -> (tensor<?x4x32x32xf32>)
+// CHECK: linalg.generic
+// CHECK-SAME: ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
+// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<?x8x32x16x2xbf16>, tensor<1x8x16x32x2xbf16>) outs(%{{.*}} : tensor<?x1x32x32xf32>) attrs = {rope.tile_product}
+// CHECK: arith.extf
+// CHECK: arith.extf
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: linalg.transpose ins(%[[P]] : tensor<?x4x32x32xf32>) {{.*}} permutation = [0, 2, 1, 3]
+// CHECK: tensor.collapse_shape
+// CHECK: %[[R:.*]] = tensor.extract_slice {{.*}} to tensor<?x128xf32>
+// CHECK-NOT: linalg.copy
+// CHECK: return %[[R]]
+// NOAMX-LABEL: func.func @projection
+// NOAMX-NOT: rope.tile_product
+// NOAMX: linalg.matmul
+func.func @projection(%x: tensor<?x256xbf16>, %w: tensor<128x256xbf16>) -> tensor<?x128xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %s = tensor.dim %x, %c0 : tensor<?x256xbf16>
+  %e = tensor.empty(%s) : tensor<?x128xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x128xf32>) -> tensor<?x128xf32>
+  %r = linalg.matmul indexing_maps = [affine_map<(s, o, i) -> (s, i)>, affine_map<(s, o, i) -> (o, i)>, affine_map<(s, o, i) -> (s, o)>]
+      ins(%x, %w : tensor<?x256xbf16>, tensor<128x256xbf16>) outs(%z : tensor<?x128xf32>) -> tensor<?x128xf32>
+  return %r : tensor<?x128xf32>
+}
+
+// -----
+
+// A batch_matmul with B [b, k, n] and an accumulator that is not a fill:
+// B's pack moves k pairs innermost (outer dims permuted), the accumulator is
+// packed too, and the product is split by batch entry and column panel.
+// CHECK-LABEL: func.func @batched
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<2x2x32x2x32xbf16>) {{.*}} permutation = [0, 1, 3, 2, 4]
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<2x32x2x2x32xbf16>) {{.*}} permutation = [0, 3, 1, 4, 2]
+// CHECK: %[[ACC:.*]] = linalg.transpose ins(%{{.*}} : tensor<2x2x32x2x32xf32>) {{.*}} permutation = [0, 1, 3, 2, 4]
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (2, 2) shared_outs(%{{.*}} = %[[ACC]])
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x1x32x32xf32>) attrs = {rope.tile_product}
+// NOAMX-LABEL: func.func @batched
+// NOAMX-NOT: rope.tile_product
+func.func @batched(%a: tensor<2x64x64xbf16>, %b: tensor<2x64x64xbf16>, %c: tensor<2x64x64xf32>) -> tensor<2x64x64xf32> {
+  %r = linalg.batch_matmul ins(%a, %b : tensor<2x64x64xbf16>, tensor<2x64x64xbf16>) outs(%c : tensor<2x64x64xf32>) -> tensor<2x64x64xf32>
+  return %r : tensor<2x64x64xf32>
+}
+
+// -----
+
+// Left to the FMA strategies: f16 without amx-fp16, fewer static rows than
+// a tile's (a decode step: dot products read W once as stored), K or N off
+// the 32 grid, f32 inputs, a product inside a loop (an attention tile).
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT: rope.tile_product
+// CHECK: return
+// FP16-LABEL: func.func @left_alone
+// FP16-COUNT-1: rope.tile_product
+// FP16-NOT: rope.tile_product
+// FP16: return
+func.func @left_alone(%h: tensor<64x64xf16>, %one: tensor<1x64xbf16>, %k48: tensor<64x48xbf16>,
+                      %w: tensor<64x64xbf16>, %f: tensor<64x64xf32>, %acc: tensor<64x64xf32>,
+                      %acc1: tensor<1x64xf32>, %acc48: tensor<64x64xf32>)
+    -> (tensor<64x64xf32>, tensor<1x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>) {
+  %0 = linalg.matmul ins(%h, %h : tensor<64x64xf16>, tensor<64x64xf16>) outs(%acc : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %1 = linalg.matmul ins(%one, %w : tensor<1x64xbf16>, tensor<64x64xbf16>) outs(%acc1 : tensor<1x64xf32>) -> tensor<1x64xf32>
+  %k48t = tensor.empty() : tensor<48x64xbf16>
+  %2 = linalg.matmul ins(%k48, %k48t : tensor<64x48xbf16>, tensor<48x64xbf16>) outs(%acc48 : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %3 = linalg.matmul ins(%f, %f : tensor<64x64xf32>, tensor<64x64xf32>) outs(%acc : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %4 = scf.for %i = %c0 to %c2 step %c1 iter_args(%t = %acc) -> (tensor<64x64xf32>) {
+    %m = linalg.matmul ins(%w, %w : tensor<64x64xbf16>, tensor<64x64xbf16>) outs(%t : tensor<64x64xf32>) -> tensor<64x64xf32>
+    scf.yield %m : tensor<64x64xf32>
+  }
+  return %0, %1, %2, %3, %4 : tensor<64x64xf32>, tensor<1x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>
+}
