@@ -13,6 +13,7 @@
 #include "rope/Codegen/CPU/Passes.h"
 #include "rope/Codegen/CPU/Tiling.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -20,6 +21,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 
@@ -157,21 +159,72 @@ static Value splitDim(RewriterBase &rewriter, Location loc, Value value,
       groups);
 }
 
-/// The accumulator packed as [b..., row panels, column panels, 32, 32]: a
-/// fill of a fresh tensor where it is a fill, else a pack of it.
-static FailureOr<Value> packAccumulator(RewriterBase &rewriter, Location loc,
-                                        Value init, unsigned batchRank) {
-  int64_t rank = batchRank + 2;
-  SmallVector<int64_t> innerDims = {rank - 2, rank - 1};
-  if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
-    SmallVector<OpFoldResult> tileSizes =
-        getAsIndexOpFoldResult(rewriter.getContext(), {kBlock, kBlock});
-    Value dest = linalg::PackOp::createDestinationTensor(
-        rewriter, loc, init, tileSizes, innerDims, {});
-    return linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], dest)
-        .getResult(0);
+/// `value` [b..., M, X] with rows past M up to `paddedRows` (a multiple of
+/// 32) zero: `value` itself where they are the same.
+static Value padRows(RewriterBase &rewriter, Location loc, Value value,
+                     OpFoldResult paddedRows, unsigned batchRank) {
+  auto type = cast<RankedTensorType>(value.getType());
+  std::optional<int64_t> staticRows = getConstantIntValue(paddedRows);
+  if (staticRows && *staticRows == type.getDimSize(batchRank))
+    return value;
+  SmallVector<int64_t> shape(type.getShape());
+  shape[batchRank] = staticRows ? *staticRows : ShapedType::kDynamic;
+  auto paddedType = RankedTensorType::get(shape, type.getElementType());
+  Type elementType = type.getElementType();
+  Value zero = arith::ConstantOp::create(rewriter, loc, elementType,
+                                         rewriter.getZeroAttr(elementType));
+  SmallVector<Value> dynamicSizes;
+  if (!staticRows)
+    dynamicSizes.push_back(cast<Value>(paddedRows));
+  return tensor::createPadHighOp(paddedType, value, zero, /*nofold=*/false, loc,
+                                 rewriter, dynamicSizes);
+}
+
+/// The accumulator [b..., M, N] as [b..., padded M, N]: a fill of a fresh
+/// tensor where it is a fill, else padded with zero rows.
+static Value padAccumulator(RewriterBase &rewriter, Location loc, Value init,
+                            OpFoldResult paddedRows, unsigned batchRank) {
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return padRows(rewriter, loc, init, paddedRows, batchRank);
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, init);
+  sizes[batchRank] = paddedRows;
+  Value empty =
+      tensor::EmptyOp::create(rewriter, loc, sizes, rewriter.getF32Type());
+  return linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], empty)
+      .getResult(0);
+}
+
+/// `value` [b..., X, Y] as [b..., X / x, x, Y / y...] (`inner` the sizes
+/// Y splits into after its outer part).
+static Value splitRowsAndColumns(RewriterBase &rewriter, Location loc,
+                                 Value value, unsigned batchRank,
+                                 ArrayRef<int64_t> inner) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape;
+  SmallVector<ReassociationIndices> groups;
+  for (unsigned i = 0; i < batchRank; ++i) {
+    groups.push_back({static_cast<int64_t>(i)});
+    shape.push_back(type.getDimSize(i));
   }
-  return packAndLower(rewriter, loc, init, innerDims, {kBlock, kBlock}, {});
+  int64_t rows = type.getDimSize(batchRank);
+  groups.push_back({batchRank, batchRank + 1});
+  shape.push_back(ShapedType::isDynamic(rows) ? rows : rows / kBlock);
+  shape.push_back(kBlock);
+  int64_t columns = type.getDimSize(batchRank + 1), innerSize = 1;
+  ReassociationIndices columnGroup;
+  columnGroup.push_back(static_cast<int64_t>(shape.size()));
+  for (int64_t size : inner)
+    innerSize *= size;
+  shape.push_back(columns / innerSize);
+  for (int64_t size : inner) {
+    columnGroup.push_back(static_cast<int64_t>(shape.size()));
+    shape.push_back(size);
+  }
+  groups.push_back(columnGroup);
+  return tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get(shape, type.getElementType()), value,
+      groups);
 }
 
 /// The product on the packed operands, marked for
@@ -192,9 +245,9 @@ static linalg::GenericOp buildPackedProduct(RewriterBase &rewriter,
              row = d(batchRank + 2), col = d(batchRank + 3),
              kStep = d(batchRank + 4), kPair = d(batchRank + 5),
              pair = d(batchRank + 6);
-  aExprs.append({rowPanel, kStep, row, kPair, pair});
+  aExprs.append({rowPanel, row, kStep, kPair, pair});
   bExprs.append({colPanel, kStep, kPair, col, pair});
-  cExprs.append({rowPanel, colPanel, row, col});
+  cExprs.append({rowPanel, row, colPanel, col});
   SmallVector<AffineMap> maps = {AffineMap::get(numLoops, 0, aExprs, ctx),
                                  AffineMap::get(numLoops, 0, bExprs, ctx),
                                  AffineMap::get(numLoops, 0, cExprs, ctx)};
@@ -248,10 +301,22 @@ static LogicalResult rewriteAsTileProduct(RewriterBase &rewriter,
   for (unsigned i = 0; i < form.batchRank; ++i)
     batchPerm[i] = i;
 
-  // A [b..., M, K] -> [b..., ⌈M/32⌉, K/32, 32, 32] -> split the last 32
-  // into 16 pairs.
-  FailureOr<Value> aPacked = packAndLower(
-      rewriter, loc, form.a, {rank - 2, rank - 1}, {kBlock, kBlock}, {});
+  // A and the accumulator keep their row-major layout, the rows padded to
+  // a multiple of 32 (a tile reads 16 rows at A's own stride): A
+  // [b..., M, K] as [b..., ⌈M/32⌉, 32, K/32, 16, 2], C [b..., M, N] as
+  // [b..., ⌈M/32⌉, 32, N/32, 32].
+  OpFoldResult rows =
+      tensor::getMixedSize(rewriter, loc, form.a, form.batchRank);
+  AffineExpr m = getAffineSymbolExpr(0, rewriter.getContext());
+  OpFoldResult paddedRows = affine::makeComposedFoldedAffineApply(
+      rewriter, loc, m.ceilDiv(kBlock) * kBlock, {rows});
+  Value a = splitRowsAndColumns(
+      rewriter, loc, padRows(rewriter, loc, form.a, paddedRows, form.batchRank),
+      form.batchRank, {kBlock / 2, 2});
+  Value c = splitRowsAndColumns(
+      rewriter, loc,
+      padAccumulator(rewriter, loc, form.init, paddedRows, form.batchRank),
+      form.batchRank, {kBlock});
   // B -> [b..., N/32, K/2, 32, 2] -> split K/2 into [K/32, 16].
   SmallVector<int64_t> bInner, bPerm;
   if (form.bTransposed) {
@@ -263,41 +328,35 @@ static LogicalResult rewriteAsTileProduct(RewriterBase &rewriter,
   }
   FailureOr<Value> bPacked =
       packAndLower(rewriter, loc, form.b, bInner, {kBlock, 2}, bPerm);
-  FailureOr<Value> cPacked =
-      packAccumulator(rewriter, loc, form.init, form.batchRank);
-  if (failed(aPacked) || failed(bPacked) || failed(cPacked))
+  if (failed(bPacked))
     return failure();
-  Value a = splitDim(rewriter, loc, *aPacked, rank + 1, 2);
   Value b = splitDim(rewriter, loc, *bPacked, rank - 1, kBlock / 2);
 
   linalg::GenericOp product =
-      buildPackedProduct(rewriter, loc, a, b, *cPacked, form.batchRank);
+      buildPackedProduct(rewriter, loc, a, b, c, form.batchRank);
   FailureOr<Value> productResult =
       splitOverCores(rewriter, product, form.batchRank);
   if (failed(productResult))
     return failure();
   rewriter.setInsertionPoint(op);
 
-  SmallVector<OpFoldResult> tileSizes =
-      getAsIndexOpFoldResult(rewriter.getContext(), {kBlock, kBlock});
-  Value dest = tensor::EmptyOp::create(
-      rewriter, loc, tensor::getMixedSizes(rewriter, loc, form.init),
-      rewriter.getF32Type());
-  auto unpack = linalg::UnPackOp::create(rewriter, loc, *productResult, dest,
-                                         {rank - 2, rank - 1}, tileSizes, {});
-  rewriter.replaceOp(op, unpack.getResult());
-  FailureOr<linalg::LowerUnPackOpResult> lowered =
-      linalg::lowerUnPack(rewriter, unpack);
-  if (failed(lowered))
-    return failure();
-  // The unpack copies its rows into `dest`, a fresh tensor: the slice of
-  // the transposed product is that result already, without a pass more
-  // over C.
-  Value rows = lowered->extractSliceOp.getResult();
-  for (Operation *user : llvm::make_early_inc_range(rows.getUsers()))
-    if (auto copy = dyn_cast<linalg::CopyOp>(user);
-        copy && copy.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
-      rewriter.replaceOp(copy, rows);
+  // The product's rows back in the op's shape: the padded rows dropped.
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t i = 0; i < form.batchRank; ++i)
+    groups.push_back({i});
+  groups.push_back({rank - 2, rank - 1});
+  groups.push_back({rank, rank + 1});
+  Value result =
+      tensor::CollapseShapeOp::create(rewriter, loc, *productResult, groups);
+  std::optional<int64_t> staticRows = getConstantIntValue(rows);
+  if (!staticRows || *staticRows % kBlock) {
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)),
+        strides(rank, rewriter.getIndexAttr(1));
+    result = tensor::ExtractSliceOp::create(
+        rewriter, loc, cast<RankedTensorType>(form.init.getType()), result,
+        offsets, tensor::getMixedSizes(rewriter, loc, form.init), strides);
+  }
+  rewriter.replaceOp(op, result);
   return success();
 }
 

@@ -7,29 +7,31 @@
 // RUN: rope-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(rope-pack-tile-products{cpu-features=amx-tile,+amx-bf16,-amx-bf16}))' | FileCheck %s --check-prefix=NOAMX
 
 // A projection over a run-time row count, W [out, in] read through the
-// transpose: A packed into row panels (padded), W straight into the VNNI
-// layout, the product split over the cores by column panels, unpacked.
+// transpose: A and C keep their row-major layout, their rows padded to a
+// multiple of 32; only W is packed, straight into the VNNI layout; the
+// product is split over the cores by column panels, the padded rows dropped.
 // CHECK-LABEL: func.func @projection
 // CHECK-SAME: (%[[X:.*]]: tensor<?x256xbf16>, %[[W:.*]]: tensor<128x256xbf16>)
 // CHECK: %[[PAD:.*]] = tensor.pad %[[X]] low[0, 0] high[%{{.*}}, 0]
-// CHECK: %[[AEXP:.*]] = tensor.expand_shape %[[PAD]] {{\[}}[0, 1], [2, 3]] {{.*}} into tensor<?x32x8x32xbf16>
-// CHECK: %[[A:.*]] = linalg.transpose ins(%[[AEXP]] : tensor<?x32x8x32xbf16>) {{.*}} permutation = [0, 2, 1, 3]
+// CHECK: %[[A:.*]] = tensor.expand_shape %[[PAD]] {{\[}}[0, 1], [2, 3, 4]] {{.*}} into tensor<?x32x8x16x2xbf16>
+// CHECK: %[[CEXP:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2, 3]] {{.*}} into tensor<?x32x4x32xf32>
+// CHECK: %[[C:.*]] = linalg.fill {{.*}} outs(%[[CEXP]] : tensor<?x32x4x32xf32>)
 // CHECK: %[[WEXP:.*]] = tensor.expand_shape %[[W]] {{\[}}[0, 1], [2, 3]] {{.*}} into tensor<4x32x128x2xbf16>
-// CHECK: %[[B:.*]] = linalg.transpose ins(%[[WEXP]] : tensor<4x32x128x2xbf16>) {{.*}} permutation = [0, 2, 1, 3]
-// CHECK: %[[C:.*]] = linalg.fill {{.*}} -> tensor<?x4x32x32xf32>
-// CHECK: tensor.expand_shape %[[A]] {{\[}}[0], [1], [2], [3, 4]] {{.*}} into tensor<?x8x32x16x2xbf16>
-// CHECK: tensor.expand_shape %[[B]] {{\[}}[0], [1, 2], [3], [4]] {{.*}} into tensor<4x8x16x32x2xbf16>
-// CHECK: %[[P:.*]] = scf.forall (%{{.*}}) in (4) shared_outs(%{{.*}} = %[[C]]) -> (tensor<?x4x32x32xf32>)
+// CHECK: %[[BP:.*]] = linalg.transpose ins(%[[WEXP]] : tensor<4x32x128x2xbf16>) {{.*}} permutation = [0, 2, 1, 3]
+// CHECK: %[[B:.*]] = tensor.expand_shape %[[BP]] {{\[}}[0], [1, 2], [3], [4]] {{.*}} into tensor<4x8x16x32x2xbf16>
+// CHECK: %[[P:.*]] = scf.forall (%[[T:.*]]) in (4) shared_outs(%[[OUT:.*]] = %[[C]]) -> (tensor<?x32x4x32xf32>)
+// CHECK: %[[AS:.*]] = tensor.extract_slice %[[A]][0, 0, 0, 0, 0]
+// CHECK: %[[BS:.*]] = tensor.extract_slice %[[B]][%[[T]], 0, 0, 0, 0] [1, 8, 16, 32, 2]
+// CHECK: %[[CS:.*]] = tensor.extract_slice %[[OUT]][0, 0, %[[T]], 0] [%{{.*}}, 32, 1, 32]
 // CHECK: linalg.generic
 // CHECK-SAME: ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
-// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<?x8x32x16x2xbf16>, tensor<1x8x16x32x2xbf16>) outs(%{{.*}} : tensor<?x1x32x32xf32>) attrs = {rope.tile_product}
+// CHECK-SAME: ins(%[[AS]], %[[BS]] : tensor<?x32x8x16x2xbf16>, tensor<1x8x16x32x2xbf16>) outs(%[[CS]] : tensor<?x32x1x32xf32>) attrs = {rope.tile_product}
 // CHECK: arith.extf
 // CHECK: arith.extf
 // CHECK: arith.mulf
 // CHECK: arith.addf
-// CHECK: linalg.transpose ins(%[[P]] : tensor<?x4x32x32xf32>) {{.*}} permutation = [0, 2, 1, 3]
-// CHECK: tensor.collapse_shape
-// CHECK: %[[R:.*]] = tensor.extract_slice {{.*}} to tensor<?x128xf32>
+// CHECK: %[[ROWS:.*]] = tensor.collapse_shape %[[P]] {{\[}}[0, 1], [2, 3]] : tensor<?x32x4x32xf32> into tensor<?x128xf32>
+// CHECK: %[[R:.*]] = tensor.extract_slice %[[ROWS]][0, 0] [%{{.*}}, 128] [1, 1]
 // CHECK-NOT: linalg.copy
 // CHECK: return %[[R]]
 // NOAMX-LABEL: func.func @projection
@@ -49,14 +51,19 @@ func.func @projection(%x: tensor<?x256xbf16>, %w: tensor<128x256xbf16>) -> tenso
 // -----
 
 // A batch_matmul with B [b, k, n] and an accumulator that is not a fill:
-// B's pack moves k pairs innermost (outer dims permuted), the accumulator is
-// packed too, and the product is split by batch entry and column panel.
+// A and the accumulator are only viewed in tiles (64 rows need no padding),
+// B's pack moves k pairs innermost (its outer dims permuted), and the
+// product is split by batch entry and column panel, in place in the
+// accumulator.
 // CHECK-LABEL: func.func @batched
-// CHECK: linalg.transpose ins(%{{.*}} : tensor<2x2x32x2x32xbf16>) {{.*}} permutation = [0, 1, 3, 2, 4]
+// CHECK-SAME: (%[[A:.*]]: tensor<2x64x64xbf16>, %[[B:.*]]: tensor<2x64x64xbf16>, %[[ACC:.*]]: tensor<2x64x64xf32>)
+// CHECK: tensor.expand_shape %[[A]] {{\[}}[0], [1, 2], [3, 4, 5]] {{.*}} into tensor<2x2x32x2x16x2xbf16>
+// CHECK: %[[C:.*]] = tensor.expand_shape %[[ACC]] {{\[}}[0], [1, 2], [3, 4]] {{.*}} into tensor<2x2x32x2x32xf32>
 // CHECK: linalg.transpose ins(%{{.*}} : tensor<2x32x2x2x32xbf16>) {{.*}} permutation = [0, 3, 1, 4, 2]
-// CHECK: %[[ACC:.*]] = linalg.transpose ins(%{{.*}} : tensor<2x2x32x2x32xf32>) {{.*}} permutation = [0, 1, 3, 2, 4]
-// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (2, 2) shared_outs(%{{.*}} = %[[ACC]])
-// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x1x32x32xf32>) attrs = {rope.tile_product}
+// CHECK: %[[P:.*]] = scf.forall (%{{.*}}, %{{.*}}) in (2, 2) shared_outs(%{{.*}} = %[[C]])
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x32x1x32xf32>) attrs = {rope.tile_product}
+// CHECK: %[[R:.*]] = tensor.collapse_shape %[[P]] {{\[}}[0], [1, 2], [3, 4]] : tensor<2x2x32x2x32xf32> into tensor<2x64x64xf32>
+// CHECK-NEXT: return %[[R]]
 // NOAMX-LABEL: func.func @batched
 // NOAMX-NOT: rope.tile_product
 func.func @batched(%a: tensor<2x64x64xbf16>, %b: tensor<2x64x64xbf16>, %c: tensor<2x64x64xf32>) -> tensor<2x64x64xf32> {

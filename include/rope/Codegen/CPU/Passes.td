@@ -305,22 +305,27 @@ def RopePackTileProducts
     multiples of 32 and any M (a run-time sequence length included) into
     three steps:
 
-    1. A packed into row panels `[b..., ⌈M/32⌉, K/32, 32, 32]` (the rows
-       past M zero), B into the VNNI layout the tiles read,
+    1. B packed into the VNNI layout the tiles read, column panels of 32
        `[b..., N/32, K/2, 32, 2]` (pairs of consecutive k of one column
-       side by side; from W as stored where B is its transpose), and the
-       accumulator into `[b..., ⌈M/32⌉, N/32, 32, 32]` (a zero fill where
-       it was one): `linalg.pack` ops, lowered at once to pads,
-       expansions and transposes (which `--rope-parallelize-elementwise`
-       splits over the cores).
-    2. The product on the packed operands, a `linalg.generic` marked
+       side by side; from W as stored where B is its transpose): a
+       `linalg.pack`, lowered at once to an expansion and a transpose,
+       which `--rope-parallelize-elementwise` splits over the cores. A and
+       the accumulator keep their row-major layout (a tile reads 16 rows
+       at the buffer's own stride), their rows padded with zeros to a
+       multiple of 32 where M is not one (`tensor.pad`; a zero fill of the
+       padded shape where the accumulator is a fill), and are only viewed
+       in tiles: A as `[b..., ⌈M/32⌉, 32, K/32, 16, 2]`, C as
+       `[b..., ⌈M/32⌉, 32, N/32, 32]`. An earlier form that also packed A
+       into contiguous tiles and C into `[.., 32, 32]` blocks spent 17 ms
+       of a 118 ms 4096³ call on those copies and C's unpacking.
+    2. The product on these views, a `linalg.generic` marked
        `rope.tile_product` (loops: b..., row panel, column panel, row,
        column, k / 32, k-pair, pair), split over the cores by its column
        panels (`scf.forall` of 8 chunks: each core's B panels stay in its
        L2); `--rope-lower-tile-products` turns it into tile instructions
        after bufferization.
-    3. The result unpacked into the op's shape (`linalg.unpack`, lowered),
-       the padded rows dropped.
+    3. The result collapsed back to `[b..., M, N]`, the padded rows
+       dropped by a slice (no copy).
 
     The tiles multiply bf16 (f16) pairs into f32 exactly as the op does,
     each element of C summed in f32; a bf16 result is rounded once, by the
@@ -338,6 +343,7 @@ def RopePackTileProducts
            "(e.g. 'host,-amx-bf16')">
   ];
   let dependentDialects = [
+    "::mlir::affine::AffineDialect",
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::scf::SCFDialect",
@@ -351,20 +357,33 @@ def RopeLowerTileProducts
                 "on memrefs, as AMX tile loops";
   let description = [{
     Rewrites each `linalg.generic` on memrefs marked `rope.tile_product`
-    (the packed form `--rope-pack-tile-products` builds) into loops of
-    `amx` ops. Each 32 × 32 block of the output is four 16 × 16 f32
-    accumulator tiles, held in tile registers across its K loop; a K step
-    of 32 loads two 16 × 32 tiles of A's row panel and two of B's VNNI
-    panel and issues four `amx.tile_mulf` (`tdpbf16ps`, or `tdpfp16ps`
-    for f16): all eight tile registers, and each loaded tile used twice.
+    (the form `--rope-pack-tile-products` builds: A and C row-major in
+    rows of 32, B in VNNI column panels) into loops of `amx` ops. Each
+    32 × 32 block of the output is four 16 × 16 f32 accumulator tiles, held
+    in tile registers across its K slice; a K step of 32 loads two 16 × 32
+    tiles of A (16 rows at A's stride) and two of B's panel and issues four
+    `amx.tile_mulf` (`tdpbf16ps`, or `tdpfp16ps` for f16): all eight tile
+    registers, each loaded tile used twice. The steps of a slice are
+    unrolled, so that no tile value crosses a block boundary.
 
     Around the blocks, as BLIS does for its micro-kernels: column panels of
-    8 blocks (256 columns) by K slices of 16 steps (512), whose 256 KiB of
-    B stays in L2 while every row panel of A streams past it; the
-    accumulators are loaded and stored once per K slice. On a 2-core
-    Sapphire Rapids VM, 2048³ bf16 ran at 750 GFLOP/s on one thread with
-    these blocks, against 450–550 without the column panels (B from L3 for
-    every row panel) and 1,300 on 512³, whose B fits L2 whole.
+    8 blocks (256 columns) by K slices of up to 64 steps (2048; the largest
+    divisor of K / 32 up to 64), whose slice of B (up to 1 MiB) stays in L2
+    while every row panel of A streams past it; the accumulators are loaded
+    and stored once per slice. Each block prefetches, spread over its
+    steps, the lines the next block reads first: the next block's
+    accumulators (C is larger than L2) and an eighth of the next row
+    panel's A for the slice.
+
+    Measured on a 2-core Sapphire Rapids VM (AMX peak 5,790 GFLOP/s on
+    both cores, `benchmarks/limits/amx_peak.c`), 4096³ bf16 with the bf16
+    result: 78-86 ms a call against `torch.matmul`'s 69-73 ms (oneDNN,
+    itself at a third of the tile-resident peak); slices of 16 steps took
+    106 ms, 32 took 90, 128 took 102 (B's slice out of L2); panels of 4 or
+    16 blocks, and row blocks of 4-32 panels around the slices, were
+    slower. A loop of tile loads from L1 and tdpbf16ps runs at the peak
+    and one streaming B from a 512 KiB buffer at 95% of it, so what is
+    left is the operands' traffic from L2 and L3.
 
     `--rope-lower-to-cpu` runs it after bufferization; the LLVM conversion
     then lowers the `amx` ops to the `*.internal` intrinsics, whose tile
