@@ -73,7 +73,7 @@ def configs(quick):
         return [("llama3.1-8b-x2", llama_config(2, 14336), torch.float32, [512], True),
                 ("attention-heavy", llama_config(1, 1024), torch.float32, [2048], True)]
     return [("llama3.1-8b-x2", llama_config(2, 14336), torch.float32, [512, 2048], True),
-            ("llama3.1-8b-x2", llama_config(2, 14336), torch.bfloat16, [512], True),
+            ("llama3.1-8b-x2", llama_config(2, 14336), torch.bfloat16, [512, 2048], True),
             ("attention-heavy", llama_config(1, 1024), torch.float32, [2048, 4096, 8192], True)]
 
 
@@ -135,7 +135,7 @@ def workload(model, prompts, decode):
     return calls
 
 
-def run(quick, only=None):
+def run(quick, only=None, dtypes=None):
     """Per model: the three contenders built side by side and timed in
     rounds, each call of one contender followed by the same call of the
     others (the order reversed every other round), so that the VM's drift
@@ -147,7 +147,7 @@ def run(quick, only=None):
     torch._dynamo.config.recompile_limit = 64
     rows = []
     for name, config, dtype, prompts, decode in configs(quick):
-        if only and name not in only:
+        if (only and name not in only) or (dtypes and str(dtype).replace("torch.", "") not in dtypes):
             continue
         row = {"model": name, "dtype": str(dtype).replace("torch.", ""),
                "layers": config.num_hidden_layers, "intermediate": config.intermediate_size}
@@ -232,10 +232,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer sizes, one repetition")
     parser.add_argument("--only", nargs="*", help="model names to run")
+    parser.add_argument("--dtype", nargs="*", help="dtypes to run (float32, bfloat16)")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args()
     info = machine()
-    rows = run(args.quick, args.only)
+    rows = run(args.quick, args.only, args.dtype)
     write(rows, info, args.out)
     print((args.out / "torch-backend.md").read_text())
 

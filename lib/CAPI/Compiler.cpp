@@ -337,19 +337,28 @@ llvm::Error requestTileData() {
       "); compile with cpu-features=host,-amx-bf16,-amx-fp16");
 }
 
-/// A JIT module that uses AMX tiles runs only where the host has them and
-/// Linux grants them: a clear error here, never an illegal instruction.
-llvm::Error checkTilesForHost(const llvm::Module &module,
-                              const llvm::TargetMachine &targetMachine) {
-  if (!usesTiles(module))
-    return llvm::Error::success();
-  if (!llvm::is_contained(
+/// A module that uses AMX tiles compiles only for a target that has them
+/// (LLVM cannot select the tile intrinsics otherwise): a clear error here.
+llvm::Error checkTargetHasTiles(const llvm::Module &module,
+                                const llvm::TargetMachine &targetMachine) {
+  if (!usesTiles(module) ||
+      llvm::is_contained(
           llvm::split(targetMachine.getTargetFeatureString(), ','),
           "+amx-tile"))
-    return llvm::createStringError(
-        "the module uses AMX tiles (its cpu-features named them), but the "
-        "host CPU has none; compile with cpu-features=host");
-  return requestTileData();
+    return llvm::Error::success();
+  return llvm::createStringError(
+      "the module uses AMX tiles (its cpu-features named them), but the "
+      "host CPU has none; compile with cpu-features=host");
+}
+
+/// A JIT module that uses AMX tiles runs only where the host has them and
+/// Linux grants them: a clear error here, never an illegal instruction.
+/// (An object asks at run time: ropeRequireCpuTiles.)
+llvm::Error checkTilesForHost(const llvm::Module &module,
+                              const llvm::TargetMachine &targetMachine) {
+  if (llvm::Error error = checkTargetHasTiles(module, targetMachine))
+    return error;
+  return usesTiles(module) ? requestTileData() : llvm::Error::success();
 }
 
 /// What every module gets before LLVM optimizes it for `targetMachine`, in
@@ -493,6 +502,10 @@ extern "C" int ropeCompileToObject(const char *source, size_t length,
   }
   ExecutionEngine::setupTargetTripleAndDataLayout(llvmModule.get(),
                                                   targetMachine->get());
+  if (llvm::Error error = checkTargetHasTiles(*llvmModule, **targetMachine)) {
+    compilation.recordError(errorText(std::move(error)));
+    return fail();
+  }
   prepareForHost(*llvmModule, **targetMachine);
   if (llvm::Error error = makeOptimizingTransformer(
           compilation.optLevel, /*sizeLevel=*/0,

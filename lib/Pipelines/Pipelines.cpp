@@ -226,7 +226,7 @@ void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(rope::createRopeStridedCopiesToLoops());
   if (options.microkernels)
-    pm.addNestedPass<func::FuncOp>(rope::createRopeLowerTileProducts());
+    pm.addPass(rope::createRopeLowerTileProducts());
   // The attention's key loop: its Q·Kᵀ and P·V blocks fetch the next V and
   // K tiles while they compute.
   if (options.microkernels && options.prefetchTiles)

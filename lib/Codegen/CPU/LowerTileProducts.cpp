@@ -12,10 +12,13 @@
 #include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/MapVector.h"
 
 #include <algorithm>
 #include <functional>
@@ -268,19 +271,58 @@ static LogicalResult lowerTileProduct(RewriterBase &rewriter,
   return success();
 }
 
+/// libRopeRuntime.so's check that the host has the tiles and Linux grants
+/// their state (rope/Runtime/CpuTiles.h); it does not return where not.
+static constexpr llvm::StringLiteral kRequireTiles = "ropeRequireCpuTiles";
+
+/// `void ropeRequireCpuTiles(i8 needsFp16)`, declared once, as an LLVM
+/// function: a C function of the runtime, which the C-interface wrappers
+/// that func.func declarations get must not wrap.
+static LLVM::LLVMFuncOp getOrDeclareRequireTiles(RewriterBase &rewriter,
+                                                 ModuleOp module) {
+  if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(kRequireTiles))
+    return existing;
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(module.getBody());
+  auto type = LLVM::LLVMFunctionType::get(
+      LLVM::LLVMVoidType::get(rewriter.getContext()), {rewriter.getI8Type()});
+  return LLVM::LLVMFuncOp::create(rewriter, module.getLoc(), kRequireTiles,
+                                  type);
+}
+
 namespace {
 struct RopeLowerTileProductsPass
     : public rope::impl::RopeLowerTileProductsBase<RopeLowerTileProductsPass> {
   void runOnOperation() override {
-    SmallVector<linalg::GenericOp> products;
-    getOperation().walk([&](linalg::GenericOp op) {
-      if (op->hasAttr(kTileProduct))
-        products.push_back(op);
+    ModuleOp module = getOperation();
+    // The products of each function, and whether one of them multiplies
+    // f16 (amx-fp16).
+    llvm::MapVector<func::FuncOp,
+                    std::pair<SmallVector<linalg::GenericOp>, bool>>
+        byFunction;
+    module.walk([&](linalg::GenericOp op) {
+      auto function = op->getParentOfType<func::FuncOp>();
+      if (!op->hasAttr(kTileProduct) || !function)
+        return;
+      auto &[products, fp16] = byFunction[function];
+      products.push_back(op);
+      fp16 |= getElementTypeOrSelf(op.getDpsInputs()[0].getType()).isF16();
     });
     IRRewriter rewriter(&getContext());
-    for (linalg::GenericOp op : products)
-      if (failed(lowerTileProduct(rewriter, op)))
-        return signalPassFailure();
+    for (auto &[function, entry] : byFunction) {
+      auto &[products, fp16] = entry;
+      for (linalg::GenericOp op : products)
+        if (failed(lowerTileProduct(rewriter, op)))
+          return signalPassFailure();
+      // The check, first thing on the calling thread (the products run
+      // inside the cores' parallel loops, where it could not report).
+      LLVM::LLVMFuncOp require = getOrDeclareRequireTiles(rewriter, module);
+      rewriter.setInsertionPointToStart(&function.getBody().front());
+      Value needsFp16 = arith::ConstantIntOp::create(
+          rewriter, function.getLoc(), rewriter.getI8Type(), fp16 ? 1 : 0);
+      LLVM::CallOp::create(rewriter, function.getLoc(), require,
+                           ValueRange{needsFp16});
+    }
   }
 };
 } // namespace

@@ -11,8 +11,12 @@
 // at A's stride, 32 k apart per step) and two of B's panel (its second one
 // 16 columns on, element 32 of a 64-element row) for four products, with
 // seven prefetches of the lines the next block reads (its accumulators'
-// 64, and 4 rows × 24 steps of the next row panel's A); then stores.
+// 64, and 4 rows × 24 steps of the next row panel's A); then stores. The
+// function first checks that the host has the tiles (bf16 ones: 0).
+// CHECK: llvm.func @ropeRequireCpuTiles(i8)
 // CHECK-LABEL: func.func @product
+// CHECK-NEXT: %[[BF16:.*]] = arith.constant 0 : i8
+// CHECK-NEXT: llvm.call @ropeRequireCpuTiles(%[[BF16]]) : (i8) -> ()
 // CHECK: %[[A:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3, 4]] : memref<2x32x24x16x2xbf16> into memref<2x32x768xbf16>
 // CHECK: %[[B:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0], [1], [2], [3, 4]] : memref<3x24x16x32x2xbf16> into memref<3x24x16x64xbf16>
 // CHECK: %[[CMEM:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3]] : memref<2x32x3x32xf32> into memref<2x32x96xf32>
@@ -67,8 +71,9 @@ func.func @product(%a: memref<2x32x24x16x2xbf16>, %b: memref<3x24x16x32x2xbf16>,
 #b = affine_map<(mt, nt, m, n, kt, kp, k1) -> (nt, kt, kp, n, k1)>
 #c = affine_map<(mt, nt, m, n, kt, kp, k1) -> (mt, m, nt, n)>
 
-// Unmarked generics are left alone.
+// Unmarked generics are left alone, and need no check.
 // CHECK-LABEL: func.func @unmarked
+// CHECK-NOT: ropeRequireCpuTiles
 // CHECK: linalg.generic
 // CHECK-NOT: amx.
 func.func @unmarked(%a: memref<2x32x24x16x2xbf16>, %b: memref<3x24x16x32x2xbf16>, %c: memref<2x32x3x32xf32>) {
@@ -78,6 +83,32 @@ func.func @unmarked(%a: memref<2x32x24x16x2xbf16>, %b: memref<3x24x16x32x2xbf16>
   ^bb0(%x: bf16, %y: bf16, %acc: f32):
     %0 = arith.extf %x : bf16 to f32
     %1 = arith.extf %y : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %acc, %2 : f32
+    linalg.yield %3 : f32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(mt, nt, m, n, kt, kp, k1) -> (mt, m, kt, kp, k1)>
+#b = affine_map<(mt, nt, m, n, kt, kp, k1) -> (nt, kt, kp, n, k1)>
+#c = affine_map<(mt, nt, m, n, kt, kp, k1) -> (mt, m, nt, n)>
+
+// f16 tiles (tdpfp16ps): the check asks for amx-fp16 too (1).
+// CHECK-LABEL: func.func @half
+// CHECK-NEXT: %[[FP16:.*]] = arith.constant 1 : i8
+// CHECK-NEXT: llvm.call @ropeRequireCpuTiles(%[[FP16]]) : (i8) -> ()
+// CHECK: amx.tile_mulf {{.*}} : !amx.tile<16x32xf16>, !amx.tile<16x32xf16>, !amx.tile<16x16xf32>
+func.func @half(%a: memref<1x32x1x16x2xf16>, %b: memref<1x1x16x32x2xf16>, %c: memref<1x32x1x32xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%a, %b : memref<1x32x1x16x2xf16>, memref<1x1x16x32x2xf16>) outs(%c : memref<1x32x1x32xf32>)
+      attrs = {rope.tile_product} {
+  ^bb0(%x: f16, %y: f16, %acc: f32):
+    %0 = arith.extf %x : f16 to f32
+    %1 = arith.extf %y : f16 to f32
     %2 = arith.mulf %0, %1 : f32
     %3 = arith.addf %acc, %2 : f32
     linalg.yield %3 : f32

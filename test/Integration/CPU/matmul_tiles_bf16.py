@@ -19,6 +19,8 @@ bf16 ulp of the result for the bf16 output.
 """
 
 import sys
+import tempfile
+from pathlib import Path
 
 import numpy as np
 
@@ -103,6 +105,15 @@ with T.guard("bf16 matmuls, cpu-features=" + FEATURES):
     out = T.from_storage(T.call(lib, "rounded", T.to_storage(a, "bf16"), T.to_storage(b, "bf16")), "bf16")
     want = a @ b
     T.check(out, want, T.product_atol(a, b.T) + T.ulp(want, "bf16") / 2, "rounded to bf16")
+
+    # Ahead of time: a shared library, whose functions check the host's
+    # tiles when called (ropeRequireCpuTiles).
+    with tempfile.TemporaryDirectory() as folder:
+        aot = T.compile(MODULE, output=Path(folder) / "tiles.so",
+                        pipeline_options={"cpu-features": FEATURES})
+        x = bf16((45, 256))
+        out = T.call(aot, "projection", T.to_storage(x, "bf16"), T.to_storage(w, "bf16"))
+        T.check(out, x @ w.T, T.product_atol(x, w), "projection ahead of time")
 T.finish()
 
 # CHECK: PASS projection rows=1:
@@ -113,4 +124,5 @@ T.finish()
 # CHECK: PASS square:
 # CHECK: PASS batched:
 # CHECK: PASS rounded to bf16:
+# CHECK: PASS projection ahead of time:
 # REFUSED: refused: {{.*}}the module uses AMX tiles (its cpu-features named them), but the host CPU has none; compile with cpu-features=host

@@ -352,7 +352,7 @@ def RopePackTileProducts
 }
 
 def RopeLowerTileProducts
-    : Pass<"rope-lower-tile-products", "::mlir::func::FuncOp"> {
+    : Pass<"rope-lower-tile-products", "::mlir::ModuleOp"> {
   let summary = "The packed products that --rope-pack-tile-products marked, "
                 "on memrefs, as AMX tile loops";
   let description = [{
@@ -385,6 +385,13 @@ def RopeLowerTileProducts
     and one streaming B from a 512 KiB buffer at 95% of it, so what is
     left is the operands' traffic from L2 and L3.
 
+    Each function that holds a product first calls `ropeRequireCpuTiles`
+    (libRopeRuntime.so), on the calling thread: where the host lacks the
+    tiles (an object built on one machine, loaded on another) or Linux
+    refuses the process their state, the call fails with a runtime error
+    that names the cause (Python's `RuntimeCheckError`), before any tile
+    instruction could raise SIGILL.
+
     `--rope-lower-to-cpu` runs it after bufferization; the LLVM conversion
     then lowers the `amx` ops to the `*.internal` intrinsics, whose tile
     configuration LLVM's X86 backend writes (`ldtilecfg`) per function.
@@ -392,6 +399,7 @@ def RopeLowerTileProducts
   let dependentDialects = [
     "::mlir::amx::AMXDialect",
     "::mlir::arith::ArithDialect",
+    "::mlir::LLVM::LLVMDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect"
   ];
