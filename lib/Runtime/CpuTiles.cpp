@@ -3,6 +3,8 @@
 #include "rope/Runtime/CpuTiles.h"
 
 #include <cpuid.h>
+#include <cstdlib>
+#include <cstring>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -33,10 +35,18 @@ bool tileDataGranted() {
   }();
   return granted;
 }
+/// The host's tiles, or none where ROPE_CPU_TILES=0 says to act as if it
+/// had none (what an object built here meets on a machine without them).
+TileFeatures usableTiles() {
+  const char *setting = std::getenv("ROPE_CPU_TILES");
+  if (setting && std::strcmp(setting, "0") == 0)
+    return TileFeatures{};
+  return hostTiles();
+}
 } // namespace
 
 extern "C" void ropeRequireCpuTiles(int8_t needsFp16) {
-  static const TileFeatures features = hostTiles();
+  static const TileFeatures features = usableTiles();
   if (!features.tile || !features.bf16 || (needsFp16 && !features.fp16))
     ropeRuntimeError(needsFp16 ? "this function was compiled for AMX tiles "
                                  "(amx-tile, amx-fp16), which the host CPU "

@@ -19,6 +19,8 @@ extern "C" {
 /// f16) and Linux grants this process the tile data state (asked once, by
 /// arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)); else reports
 /// through ropeRuntimeError, naming what is missing, and does not return.
+/// ROPE_CPU_TILES=0 in the environment (read at the first call) makes it
+/// act as on a host without the tiles.
 ROPE_RUNTIME_EXPORT void ropeRequireCpuTiles(int8_t needsFp16);
 } // extern "C"
 
