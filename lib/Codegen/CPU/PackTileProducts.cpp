@@ -1,9 +1,10 @@
 //===- PackTileProducts.cpp - bf16/f16 matmuls packed for AMX tiles -------===//
 //
-// Finds the contractions the target's tile engine can take, packs their
-// operands into the layouts the tiles read (upstream linalg.pack, lowered
-// at once), and leaves the product on the packed operands marked for
-// --rope-lower-tile-products, split over the cores by column panels.
+// Finds the contractions the target's tile engine can take, packs B into
+// the VNNI layout the tiles read (upstream linalg.pack, lowered at once),
+// views A and the accumulator in rows of 32 (padded where needed), and
+// leaves the product on these marked for --rope-lower-tile-products, split
+// over the cores by column panels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -289,8 +290,9 @@ static FailureOr<Value> splitOverCores(RewriterBase &rewriter,
   return tiled->replacements.front();
 }
 
-/// `op` (matchTileProduct's `form`) as packs, the marked product split over
-/// the cores, and the unpack of its result.
+/// `op` (matchTileProduct's `form`) as B's pack, tile views of A and the
+/// accumulator (their rows padded), the marked product split over the
+/// cores, and its rows back in the op's shape.
 static LogicalResult rewriteAsTileProduct(RewriterBase &rewriter,
                                           linalg::LinalgOp op,
                                           const TileProductForm &form) {
