@@ -221,14 +221,19 @@ private:
 static LogicalResult lowerTileProduct(RewriterBase &rewriter,
                                       linalg::GenericOp op) {
   Location loc = op.getLoc();
+  auto notPackedForm = [&] {
+    return op.emitOpError("is marked ")
+           << kTileProduct << " but is not its packed form on memrefs";
+  };
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+    return notPackedForm();
   auto aType = dyn_cast<MemRefType>(op.getDpsInputs()[0].getType());
   auto bType = dyn_cast<MemRefType>(op.getDpsInputs()[1].getType());
   auto cType = dyn_cast<MemRefType>(op.getDpsInits()[0].getType());
   if (!aType || !bType || !cType || cType.getRank() < 4 ||
       aType.getRank() != cType.getRank() + 1 ||
       bType.getRank() != cType.getRank() + 1)
-    return op.emitOpError("is marked ")
-           << kTileProduct << " but is not its packed form on memrefs";
+    return notPackedForm();
   unsigned batchRank = cType.getRank() - 4;
   int64_t kSteps = aType.getDimSize(batchRank + 2);
   if (ShapedType::isDynamic(kSteps))
@@ -306,7 +311,8 @@ struct RopeLowerTileProductsPass
         return;
       auto &[products, fp16] = byFunction[function];
       products.push_back(op);
-      fp16 |= getElementTypeOrSelf(op.getDpsInputs()[0].getType()).isF16();
+      fp16 |= op.getNumDpsInputs() > 0 &&
+              getElementTypeOrSelf(op.getDpsInputs()[0].getType()).isF16();
     });
     IRRewriter rewriter(&getContext());
     for (auto &[function, entry] : byFunction) {

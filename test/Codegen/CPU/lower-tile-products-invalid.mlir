@@ -1,4 +1,4 @@
-// RUN: rope-opt %s --rope-lower-tile-products --verify-diagnostics -o /dev/null
+// RUN: rope-opt %s --split-input-file --rope-lower-tile-products --verify-diagnostics -o /dev/null
 
 // A mark on something that is not the packed form is an error, not a crash.
 func.func @wrong_form(%a: memref<64x64xbf16>, %c: memref<64x64xf32>) {
@@ -9,6 +9,24 @@ func.func @wrong_form(%a: memref<64x64xbf16>, %c: memref<64x64xf32>) {
   ^bb0(%x: bf16, %acc: f32):
     %0 = arith.extf %x : bf16 to f32
     linalg.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+// Two inputs, but not the packed ranks.
+func.func @wrong_ranks(%a: memref<64x64xbf16>, %b: memref<64x64xbf16>, %c: memref<64x64xf32>) {
+  // expected-error @+1 {{is marked rope.tile_product but is not its packed form on memrefs}}
+  linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (k, j)>, affine_map<(i, j, k) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<64x64xbf16>, memref<64x64xbf16>) outs(%c : memref<64x64xf32>) attrs = {rope.tile_product} {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %0 = arith.extf %x : bf16 to f32
+    %1 = arith.extf %y : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %acc, %2 : f32
+    linalg.yield %3 : f32
   }
   return
 }
