@@ -356,9 +356,11 @@ llvm::Error checkTargetHasTiles(const llvm::Module &module,
 /// (An object asks at run time: ropeRequireCpuTiles.)
 llvm::Error checkTilesForHost(const llvm::Module &module,
                               const llvm::TargetMachine &targetMachine) {
+  if (!usesTiles(module))
+    return llvm::Error::success();
   if (llvm::Error error = checkTargetHasTiles(module, targetMachine))
     return error;
-  return usesTiles(module) ? requestTileData() : llvm::Error::success();
+  return requestTileData();
 }
 
 /// What every module gets before LLVM optimizes it for `targetMachine`, in

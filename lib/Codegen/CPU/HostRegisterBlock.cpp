@@ -2,20 +2,14 @@
 
 #include "rope/Codegen/CPU/HostRegisterBlock.h"
 
-#include "llvm/ADT/StringMap.h"
-#include "llvm/TargetParser/Host.h"
+#include "rope/Codegen/CPU/CpuFeatures.h"
 
 using namespace mlir::rope;
 
 RegisterBlockShape mlir::rope::getHostRegisterBlock() {
-  // Read once: the features of the machine do not change under a process.
-  static const RegisterBlockShape shape = [] {
-    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-    if (features.lookup("avx512f"))
-      return RegisterBlockShape{8, 32};
-    return RegisterBlockShape{4, 16};
-  }();
-  return shape;
+  // The host's features are read once (CpuFeatures::host).
+  return CpuFeatures::host().avx512f ? RegisterBlockShape{8, 32}
+                                     : RegisterBlockShape{4, 16};
 }
 
 RegisterBlockShape mlir::rope::resolveRegisterBlock(int64_t rows,

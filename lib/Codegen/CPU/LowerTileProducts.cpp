@@ -21,7 +21,6 @@
 #include "llvm/ADT/MapVector.h"
 
 #include <algorithm>
-#include <functional>
 
 namespace mlir::rope {
 #define GEN_PASS_DEF_ROPELOWERTILEPRODUCTS
@@ -255,23 +254,17 @@ static LogicalResult lowerTileProduct(RewriterBase &rewriter,
 
   // Batch entries one after another (the forall around the product gives
   // each core its own already).
-  SmallVector<Value> batch;
-  std::function<void(unsigned)> nest = [&](unsigned level) {
-    if (level == batchRank) {
-      TileLoopBuilder(rewriter, loc, operands).build(batch);
-      return;
-    }
-    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-    Value extent = memref::DimOp::create(rewriter, loc, operands.c, level);
-    auto loop = scf::ForOp::create(rewriter, loc, zero, extent, one);
-    OpBuilder::InsertionGuard guard(rewriter);
-    rewriter.setInsertionPointToStart(loop.getBody());
-    batch.push_back(loop.getInductionVar());
-    nest(level + 1);
-    batch.pop_back();
-  };
-  nest(0);
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  SmallVector<Value> extents;
+  for (unsigned level = 0; level < batchRank; ++level)
+    extents.push_back(memref::DimOp::create(rewriter, loc, operands.c, level));
+  scf::buildLoopNest(
+      rewriter, loc, SmallVector<Value>(batchRank, zero), extents,
+      SmallVector<Value>(batchRank, one),
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange batch) {
+        TileLoopBuilder(nested, nestedLoc, operands).build(batch);
+      });
   rewriter.eraseOp(op);
   return success();
 }

@@ -49,18 +49,6 @@ struct TileProductForm {
 };
 } // namespace
 
-/// `map`'s results as loop dims, if every one is a dim.
-static std::optional<SmallVector<unsigned>> dimsOf(AffineMap map) {
-  SmallVector<unsigned> dims;
-  for (AffineExpr e : map.getResults()) {
-    auto d = dyn_cast<AffineDimExpr>(e);
-    if (!d)
-      return std::nullopt;
-    dims.push_back(d.getPosition());
-  }
-  return dims;
-}
-
 /// `op` as a tile product, if the tiles of `features` can compute it.
 static std::optional<TileProductForm>
 matchTileProduct(linalg::LinalgOp op, const CpuFeatures &features) {
@@ -81,23 +69,24 @@ matchTileProduct(linalg::LinalgOp op, const CpuFeatures &features) {
     return std::nullopt;
   unsigned m = dims->m[0], n = dims->n[0], k = dims->k[0];
   SmallVector<unsigned> batch(dims->batch.begin(), dims->batch.end());
+  // The maps an operand must have: the batch dims, then `tail`.
+  MLIRContext *ctx = op.getContext();
   auto expect = [&](std::initializer_list<unsigned> tail) {
-    SmallVector<unsigned> want(batch);
-    want.append(tail);
-    return want;
+    SmallVector<AffineExpr> exprs;
+    for (unsigned d : batch)
+      exprs.push_back(getAffineDimExpr(d, ctx));
+    for (unsigned d : tail)
+      exprs.push_back(getAffineDimExpr(d, ctx));
+    return AffineMap::get(op.getNumLoops(), 0, exprs, ctx);
   };
 
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   auto [b, bMap] =
       contractions::throughTranspose(op.getDpsInputs()[1], maps[1]);
-  std::optional<SmallVector<unsigned>> aDims = dimsOf(maps[0]),
-                                       bDims = dimsOf(bMap),
-                                       cDims = dimsOf(maps[2]);
-  if (!aDims || !bDims || !cDims || *aDims != expect({m, k}) ||
-      *cDims != expect({m, n}))
+  if (maps[0] != expect({m, k}) || maps[2] != expect({m, n}))
     return std::nullopt;
-  bool bTransposed = *bDims == expect({n, k});
-  if (!bTransposed && *bDims != expect({k, n}))
+  bool bTransposed = bMap == expect({n, k});
+  if (!bTransposed && bMap != expect({k, n}))
     return std::nullopt;
 
   // A product of fewer rows than a tile's (a decode step's) is left to the
@@ -138,22 +127,24 @@ static FailureOr<Value> packAndLower(RewriterBase &rewriter, Location loc,
   return Value(lowered->expandShapeOp.getResult());
 }
 
-/// `value` [..., d, e] with its dim `dim` split into [size / inner, inner].
-static Value splitDim(RewriterBase &rewriter, Location loc, Value value,
-                      int64_t dim, int64_t inner) {
+/// `value` with each dim i split into [size / ∏inner[i], inner[i]...]
+/// (`inner[i]` empty: left as it is; a dynamic size stays dynamic).
+static Value splitDims(RewriterBase &rewriter, Location loc, Value value,
+                       ArrayRef<SmallVector<int64_t>> inner) {
   auto type = cast<RankedTensorType>(value.getType());
   SmallVector<int64_t> shape;
   SmallVector<ReassociationIndices> groups;
-  for (int64_t i = 0, e = type.getRank(); i < e; ++i) {
-    int64_t next = static_cast<int64_t>(shape.size());
-    if (i != dim) {
-      groups.push_back({next});
-      shape.push_back(type.getDimSize(i));
-      continue;
+  for (auto [size, parts] : llvm::zip_equal(type.getShape(), inner)) {
+    int64_t innerSize = 1;
+    for (int64_t part : parts)
+      innerSize *= part;
+    ReassociationIndices group = {static_cast<int64_t>(shape.size())};
+    shape.push_back(ShapedType::isDynamic(size) ? size : size / innerSize);
+    for (int64_t part : parts) {
+      group.push_back(static_cast<int64_t>(shape.size()));
+      shape.push_back(part);
     }
-    groups.push_back({next, next + 1});
-    shape.push_back(type.getDimSize(i) / inner);
-    shape.push_back(inner);
+    groups.push_back(group);
   }
   return tensor::ExpandShapeOp::create(
       rewriter, loc, RankedTensorType::get(shape, type.getElementType()), value,
@@ -194,38 +185,6 @@ static Value padAccumulator(RewriterBase &rewriter, Location loc, Value init,
       tensor::EmptyOp::create(rewriter, loc, sizes, rewriter.getF32Type());
   return linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], empty)
       .getResult(0);
-}
-
-/// `value` [b..., X, Y] as [b..., X / x, x, Y / y...] (`inner` the sizes
-/// Y splits into after its outer part).
-static Value splitRowsAndColumns(RewriterBase &rewriter, Location loc,
-                                 Value value, unsigned batchRank,
-                                 ArrayRef<int64_t> inner) {
-  auto type = cast<RankedTensorType>(value.getType());
-  SmallVector<int64_t> shape;
-  SmallVector<ReassociationIndices> groups;
-  for (unsigned i = 0; i < batchRank; ++i) {
-    groups.push_back({static_cast<int64_t>(i)});
-    shape.push_back(type.getDimSize(i));
-  }
-  int64_t rows = type.getDimSize(batchRank);
-  groups.push_back({batchRank, batchRank + 1});
-  shape.push_back(ShapedType::isDynamic(rows) ? rows : rows / kBlock);
-  shape.push_back(kBlock);
-  int64_t columns = type.getDimSize(batchRank + 1), innerSize = 1;
-  ReassociationIndices columnGroup;
-  columnGroup.push_back(static_cast<int64_t>(shape.size()));
-  for (int64_t size : inner)
-    innerSize *= size;
-  shape.push_back(columns / innerSize);
-  for (int64_t size : inner) {
-    columnGroup.push_back(static_cast<int64_t>(shape.size()));
-    shape.push_back(size);
-  }
-  groups.push_back(columnGroup);
-  return tensor::ExpandShapeOp::create(
-      rewriter, loc, RankedTensorType::get(shape, type.getElementType()), value,
-      groups);
 }
 
 /// The product on the packed operands, marked for
@@ -312,13 +271,19 @@ static LogicalResult rewriteAsTileProduct(RewriterBase &rewriter,
   AffineExpr m = getAffineSymbolExpr(0, rewriter.getContext());
   OpFoldResult paddedRows = affine::makeComposedFoldedAffineApply(
       rewriter, loc, m.ceilDiv(kBlock) * kBlock, {rows});
-  Value a = splitRowsAndColumns(
+  SmallVector<SmallVector<int64_t>> aSplit(rank), cSplit(rank),
+      bSplit(rank + 2);
+  aSplit[rank - 2] = cSplit[rank - 2] = {kBlock};
+  aSplit[rank - 1] = {kBlock / 2, 2};
+  cSplit[rank - 1] = {kBlock};
+  bSplit[rank - 1] = {kBlock / 2};
+  Value a = splitDims(
       rewriter, loc, padRows(rewriter, loc, form.a, paddedRows, form.batchRank),
-      form.batchRank, {kBlock / 2, 2});
-  Value c = splitRowsAndColumns(
+      aSplit);
+  Value c = splitDims(
       rewriter, loc,
       padAccumulator(rewriter, loc, form.init, paddedRows, form.batchRank),
-      form.batchRank, {kBlock});
+      cSplit);
   // B -> [b..., N/32, K/2, 32, 2] -> split K/2 into [K/32, 16].
   SmallVector<int64_t> bInner, bPerm;
   if (form.bTransposed) {
@@ -332,7 +297,7 @@ static LogicalResult rewriteAsTileProduct(RewriterBase &rewriter,
       packAndLower(rewriter, loc, form.b, bInner, {kBlock, 2}, bPerm);
   if (failed(bPacked))
     return failure();
-  Value b = splitDim(rewriter, loc, *bPacked, rank - 1, kBlock / 2);
+  Value b = splitDims(rewriter, loc, *bPacked, bSplit);
 
   linalg::GenericOp product =
       buildPackedProduct(rewriter, loc, a, b, c, form.batchRank);
