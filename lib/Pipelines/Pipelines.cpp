@@ -89,6 +89,10 @@ void mlir::rope::buildHostLoopsToLLVMPipeline(OpPassManager &pm, bool cWrappers,
   // Failed runtime checks call the rope runtime; nothing happens where
   // there are none.
   pm.addPass(rope::createRopeLowerRuntimeChecks());
+  // Complex arithmetic (a frontend's rotation by complex multiplication, as
+  // DeepSeek's `view_as_complex(x) * freqs_cis`) to arith on the real and
+  // imaginary parts; complex values themselves become LLVM structs below.
+  pm.addPass(createConvertComplexToStandardPass());
   // Vector ops (the streamed attention rows) to loads, stores and LLVM
   // vectors; nothing happens where there are none.
   // Fully unrolled: a 2-D transfer (a register block's accumulator) becomes
@@ -111,6 +115,7 @@ void mlir::rope::buildHostLoopsToLLVMPipeline(OpPassManager &pm, bool cWrappers,
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertComplexToLLVMPass());
   FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
   memrefToLLVM.useGenericFunctions = genericAllocations;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));

@@ -173,8 +173,9 @@ Term asResultRead(Term t) {
 }
 
 /// The mask as an operand: a tensor the term reads at (b, h, i, j)
-/// trailing-aligned, rank 2 to 4 (a static 1 read at 0 broadcasts).
-Value maskOperand(Term mask, ArrayRef<AffineExpr> canonical) {
+/// trailing-aligned, rank 2 to 4 (a static 1 read at 0 broadcasts; indices
+/// of the batch·head index compared at each of its `n` values, sameIndex).
+Value maskOperand(Term mask, ArrayRef<AffineExpr> canonical, int64_t n) {
   return deepestTensorRead(asResultRead(mask), {}, [&](Term t) {
     auto type = cast<RankedTensorType>(t.value.getType());
     int64_t rank = type.getRank();
@@ -183,9 +184,38 @@ Value maskOperand(Term mask, ArrayRef<AffineExpr> canonical) {
     for (int64_t k = 0; k < rank; ++k) {
       AffineExpr read = t.map.getResult(k);
       bool broadcast = type.getDimSize(k) == 1 && isa<AffineConstantExpr>(read);
-      if (read != canonical[4 - rank + k] && !broadcast)
+      if (!broadcast && !sameIndex(read, canonical[4 - rank + k], n))
         return false;
     }
+    return true;
+  });
+}
+
+/// The deepest tensor the mask term reads at indices of the batch·head
+/// index n (any function of it) and at i and j themselves, of any rank
+/// from 2 (a repeat's [B, Hkv, G, Sq, Sk] too), and the map it is read
+/// through (`gather`): a mask that maskOperand does not find as
+/// [B, H, Sq, Sk] but that the raise can gather to it.
+Value gatheredMaskOperand(Term mask, AffineMap &gather) {
+  return deepestTensorRead(asResultRead(mask), {}, [&](Term t) {
+    auto type = cast<RankedTensorType>(t.value.getType());
+    int64_t rank = type.getRank();
+    if (rank < 2)
+      return false;
+    for (int64_t k = 0; k < rank; ++k) {
+      AffineExpr read = t.map.getResult(k);
+      bool unit = type.getDimSize(k) == 1 && isa<AffineConstantExpr>(read);
+      if (k == rank - 2 || k == rank - 1) {
+        if (!unit && read != getAffineDimExpr(k == rank - 2 ? kI : kJ,
+                                              read.getContext()))
+          return false;
+        continue;
+      }
+      for (unsigned d = 0; d < kNumDims; ++d)
+        if (d != kN && read.isFunctionOfDim(d))
+          return false;
+    }
+    gather = t.map;
     return true;
   });
 }
@@ -270,9 +300,11 @@ std::optional<MaskRule> ruleOfFormula(const Formula &hidden, int64_t sq,
 /// reads it), negated where it says what to hide. Only `withOperand`: a
 /// mask that is a rule on its own is tried first, then one evaluated
 /// element by element (constants that the symbolic form does not read).
-std::optional<MaskRule> distanceMaskRule(
-    Term mask, int64_t sq, int64_t sk, ArrayRef<AffineExpr> canonical,
-    function_ref<std::optional<bool>(double)> hides, bool withOperand) {
+std::optional<MaskRule>
+distanceMaskRule(Term mask, int64_t n, int64_t sq, int64_t sk,
+                 ArrayRef<AffineExpr> canonical,
+                 function_ref<std::optional<bool>(double)> hides,
+                 bool withOperand) {
   SmallVector<Term> opaqueReads;
   std::optional<SmallVector<Piece>> pieces =
       evaluateSymbolically(mask, withOperand ? &opaqueReads : nullptr);
@@ -310,7 +342,7 @@ std::optional<MaskRule> distanceMaskRule(
                                                 : std::nullopt;
   if (!rule || (hiddenIfTrue && hiddenIfFalse))
     return std::nullopt;
-  rule->operand = maskOperand(opaqueReads[id], canonical);
+  rule->operand = maskOperand(opaqueReads[id], canonical, n);
   if (!rule->operand || !cast<RankedTensorType>(rule->operand.getType())
                              .getElementType()
                              .isInteger(1))
@@ -327,11 +359,11 @@ findMaskRule(Term mask, int64_t n, int64_t sq, int64_t sk,
              ArrayRef<AffineExpr> canonical,
              function_ref<std::optional<bool>(double)> hides) {
   if (std::optional<MaskRule> rule =
-          distanceMaskRule(mask, sq, sk, canonical, hides, false))
+          distanceMaskRule(mask, n, sq, sk, canonical, hides, false))
     return rule;
   if (std::optional<MaskRule> rule = evaluateMaskRule(mask, n, sq, sk, hides))
     return rule;
-  return distanceMaskRule(mask, sq, sk, canonical, hides, true);
+  return distanceMaskRule(mask, n, sq, sk, canonical, hides, true);
 }
 
 } // namespace
@@ -372,7 +404,9 @@ LogicalResult raising::matchMaskRule(
             findMaskRule(mask, n, sq, sk, canonical, additiveHides)) {
       part = *found;
     } else {
-      part.operand = maskOperand(mask, canonical);
+      part.operand = maskOperand(mask, canonical, n);
+      if (!part.operand)
+        part.operand = gatheredMaskOperand(mask, part.operandGather);
       if (!part.operand)
         return miss("the mask is not read as [B, H, Sq, Sk]");
     }
@@ -385,6 +419,7 @@ LogicalResult raising::matchMaskRule(
     if (part.operand) {
       rule.operand = part.operand;
       rule.operandHidesWhenTrue = part.operandHidesWhenTrue;
+      rule.operandGather = part.operandGather;
     }
   }
   if (selectMask) {
@@ -399,7 +434,7 @@ LogicalResult raising::matchMaskRule(
     } else {
       // Attention's i1 mask says where a key may be attended: the
       // condition itself, or its negation when it says what to hide.
-      rule.operand = maskOperand(condition, canonical);
+      rule.operand = maskOperand(condition, canonical, n);
       if (!rule.operand || !cast<RankedTensorType>(rule.operand.getType())
                                 .getElementType()
                                 .isInteger(1))

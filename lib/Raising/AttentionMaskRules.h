@@ -33,6 +33,12 @@ struct MaskRule {
   /// The operand is a boolean that hides where true (to be negated into
   /// attention's "may attend" mask).
   bool operandHidesWhenTrue = false;
+  /// When set, the operand does not broadcast to [B, Hq, Sq, Sk] but is read
+  /// through this map of the attention's indices (AttentionDim: n, i, j):
+  /// a mask over the kv heads that the frontend repeats to the query heads
+  /// with K and V (Doge's dynamic mask, read at h floordiv G). The raise
+  /// gathers it to [B, Hq, Sq, Sk], as the frontend's repeat did.
+  AffineMap operandGather;
 };
 
 /// A mask applied by a select of the logits: `select(c, x, hidden)` (or

@@ -73,20 +73,9 @@ int64_t divisorProduct(AffineExpr e, int64_t limit) {
   return std::min(product, limit);
 }
 
-/// Whether index expressions `a` and `b` agree at every point: the same
-/// expression, or functions of the batch·head index n alone that agree at
-/// each of its `nExtent` values. A collapse of [B, H] followed by an expand
-/// (GQA's repeat, with batch > 1) spells (b, h) as `n floordiv H`,
-/// `(n mod H) floordiv G`, ... in forms the simplifier does not unify.
-/// a − b is a linear function plus a periodic one whose period P divides
-/// the product of the divisors of both, so agreeing at 0 .. 2P − 1 (two
-/// periods: the linear part's slope is 0, then its periodic part too) is
-/// agreeing everywhere. That bounds the points tried at any extent: a
-/// dynamic one (a dynamic batch) or a huge static one; a static extent
-/// beyond two periods of the bound (or of a period too long) is tried point
-/// by point up to 2^16 points (batch 512 of 32 heads, GQA's divisors
-/// multiplying to 2^12).
-bool sameIndex(AffineExpr a, AffineExpr b, int64_t nExtent) {
+} // namespace
+
+bool raising::sameIndex(AffineExpr a, AffineExpr b, int64_t nExtent) {
   if (a == b)
     return true;
   for (unsigned k = 0; k < kNumDims; ++k)
@@ -118,8 +107,6 @@ bool sameIndex(AffineExpr a, AffineExpr b, int64_t nExtent) {
   }
   return true;
 }
-
-} // namespace
 
 Value raising::deepestTensorRead(Term t, analysis::ViewOptions options,
                                  function_ref<bool(Term)> accepts) {
@@ -191,9 +178,22 @@ Value OperandRead::materialize(OpBuilder &b, Location loc) const {
       reassociation);
 }
 
+/// The extent of the H dim of a read of `type` whose dims stand for the
+/// trailing [B, H, S, D] indices in `permutation`'s order (identity when
+/// empty); 1 where the rank has no H.
+static int64_t headExtent(RankedTensorType type,
+                          ArrayRef<int64_t> permutation) {
+  int64_t missing = 4 - type.getRank();
+  if (missing > 1)
+    return 1;
+  int64_t position = 1 - missing;
+  return type.getDimSize(permutation.empty() ? position
+                                             : permutation[position]);
+}
+
 OperandRead raising::findOperand(Term t, ArrayRef<AffineExpr> expected,
-                                 int64_t nExtent,
-                                 analysis::ViewOptions options) {
+                                 int64_t nExtent, analysis::ViewOptions options,
+                                 std::optional<int64_t> heads) {
   MLIRContext *ctx = t.value.getContext();
   // The indices a read of `read`'s rank stands for, if the others are unit.
   auto trailing = [&](Term read) -> std::optional<ArrayRef<AffineExpr>> {
@@ -208,6 +208,9 @@ OperandRead raising::findOperand(Term t, ArrayRef<AffineExpr> expected,
   Value exact = deepestTensorRead(t, options, [&](Term read) {
     std::optional<ArrayRef<AffineExpr>> indices = trailing(read);
     if (!indices)
+      return false;
+    auto type = cast<RankedTensorType>(read.value.getType());
+    if (heads && headExtent(type, /*permutation=*/{}) != *heads)
       return false;
     Term want =
         makeTerm(read.value, AffineMap::get(kNumDims, 0, *indices, ctx));
@@ -245,6 +248,8 @@ OperandRead raising::findOperand(Term t, ArrayRef<AffineExpr> expected,
       used[match] = true;
       permutation.push_back(match);
     }
+    if (heads && headExtent(type, permutation) != *heads)
+      return false;
     found = {read.value, permutation};
     return true;
   });
@@ -267,8 +272,10 @@ raising::findKeyValue(Term keyTerm, Term valueTerm, int64_t batch, AffineExpr b,
     if (key)
       break;
     AffineExpr kvHead = kvHeadOf(h, heads, hkv);
-    key = findOperand(keyTerm, {b, kvHead, j, d}, nExtent, ownLengths);
-    value = findOperand(valueTerm, {b, kvHead, j, e}, nExtent, ownLengths);
+    // Each of hkv heads: not a tensor of fewer that a broadcast widens
+    // (DiffLlama's V halves, each repeated back to hkv heads).
+    key = findOperand(keyTerm, {b, kvHead, j, d}, nExtent, ownLengths, hkv);
+    value = findOperand(valueTerm, {b, kvHead, j, e}, nExtent, ownLengths, hkv);
     if (!key || !value || key.getDimSize(1) != hkv ||
         value.getDimSize(1) != hkv)
       key = value = OperandRead();

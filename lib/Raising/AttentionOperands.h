@@ -87,6 +87,21 @@ struct OperandRead {
   Value materialize(OpBuilder &b, Location loc) const;
 };
 
+/// Whether index expressions `a` and `b` agree at every point: the same
+/// expression, or functions of the batch·head index n alone that agree at
+/// each of its `nExtent` values. A collapse of [B, H] followed by an expand
+/// (GQA's repeat, with batch > 1) spells (b, h) as `n floordiv H`,
+/// `(n mod H) floordiv G`, ... in forms the simplifier does not unify.
+/// a − b is a linear function plus a periodic one whose period P divides
+/// the product of the divisors of both, so agreeing at 0 .. 2P − 1 (two
+/// periods: the linear part's slope is 0, then its periodic part too) is
+/// agreeing everywhere. That bounds the points tried at any extent: a
+/// dynamic one (a dynamic batch) or a huge static one; a static extent
+/// beyond two periods of the bound (or of a period too long) is tried point
+/// by point up to 2^16 points (batch 512 of 32 heads, GQA's divisors
+/// multiplying to 2^12).
+bool sameIndex(AffineExpr a, AffineExpr b, int64_t nExtent);
+
 /// The tensor that `t` reads at `expected` ([B, H, S, D] indices): as it
 /// is, else the deepest one it reads with its dims in another order (GPT-J
 /// rotates K as [B, S, H, D] and transposes it straight into Kᵀ). A tensor
@@ -95,7 +110,8 @@ struct OperandRead {
 /// which indices of n alone are compared point by point (dynamic: at every
 /// n).
 OperandRead findOperand(analysis::Term t, ArrayRef<AffineExpr> expected,
-                        int64_t nExtent, analysis::ViewOptions options);
+                        int64_t nExtent, analysis::ViewOptions options,
+                        std::optional<int64_t> heads = std::nullopt);
 
 /// K and V read by query head `h` of `heads` in batch `b`, with the fewest
 /// kv heads they are read by: the GQA grouping itself, not a repeat of it.

@@ -25,13 +25,14 @@
 #include "AttentionMaskRules.h"
 #include "AttentionOperands.h"
 
-#include "rope/Dialect/Rope/IR/RopeOps.h"
-#include "rope/Raising/Passes.h"
-#include "rope/Raising/RaiseReport.h"
 #include "rope/Analysis/ConstantEvaluation.h"
 #include "rope/Analysis/OpClassification.h"
 #include "rope/Analysis/Sizes.h"
 #include "rope/Analysis/Terms.h"
+#include "rope/Dialect/Rope/IR/ExtentRelations.h"
+#include "rope/Dialect/Rope/IR/RopeOps.h"
+#include "rope/Raising/Passes.h"
+#include "rope/Raising/RaiseReport.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -545,10 +546,55 @@ LogicalResult matchAttentionChain(PatternRewriter &rewriter, Operation *root,
 /// Creates the rope.attention of `outType` over Q, K and V laid out as
 /// [B, H, S, D], with the mask `rule` (its operand negated first when it
 /// hides where true) and the scale and soft-cap of `scores`.
+/// The mask operand of `rule` gathered to [B, Hq, Sq, Sk] through its
+/// operandGather map, n = b·Hq + h (the frontend's own repeat of a mask over
+/// the kv heads, made once for the attention).
+static Value buildGatheredMask(PatternRewriter &rewriter, Location loc,
+                               const MaskRule &rule, RankedTensorType outType,
+                               const OperandRead &query,
+                               const OperandRead &key) {
+  MLIRContext *ctx = rewriter.getContext();
+  int64_t heads = outType.getDimSize(1);
+  SmallVector<AffineExpr> loops(kNumDims, getAffineConstantExpr(0, ctx));
+  AffineExpr b = getAffineDimExpr(0, ctx), h = getAffineDimExpr(1, ctx);
+  loops[kN] = b * heads + h;
+  loops[kI] = getAffineDimExpr(2, ctx);
+  loops[kJ] = getAffineDimExpr(3, ctx);
+  AffineMap read = simplifyAffineMap(
+      rule.operandGather.replaceDimsAndSymbols(loops, {}, 4, 0));
+  auto source = cast<RankedTensorType>(rule.operand.getType());
+  SmallVector<int64_t> shape = {outType.getDimSize(0), heads,
+                                outType.getDimSize(2), key.getDimSize(2)};
+  SmallVector<Value> sizes;
+  // Dim `p` of the mask: dim `q` of `operand` (rank 4 there, as read).
+  auto extent = [&](int64_t p, const OperandRead &operand, int64_t q) {
+    if (!ShapedType::isDynamic(shape[p]))
+      return;
+    int64_t missing = 4 - operand.getSourceType().getRank();
+    sizes.push_back(Extent::of(operand.source, operand.permutation[q - missing])
+                        .materialize(rewriter, loc));
+  };
+  extent(0, query, 0);
+  extent(2, query, 2);
+  extent(3, key, 2);
+  auto type = RankedTensorType::get(shape, source.getElementType());
+  Value init = tensor::EmptyOp::create(rewriter, loc, type, sizes);
+  SmallVector<AffineMap> maps = {read, rewriter.getMultiDimIdentityMap(4)};
+  SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             rewriter, loc, type, rule.operand, init, maps, iterators,
+             [](OpBuilder &b, Location loc, ValueRange args) {
+               linalg::YieldOp::create(b, loc, args[0]);
+             })
+      .getResult(0);
+}
+
 AttentionOp buildAttention(PatternRewriter &rewriter, Location loc,
                            RankedTensorType outType, const OperandRead &query,
                            const OperandRead &key, const OperandRead &value,
                            MaskRule rule, const Scores &scores) {
+  if (rule.operandGather)
+    rule.operand = buildGatheredMask(rewriter, loc, rule, outType, query, key);
   if (rule.operandHidesWhenTrue)
     rule.operand = buildNegatedMask(rewriter, loc, rule.operand);
   // An operand of a narrower float type, widened (exactly) to the output's.
@@ -573,6 +619,33 @@ AttentionOp buildAttention(PatternRewriter &rewriter, Location loc,
   if (scores.softcap)
     fields.softcap = rewriter.getF64FloatAttr(*scores.softcap);
   return AttentionOp::create(rewriter, loc, outType, fields);
+}
+
+/// Whether `size` is a dynamic dim of a function's argument as it is given.
+static bool isArgumentLength(const analysis::Size &size) {
+  auto argument = dyn_cast_if_present<BlockArgument>(size.tensor);
+  return argument && !size.scalar && size.offset == 0 &&
+         isa<FunctionOpInterface>(argument.getOwner()->getParentOp()) &&
+         argument.getOwner()->isEntryBlock();
+}
+
+/// Asserts before `attention` that its query and key lengths are equal: the
+/// frontend's mask was read as a rule over equal lengths.
+static void assertEqualLengths(PatternRewriter &rewriter,
+                               AttentionOp attention) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(attention);
+  Location loc = attention.getLoc();
+  Value sq = Extent::of(attention.getQuery(), 2).materialize(rewriter, loc);
+  Value sk = Extent::of(attention.getKey(), 2).materialize(rewriter, loc);
+  Value equal =
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, sq, sk);
+  AssertOp::create(
+      rewriter, loc, equal,
+      formatRuntimeLocation(loc) +
+          ": error: rope-raise: the attention's mask was read as a rule over "
+          "equal query and key lengths, got {0} queries and {1} keys",
+      ValueRange{sq, sk});
 }
 
 /// Raises the attention whose output `product` reads at (n, i, e) (the
@@ -657,12 +730,22 @@ LogicalResult raiseAttention(PatternRewriter &rewriter, Operation *root,
   if (failed(matchMaskRule(chain.additiveMasks, chain.selectMask, {b, h, i, j},
                            nExtent, sq, sk, rule, miss)))
     return failure();
-  if (lengthsUnknown && (rule.causal || rule.window))
+  // A causal or window rule found at dynamic lengths holds where they are
+  // equal. Where each is the dynamic length of an argument of its own (the
+  // parts of a graph split around an op take Q's and K's rows as separate
+  // arguments, which nothing in the program relates), the attention checks
+  // it at run time. Any other length (a slice of the rows, a decode step's
+  // static query) may differ from the other by design.
+  bool checkLengths = lengthsUnknown && (rule.causal || rule.window);
+  if (checkLengths &&
+      !(isArgumentLength(query.getSize(2)) && isArgumentLength(key.getSize(2))))
     return miss("the query and key lengths are dynamic and not known to be "
                 "equal, under a causal or window mask");
 
   AttentionOp attention = buildAttention(rewriter, root->getLoc(), outType,
                                          query, key, value, rule, chain.scores);
+  if (checkLengths)
+    assertEqualLengths(rewriter, attention);
   rewriter.replaceOp(root, replacement(attention.getResult()));
   return success();
 }

@@ -67,6 +67,16 @@ def _true_divide_scalar(a, b):
     return aten.div.Scalar(a, b)
 
 
+def _mul_complex_by_real(a, b):
+    """A complex tensor times a real Python number (DeepSeek's
+    `freqs_cis * attention_scaling`), which torch-mlir cannot lower: the
+    real and imaginary parts scaled alike."""
+    if not (isinstance(a, torch.Tensor) and a.dtype.is_complex
+            and isinstance(b, (int, float)) and not isinstance(b, bool)):
+        return NotImplemented
+    return aten.view_as_complex(aten.mul.Tensor(aten.view_as_real(a), b))
+
+
 def table() -> dict:
     """Our decompositions, keyed by ATen overload."""
     return {
@@ -74,4 +84,5 @@ def table() -> dict:
         aten.cumsum.default: _cumsum,
         aten.true_divide.Tensor: _true_divide,
         aten.true_divide.Scalar: _true_divide_scalar,
+        aten.mul.Tensor: _mul_complex_by_real,
     }

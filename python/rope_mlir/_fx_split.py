@@ -58,6 +58,20 @@ def blamed_ops(failure: str) -> tuple[str, ...]:
     return (".".join(parts[:2]),) if len(parts) >= 2 and parts[0] != "operator" else ()
 
 
+# What torch-mlir always lowers to TMTensor (scans, sorts, scatters): known
+# before its lowering runs. Its SDPA is not among them: that one it
+# decomposes into products unless asked for tm_tensor.attention.
+_TM_TENSOR_OPS = frozenset(op for source, ops in _TM_TENSOR_SOURCES.items()
+                           if source != "tm_tensor.attention" for op in ops)
+
+
+def tm_tensor_ops(gm: torch.fx.GraphModule) -> tuple[str, ...]:
+    """The ATen ops of `gm` that torch-mlir would lower to its TMTensor
+    dialect (`aten.scatter`, `aten.topk`, ...), sorted."""
+    return tuple(sorted({op_name(n.target) for n in gm.graph.nodes
+                         if n.op == "call_function" and op_name(n.target) in _TM_TENSOR_OPS}))
+
+
 def _alone(node: torch.fx.Node) -> torch.fx.GraphModule | None:
     """A graph of `node` alone: its tensor operands as inputs (with their
     example values), its symbolic integer operands at their example values;

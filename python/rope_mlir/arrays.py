@@ -29,14 +29,19 @@ STORAGE_DTYPES = {
     "i16": np.int16,
     "i32": np.int32,
     "i64": np.int64,
+    # A frontend's complex values (DeepSeek's rotation tables, `freqs_cis`)
+    # between the parts of a split graph: pairs of floats, as numpy's.
+    "complex<f32>": np.complex64,
+    "complex<f64>": np.complex128,
 }
 
 # DLPack's data type codes and device types (dlpack.h).
-_INT, _UINT, _FLOAT, _BFLOAT, _BOOL = 0, 1, 2, 4, 6
+_INT, _UINT, _FLOAT, _BFLOAT, _COMPLEX, _BOOL = 0, 1, 2, 4, 5, 6
 CPU, CUDA, CUDA_HOST, CUDA_MANAGED = 1, 2, 3, 13
 _DLPACK_TYPES = {
     "f32": (_FLOAT, 32), "f64": (_FLOAT, 64), "f16": (_FLOAT, 16), "bf16": (_BFLOAT, 16),
     "i1": (_BOOL, 8), "i8": (_INT, 8), "i16": (_INT, 16), "i32": (_INT, 32), "i64": (_INT, 64),
+    "complex<f32>": (_COMPLEX, 64), "complex<f64>": (_COMPLEX, 128),
 }
 _ELEMENTS = {v: k for k, v in _DLPACK_TYPES.items()}
 _ELEMENTS[(_UINT, 8)] = "i1"  # some libraries export bool as uint8

@@ -34,6 +34,7 @@ import dataclasses
 import functools
 import hashlib
 import json
+import operator
 import os
 import re
 import time
@@ -73,6 +74,66 @@ class GraphReport:
     split_around: list = dataclasses.field(default_factory=list)
     # ATen ops (`aten.histc`) it was split around: they ran in PyTorch, the
     # parts between them are graphs of their own (reported after it)
+    attention_candidates: int = 0
+    # attentions in the FX graph (attention_candidates): a softmax of a
+    # batched product, or a fused SDPA node; more than `attentions` means
+    # the raise missed some (its near_misses say why, where it began one)
+
+
+# Where a softmax's input is looked for: through these (elementwise ops,
+# views, the softmax's own max and sum) back to the batched product of
+# Q and K. A router's softmax reads a plain `mm` (tokens x experts) and is
+# not an attention.
+_SCORE_PATH = {"add", "sub", "mul", "div", "neg", "where", "tanh", "amax", "max", "sum",
+               "masked_fill", "_to_copy", "clone", "view", "_unsafe_view", "reshape", "expand",
+               "permute", "transpose", "unsqueeze", "squeeze", "slice", "contiguous", "alias",
+               "exp", "sigmoid", "minimum", "maximum", "clamp", "fill", "cat"}
+_SOFTMAXES = {"_softmax", "_safe_softmax", "softmax", "exp"}  # exp: see below
+_FUSED_ATTENTION = {"_scaled_dot_product_flash_attention_for_cpu", "scaled_dot_product_attention",
+                    "_scaled_dot_product_attention_math", "_scaled_dot_product_efficient_attention",
+                    "_scaled_dot_product_flash_attention"}
+
+
+def attention_candidates(gm: torch.fx.GraphModule) -> int:
+    """How many attentions the FX graph computes: fused SDPA nodes, and
+    softmaxes (or the `exp` of a decomposed one) whose input comes, through
+    elementwise ops and views alone, from a `bmm` (the Q·Kᵀ of every
+    attention after AOTAutograd's decompositions). Each product counts
+    once, however many of its softmax's steps reach it."""
+    def opname(node):
+        if node.op != "call_function":
+            return None
+        if node.target is operator.getitem:  # max.dim's values
+            return opname(node.args[0]) if isinstance(node.args[0], torch.fx.Node) else None
+        return getattr(node.target, "_opname", None)
+
+    fused, products = 0, set()
+    for node in gm.graph.nodes:
+        name = opname(node)
+        if name in _FUSED_ATTENTION:
+            fused += 1
+        if name not in _SOFTMAXES:
+            continue
+        if name == "exp":
+            # A decomposed softmax exponentiates x - max(x); any other exp (a
+            # sigmoid's, in an expert's SiLU) is not one.
+            shifted = node.args[0] if node.args else None
+            if not (isinstance(shifted, torch.fx.Node) and opname(shifted) == "sub"
+                    and isinstance(shifted.args[1], torch.fx.Node)
+                    and opname(shifted.args[1]) in ("amax", "max")):
+                continue
+        stack, seen = [a for a in node.all_input_nodes], set()
+        while stack:
+            n = stack.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            inner = opname(n)
+            if inner == "bmm":
+                products.add(n)
+            elif inner in _SCORE_PATH:
+                stack.extend(n.all_input_nodes)
+    return fused + len(products)
 
 
 _REPORTS: list[GraphReport] = []
@@ -510,6 +571,14 @@ def _import(gm: torch.fx.GraphModule) -> str:
                            " ".join(str(n.message) for n in diagnostic.notes))
         return True
 
+    # What torch-mlir lowers to TMTensor never compiles here: split off
+    # before its lowering runs, which may not come back (its conversion of
+    # aten.scatter.src crashes on DeepSeek-V3.2's indexer, and the process
+    # with it).
+    blocked = _fx_split.tm_tensor_ops(gm)
+    if blocked:
+        raise Unsupported(f"torch-mlir lowers {', '.join(blocked)} to its TMTensor dialect, "
+                          "which rope-mlir does not compile", blocked, importing=True)
     context.attach_diagnostic_handler(collect)
     try:
         # aten.flatten and aten.unflatten legal: lowered as they are (a
@@ -563,14 +632,26 @@ def _count(raised: str) -> tuple[int, int, int]:
     return len(attentions), folded, rotations
 
 
+@functools.cache
+def _package_sources() -> str:
+    """A digest of this package's Python sources: the cached signatures are
+    what its ABI code wrote (an element type it did not know then is
+    recorded as opaque), so another version must not read them."""
+    h = hashlib.sha256()
+    for source in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(source.read_bytes())
+    return h.hexdigest()
+
+
 def _key(linalg: str, options: compiler.CompileOptions) -> str:
-    """The disk cache's key: the imported graph, the pipeline and the build
-    of the compiler (its C API library)."""
+    """The disk cache's key: the imported graph, the pipeline, the build of
+    the compiler (its C API library) and of this package."""
     capi = _native.native_dir() / "libRopeCAPI.so"
     stat = capi.stat() if capi.exists() else None
     build = f"{capi.resolve()}:{stat.st_size}:{stat.st_mtime_ns}" if stat else "?"
     h = hashlib.sha256()
-    for part in (linalg, RAISE, options.pass_pipeline(), options.opt_level, build, torch.__version__):
+    for part in (linalg, RAISE, options.pass_pipeline(), options.opt_level, build,
+                 _package_sources(), torch.__version__):
         h.update(repr(part).encode())
     return h.hexdigest()[:32]
 
@@ -653,7 +734,8 @@ def _to_torch(array: np.ndarray, dtype: torch.dtype) -> torch.Tensor:
 _STORAGE = {dtype: np.dtype(arrays.STORAGE_DTYPES[element]) for dtype, element in (
     (torch.float32, "f32"), (torch.float64, "f64"), (torch.float16, "f16"),
     (torch.bfloat16, "bf16"), (torch.bool, "i1"), (torch.int8, "i8"),
-    (torch.int16, "i16"), (torch.int32, "i32"), (torch.int64, "i64"))}
+    (torch.int16, "i16"), (torch.int32, "i32"), (torch.int64, "i64"),
+    (torch.complex64, "complex<f32>"), (torch.complex128, "complex<f64>"))}
 
 
 class _ArgumentDescriptors:
@@ -816,7 +898,8 @@ class GraphFunction:
             return self.gm.forward(*args)
 
     def _compile(self, constants: dict):
-        report = GraphReport(name=f"graph{len(_REPORTS)}", compiled=True)
+        report = GraphReport(name=f"graph{len(_REPORTS)}", compiled=True,
+                             attention_candidates=attention_candidates(self.gm))
         _REPORTS.append(report)
         start = time.perf_counter()
         gm = _with_constants(self.gm, self.example_inputs, constants)

@@ -219,13 +219,19 @@ func.func @guard_on_another_size(%q: tensor<1x4x?x16xf32>, %other: index) -> ten
 
 // -----
 
-// Near miss: K and V are arguments of their own dynamic length, read by the
-// repeat at Q's indices (a view: the guard is the loop's size). K may be
-// longer than Q, and the mask is over Q's length: not one over Sq = Sk.
-// CHECK-LABEL: func.func @no_raise_unrelated_lengths
-// CHECK-NOT: rope.attention
-// REPORT: remark: rope-raise: attention not raised: the query and key lengths are dynamic and not known to be equal
-func.func @no_raise_unrelated_lengths(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x16xf32>) -> tensor<1x4x?x16xf32> {
+// K and V are arguments of their own dynamic length, read by the repeat at
+// Q's indices (a view: the guard is the loop's size), and the causal mask is
+// over Q's length. The parts of a graph split around an op take Q's and K's
+// rows this way, with nothing in the program relating the two lengths: the
+// rule holds over Sq = Sk, which the attention checks at run time.
+// CHECK-LABEL: func.func @raise_argument_lengths_checked
+// CHECK-SAME: %[[Q:[^:]*]]: tensor<1x4x?x16xf32>, %[[K:[^:]*]]: tensor<1x2x?x16xf32>
+// CHECK-DAG: %[[SQ:.*]] = tensor.dim %[[Q]], %{{.*}} : tensor<1x4x?x16xf32>
+// CHECK-DAG: %[[SK:.*]] = tensor.dim %[[K]], %{{.*}} : tensor<1x2x?x16xf32>
+// CHECK: %[[EQ:.*]] = arith.cmpi eq, %[[SQ]], %[[SK]] : index
+// CHECK: rope.assert %[[EQ]], "{{.*}}: error: rope-raise: the attention's mask was read as a rule over equal query and key lengths, got {0} queries and {1} keys"(%[[SQ]], %[[SK]] : index, index)
+// CHECK: rope.attention %[[Q]], %[[K]], %{{.*}} causal
+func.func @raise_argument_lengths_checked(%q: tensor<1x4x?x16xf32>, %k: tensor<1x2x?x16xf32>, %v: tensor<1x2x?x16xf32>) -> tensor<1x4x?x16xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index

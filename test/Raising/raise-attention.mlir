@@ -1410,3 +1410,121 @@ func.func @eager_gqa_causal_batch2(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16
   %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [2, 4, 8, 16] : tensor<8x8x16xf32> into tensor<2x4x8x16xf32>
   return %o4 : tensor<2x4x8x16xf32>
 }
+
+// -----
+
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// Differential attention (DiffLlama): V is split into two halves of its kv
+// heads, each repeated back to the kv heads (`v.repeat(1, 2, 1, 1)`) and
+// then by repeat_kv to the query heads. The attention reads V's first head
+// for every query head: V is the repeat's [1, 2, 8, 16] (two kv heads, the
+// same values), not the one-head half it broadcasts, which has too few.
+// CHECK-LABEL: func.func @differential_value_half
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<1x4x8x16xf32>, %[[K:[^:]+]]: tensor<1x2x8x16xf32>, %[[V:[^:]+]]: tensor<1x2x8x16xf32>)
+// CHECK: %[[HALF:.+]] = tensor.extract_slice %[[V]][0, 0, 0, 0] [1, 1, 8, 16] [1, 1, 1, 1]
+// CHECK: %[[REP:.+]] = linalg.generic {{.*}} ins(%[[HALF]] : tensor<1x1x8x16xf32>) outs(%{{.*}} : tensor<1x2x8x16xf32>)
+// CHECK: rope.attention %[[Q]], %[[K]], %[[REP]] scale = 2.500000e-01 : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+func.func @differential_value_half(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  %kr_e5 = tensor.empty() : tensor<1x2x2x8x16xf32>
+  %kr_b = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%k : tensor<1x2x8x16xf32>) outs(%kr_e5 : tensor<1x2x2x8x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x2x2x8x16xf32>
+  %kr = tensor.collapse_shape %kr_b [[0], [1, 2], [3], [4]] : tensor<1x2x2x8x16xf32> into tensor<1x4x8x16xf32>
+  // V's first half (one kv head), repeated back to two.
+  %half = tensor.extract_slice %v[0, 0, 0, 0] [1, 1, 8, 16] [1, 1, 1, 1] : tensor<1x2x8x16xf32> to tensor<1x1x8x16xf32>
+  %rep_e = tensor.empty() : tensor<1x2x8x16xf32>
+  %rep = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, 0, d2, d3)>, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%half : tensor<1x1x8x16xf32>) outs(%rep_e : tensor<1x2x8x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x2x8x16xf32>
+  %vr_e5 = tensor.empty() : tensor<1x2x2x8x16xf32>
+  %vr_b = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%rep : tensor<1x2x8x16xf32>) outs(%vr_e5 : tensor<1x2x2x8x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x2x2x8x16xf32>
+  %vr = tensor.collapse_shape %vr_b [[0], [1, 2], [3], [4]] : tensor<1x2x2x8x16xf32> into tensor<1x4x8x16xf32>
+  %kt_e = tensor.empty() : tensor<1x4x16x8xf32>
+  %kt = linalg.transpose ins(%kr : tensor<1x4x8x16xf32>) outs(%kt_e : tensor<1x4x16x8xf32>) permutation = [0, 1, 3, 2]
+  %q3 = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<1x4x8x16xf32> into tensor<4x8x16xf32>
+  %k3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<1x4x16x8xf32> into tensor<4x16x8xf32>
+  %s_e = tensor.empty() : tensor<4x8x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %s_f = linalg.fill ins(%zero : f32) outs(%s_e : tensor<4x8x8xf32>) -> tensor<4x8x8xf32>
+  %s = linalg.batch_matmul ins(%q3, %k3 : tensor<4x8x16xf32>, tensor<4x16x8xf32>) outs(%s_f : tensor<4x8x8xf32>) -> tensor<4x8x8xf32>
+  %s4 = tensor.expand_shape %s [[0, 1], [2], [3]] output_shape [1, 4, 8, 8] : tensor<4x8x8xf32> into tensor<1x4x8x8xf32>
+  %sc_c = arith.constant 0.25 : f32
+  %sc_e = tensor.empty() : tensor<1x4x8x8xf32>
+  %sc = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s4 : tensor<1x4x8x8xf32>) outs(%sc_e : tensor<1x4x8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %d = arith.mulf %in, %sc_c : f32
+    linalg.yield %d : f32
+  } -> tensor<1x4x8x8xf32>
+  %p_e = tensor.empty() : tensor<1x4x8x8xf32>
+  %p = linalg.softmax dimension(3) ins(%sc : tensor<1x4x8x8xf32>) outs(%p_e : tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %p3 = tensor.collapse_shape %p [[0, 1], [2], [3]] : tensor<1x4x8x8xf32> into tensor<4x8x8xf32>
+  %v3 = tensor.collapse_shape %vr [[0, 1], [2], [3]] : tensor<1x4x8x16xf32> into tensor<4x8x16xf32>
+  %o_e = tensor.empty() : tensor<4x8x16xf32>
+  %o_f = linalg.fill ins(%zero : f32) outs(%o_e : tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
+  %o = linalg.batch_matmul ins(%p3, %v3 : tensor<4x8x8xf32>, tensor<4x8x16xf32>) outs(%o_f : tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
+  %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [1, 4, 8, 16] : tensor<4x8x16xf32> into tensor<1x4x8x16xf32>
+  return %o4 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// A mask over the kv heads (Doge's dynamic mask, one row of biases per kv
+// head) repeated with K and V to the query heads by repeat_kv: no tensor
+// reads it as [B, Hq, Sq, Sk], so the raise gathers it there (at kv head
+// h floordiv 2) for the attention's mask operand.
+// CHECK-LABEL: func.func @kv_head_mask_gathered
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<1x4x8x16xf32>, %[[K:[^:]+]]: tensor<1x2x8x16xf32>, %[[V:[^:]+]]: tensor<1x2x8x16xf32>, %[[M:[^:]+]]: tensor<1x2x8x8xf32>)
+// CHECK: %[[G:.+]] = linalg.generic {indexing_maps = [#[[READ:.+]], #{{.+}}], {{.*}} ins(%[[M]] : tensor<1x2x8x8xf32>) outs(%{{.*}} : tensor<1x4x8x8xf32>)
+// CHECK: rope.attention %[[Q]], %[[K]], %[[V]] mask(%[[G]] : tensor<1x4x8x8xf32>) scale = 2.500000e-01
+func.func @kv_head_mask_gathered(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %m: tensor<1x2x8x8xf32>) -> tensor<1x4x8x16xf32> {
+  %kr_e5 = tensor.empty() : tensor<1x2x2x8x16xf32>
+  %kr_b = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%k : tensor<1x2x8x16xf32>) outs(%kr_e5 : tensor<1x2x2x8x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x2x2x8x16xf32>
+  %kr = tensor.collapse_shape %kr_b [[0], [1, 2], [3], [4]] : tensor<1x2x2x8x16xf32> into tensor<1x4x8x16xf32>
+  %vr_b = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%v : tensor<1x2x8x16xf32>) outs(%kr_e5 : tensor<1x2x2x8x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x2x2x8x16xf32>
+  %vr = tensor.collapse_shape %vr_b [[0], [1, 2], [3], [4]] : tensor<1x2x2x8x16xf32> into tensor<1x4x8x16xf32>
+  // The mask's repeat to the query heads, as repeat_kv spells it.
+  %mr_e5 = tensor.empty() : tensor<1x2x2x8x8xf32>
+  %mr_b = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%m : tensor<1x2x8x8xf32>) outs(%mr_e5 : tensor<1x2x2x8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x2x2x8x8xf32>
+  %mr = tensor.collapse_shape %mr_b [[0], [1, 2], [3], [4]] : tensor<1x2x2x8x8xf32> into tensor<1x4x8x8xf32>
+  %kt_e = tensor.empty() : tensor<1x4x16x8xf32>
+  %kt = linalg.transpose ins(%kr : tensor<1x4x8x16xf32>) outs(%kt_e : tensor<1x4x16x8xf32>) permutation = [0, 1, 3, 2]
+  %q3 = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<1x4x8x16xf32> into tensor<4x8x16xf32>
+  %k3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<1x4x16x8xf32> into tensor<4x16x8xf32>
+  %s_e = tensor.empty() : tensor<4x8x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %s_f = linalg.fill ins(%zero : f32) outs(%s_e : tensor<4x8x8xf32>) -> tensor<4x8x8xf32>
+  %s = linalg.batch_matmul ins(%q3, %k3 : tensor<4x8x16xf32>, tensor<4x16x8xf32>) outs(%s_f : tensor<4x8x8xf32>) -> tensor<4x8x8xf32>
+  %s4 = tensor.expand_shape %s [[0, 1], [2], [3]] output_shape [1, 4, 8, 8] : tensor<4x8x8xf32> into tensor<1x4x8x8xf32>
+  %sc_c = arith.constant 0.25 : f32
+  %sc_e = tensor.empty() : tensor<1x4x8x8xf32>
+  %sc = linalg.generic {indexing_maps = [#id4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s4, %mr : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) outs(%sc_e : tensor<1x4x8x8xf32>) {
+  ^bb0(%in: f32, %bias: f32, %out: f32):
+    %d = arith.mulf %in, %sc_c : f32
+    %e = arith.addf %d, %bias : f32
+    linalg.yield %e : f32
+  } -> tensor<1x4x8x8xf32>
+  %p_e = tensor.empty() : tensor<1x4x8x8xf32>
+  %p = linalg.softmax dimension(3) ins(%sc : tensor<1x4x8x8xf32>) outs(%p_e : tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %p3 = tensor.collapse_shape %p [[0, 1], [2], [3]] : tensor<1x4x8x8xf32> into tensor<4x8x8xf32>
+  %v3 = tensor.collapse_shape %vr [[0, 1], [2], [3]] : tensor<1x4x8x16xf32> into tensor<4x8x16xf32>
+  %o_e = tensor.empty() : tensor<4x8x16xf32>
+  %o_f = linalg.fill ins(%zero : f32) outs(%o_e : tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
+  %o = linalg.batch_matmul ins(%p3, %v3 : tensor<4x8x8xf32>, tensor<4x8x16xf32>) outs(%o_f : tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
+  %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [1, 4, 8, 16] : tensor<4x8x16xf32> into tensor<1x4x8x16xf32>
+  return %o4 : tensor<1x4x8x16xf32>
+}

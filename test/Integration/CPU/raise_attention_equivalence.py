@@ -6,7 +6,9 @@ operands, a divided scale with a mask argument, Gemma 2's soft-cap with a
 sliding window, batch 2, linalg.softmax, boolean masks by select (hiding
 where false or where true), kv heads tiled rather than grouped, torch-mlir's
 tosa spelling, one unbatched head with 2-D matmuls and a `triu` constant,
-GQA at batch 2, and three near misses) and of
+GQA at batch 2, DiffLlama's V halves repeated back to the kv heads, a
+bias over the kv heads repeated to the query heads (Doge), and three near
+misses) and of
 test/Raising/raise-attention-masks.mlir (masks at S = 512 read
 symbolically: compare, `triu`, sliding window, `where(tril)`, a computed
 bias, causal and-ed with a padding argument either way, sums of a causal
@@ -51,6 +53,11 @@ def expected(name, q, k, v, extra):
         kw.update(causal=True, mask=~extra[0])
     elif name in ("causal_plus_padding_bias", "causal_plus_bias_operand"):
         kw.update(causal=True, mask=extra[0])
+    elif name == "differential_value_half":
+        # V's first kv head for every query head (no mask).
+        v = np.repeat(v[:, :1], 2, axis=1)
+    elif name == "kv_head_mask_gathered":
+        kw["mask"] = np.repeat(extra[0], 2, axis=1)  # the kv heads' bias, repeated
     elif name == "tiled_kv_heads_not_grouped":
         # Query head h reads kv head h mod Hkv: K and V tiled over the heads.
         kw["causal"] = True
@@ -121,6 +128,8 @@ T.finish()
 # CHECK: PASS unbatched_triu_constant
 # CHECK: PASS boolean_mask_hiding_where_true
 # CHECK: PASS eager_gqa_causal_batch2
+# CHECK: PASS differential_value_half
+# CHECK: PASS kv_head_mask_gathered
 # CHECK: PASS causal_by_compare
 # CHECK: PASS triu_of_filled
 # CHECK: PASS sliding_window
