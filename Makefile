@@ -101,13 +101,16 @@ fuzz: setup
 	  -artifact_prefix=$(FUZZ_DIR)/artifacts/ 2>&1 | tee $(FUZZ_DIR)/fuzz.log | tail -25
 
 # Benchmarks against numpy/OpenBLAS, PyTorch CPU and a plain copy; writes
-# benchmarks/results/ (table + plot). Never part of `check`.
+# benchmarks/results/ (table + plot), then the Hugging Face family sweep
+# (benchmarks/results/hf-families.md). Never part of `check`.
 bench: build frontends
 	@bash utils/setup.sh --bench
 	PYTHONPATH=$(abspath $(BUILD))/python_packages ROPE_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) benchmarks/run.py
 	$(PYTHON) benchmarks/gpu_static.py || echo "make: gpu_static.py needs ptxas and the frontend environment (torch, cuobjdump)"
 	PYTHONPATH=$(abspath $(BUILD))/python_packages "$${ROPE_FRONTENDS_VENV:-$$HOME/.cache/rope-mlir/venv-frontends}/bin/python" benchmarks/torch_backend.py \
 	  || echo "make: torch_backend.py needs the frontend environment (torch, torch-mlir, transformers)"
+	PYTHONPATH=$(abspath $(BUILD))/python_packages "$${ROPE_FRONTENDS_VENV:-$$HOME/.cache/rope-mlir/venv-frontends}/bin/python" benchmarks/hf_family_sweep.py \
+	  || echo "make: hf_family_sweep.py needs the frontend environment (torch, torch-mlir, transformers)"
 
 # Every GPU test case and benchmark module compiled for GPU_CHIP into one
 # folder of small shared libraries plus libRopeCudaRuntime.so and

@@ -17,7 +17,7 @@
   graph is loaded from disk (report.cached) and gives the same output;
 * options reach the pipeline (`options={"runtime_checks": False}`);
 * what torch-mlir cannot lower (aten.special_bessel_j0) or lowers to a
-  dialect rope-mlir does not take (cumprod: tm_tensor.scan) runs in PyTorch
+  dialect rope-mlir does not take (cumprod: TMTensor's scan) runs in PyTorch
   with one warning naming it, the rest of its graph compiled around it
   (test/python/torch_backend_split.py tests the split), and the result is
   PyTorch's.
@@ -159,4 +159,4 @@ for fn in (bessel, cumulative):
     assert torch.equal(y, fn(x))
     print(f"PASS fallback {fn.__name__}: {messages[0]}")
 # CHECK: PASS fallback bessel: rope_mlir: aten.special_bessel_j0 runs in PyTorch (torch-mlir cannot lower torch.aten.special_bessel_j0); the rest of graph graph0 is compiled around it
-# CHECK: PASS fallback cumulative: rope_mlir: aten.cumprod runs in PyTorch (torch-mlir lowers it to tm_tensor.scan (its TMTensor dialect), which rope-mlir does not compile); the rest of graph graph0 is compiled around it
+# CHECK: PASS fallback cumulative: rope_mlir: aten.cumprod runs in PyTorch (torch-mlir lowers aten.cumprod to its TMTensor dialect, which rope-mlir does not compile); the rest of graph graph0 is compiled around it
