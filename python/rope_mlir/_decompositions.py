@@ -77,6 +77,29 @@ def _mul_complex_by_real(a, b):
     return aten.view_as_complex(aten.mul.Tensor(aten.view_as_real(a), b))
 
 
+# Ops that reach the backend's graphs after the decompositions have run
+# (torch's tensorify pass turns Dynamo's float arithmetic into tensor ops:
+# phi's GELU constant is `true_divide(scalar_tensor(2.0), pi)`), each the
+# same computation as an op torch-mlir lowers.
+_SAME_AS = {
+    aten.true_divide.Tensor: aten.div.Tensor,
+    aten.true_divide.Scalar: aten.div.Scalar,
+}
+
+
+def retarget(gm: torch.fx.GraphModule) -> int:
+    """Points the nodes of `gm` whose op torch-mlir cannot lower at the op
+    that computes the same (_SAME_AS); how many it changed."""
+    changed = 0
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and node.target in _SAME_AS:
+            node.target = _SAME_AS[node.target]
+            changed += 1
+    if changed:
+        gm.recompile()
+    return changed
+
+
 def table() -> dict:
     """Our decompositions, keyed by ATen overload."""
     return {

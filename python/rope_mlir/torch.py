@@ -845,7 +845,9 @@ def _is_lifted_float(example) -> bool:
 
 
 def _with_constants(gm: torch.fx.GraphModule, example_inputs, values: dict):
-    """A copy of `gm` in which input i is the constant values[i] (0-d f64)."""
+    """A copy of `gm` in which input i is the constant values[i] (0-d f64),
+    its ops that torch-mlir cannot lower retargeted where another computes
+    the same (_decompositions.retarget)."""
     gm = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     for i, value in values.items():
@@ -857,6 +859,7 @@ def _with_constants(gm: torch.fx.GraphModule, example_inputs, values: dict):
         constant.meta = dict(node.meta)
         node.replace_all_uses_with(constant)
     gm.recompile()
+    _decompositions.retarget(gm)
     return gm
 
 

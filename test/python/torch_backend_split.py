@@ -120,6 +120,28 @@ torch.testing.assert_close(out[4], eager[4], rtol=RTOL, atol=RTOL)
 print(f"PASS histc, cumsum, true_divide compiled: counts {out[0].tolist()}, "
       f"offsets {out[1].tolist()}")
 
+# A true_divide that reaches the backend's graph after the decompositions
+# (torch's tensorify pass writes Dynamo's float arithmetic so: phi's GELU
+# constant) is the division torch-mlir lowers.
+def gelu_constant(x, pi):
+    return x * torch.sqrt(torch.scalar_tensor(2.0) / pi)
+
+
+from torch.fx.experimental.proxy_tensor import make_fx  # noqa: E402 - this case's own tracer
+from rope_mlir import compiler  # noqa: E402
+x, pi = torch.randn(5, 3, generator=g), torch.tensor(3.14159)
+traced = make_fx(gelu_constant)(x, pi)
+# The graph as the tensorify pass leaves it: the division as true_divide.
+division = next(n for n in traced.graph.nodes if n.target is torch.ops.aten.div.Tensor)
+division.target = torch.ops.aten.true_divide.Tensor
+traced.recompile()
+rt.clear_reports()
+with warnings.catch_warnings():
+    warnings.simplefilter("error")  # a split or a fallback warns: fail instead
+    got = rt.GraphFunction(traced, [x, pi], compiler._make_options(None, "cpu", {}))(x, pi)
+assert close(got[0], gelu_constant(x, pi)) and all(r.compiled for r in rt.reports()), rt.reports()
+print("PASS true_divide after the decompositions compiled as a division")
+
 
 # 5. An attention the raise leaves (two data masks added to the scores: one
 # operand at most) compiles as it is, and its report says why.
@@ -169,6 +191,7 @@ print("done")
 # CHECK: PASS aten.topk again
 # CHECK: PASS nothing around aten.topk
 # CHECK: PASS histc, cumsum, true_divide compiled
+# CHECK: PASS true_divide after the decompositions compiled as a division
 # CHECK: PASS near miss reported: rope-raise: attention not raised:
 # CHECK: PASS mixtral: tokens equal, {{[0-9]+}} attentions raised in {{[0-9]+}} graphs, split around aten.
 # DEFAULT: PASS qwen3_moe: tokens equal, {{[0-9]+}} attentions raised in {{[0-9]+}} graphs, split around aten.
