@@ -189,6 +189,22 @@ def row_text(r: dict) -> str:
             f"{'; '.join(r['misses'])[:200]} |")
 
 
+def write_table(rows: list, out: Path) -> tuple[list, list]:
+    """Writes `out`.json and `out`.md; returns (the rows that ran, the good ones)."""
+    out.with_suffix(".json").write_text(json.dumps(rows, indent=1) + "\n")
+    ran = [r for r in rows if r["status"] == "ran"]
+    good = [r for r in ran if _good(r)]
+    header = ("| family | tokens | graphs compiled | attention raised: graphs (ops) | "
+              "split per op | "
+              "run whole | near misses |\n|---|---|---|---|---|---|---|")
+    out.with_suffix(".md").write_text(
+        f"# Hugging Face families through `backend=\"rope_mlir\"`\n\n"
+        f"`python benchmarks/hf_family_sweep.py` ({len(rows)} families; {len(ran)} built and "
+        f"ran eagerly; of them {len(good)} gave eager's tokens with every attention raised).\n\n"
+        f"{header}\n" + "\n".join(row_text(r) for r in rows) + "\n")
+    return ran, good
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("families", nargs="*")
@@ -201,12 +217,25 @@ def main() -> int:
     parser.add_argument("--merge", action="store_true",
                         help="replace the rows of the families run in the table at --out, "
                              "keep the others")
+    parser.add_argument("--add", metavar="JSON",
+                        help="with --merge: rows of another run's table (a sweep split over "
+                             "processes) merged in like fresh ones; no family is run unless named")
     args = parser.parse_args()
     if args.one:
         print("ROW " + json.dumps(run_one(args.one)))
         return 0
+    out = Path(args.out)
+    kept = (json.loads(out.with_suffix(".json").read_text())
+            if args.merge and out.with_suffix(".json").exists() else [])
+    added = json.loads(Path(args.add).read_text()) if args.add else []
+
+    def merged(fresh_rows):
+        fresh = {r["family"]: r for r in [*added, *fresh_rows]}
+        return [fresh.pop(r["family"], r) for r in kept] + list(fresh.values())
+
     rows = []
-    for family in args.families or families():
+    to_run = args.families or ([] if args.add else families())
+    for family in to_run:
         env = dict(os.environ, ROPE_MLIR_DUMP_DIR=f"/tmp/rope-sweep-{os.getpid()}/{family}")
         try:
             done = subprocess.run([sys.executable, __file__, "--one", family], env=env,
@@ -219,22 +248,9 @@ def main() -> int:
             row = {"family": family, "status": "timeout", "why": f"over {args.timeout} s"}
         rows.append(row)
         print(row_text(row), flush=True)
-    out = Path(args.out)
-    if args.merge and out.with_suffix(".json").exists():
-        fresh = {r["family"]: r for r in rows}
-        kept = json.loads(out.with_suffix(".json").read_text())
-        rows = [fresh.pop(r["family"], r) for r in kept] + list(fresh.values())
-    out.with_suffix(".json").write_text(json.dumps(rows, indent=1) + "\n")
-    ran = [r for r in rows if r["status"] == "ran"]
-    good = [r for r in ran if _good(r)]
-    header = ("| family | tokens | graphs compiled | attention raised: graphs (ops) | "
-              "split per op | "
-              "run whole | near misses |\n|---|---|---|---|---|---|---|")
-    out.with_suffix(".md").write_text(
-        f"# Hugging Face families through `backend=\"rope_mlir\"`\n\n"
-        f"`python benchmarks/hf_family_sweep.py` ({len(rows)} families; {len(ran)} built and "
-        f"ran eagerly; of them {len(good)} gave eager's tokens with every attention raised).\n\n"
-        f"{header}\n" + "\n".join(row_text(r) for r in rows) + "\n")
+        write_table(merged(rows), out)  # after every family: a stopped sweep keeps its rows
+    rows = merged(rows)
+    ran, good = write_table(rows, out)
     print(f"{len(good)} of {len(ran)} families that ran eagerly ({len(rows)} tried) gave "
           f"eager's tokens with every attention raised")
     if args.require_all and len(good) != len(rows):

@@ -307,16 +307,10 @@ void preferHostVectorWidth(llvm::Module &module,
       function.addFnAttr("prefer-vector-width", "512");
 }
 
-/// Whether `module` uses AMX tiles (what --rope-lower-tile-products
-/// emits, as x86's tile intrinsics).
-bool usesTiles(const llvm::Module &module) {
-  return llvm::any_of(module.functions(), [](const llvm::Function &function) {
-    llvm::StringRef name = function.getName();
-    return function.isDeclaration() &&
-           (name.starts_with("llvm.x86.tileloadd") ||
-            name.starts_with("llvm.x86.tdp") ||
-            name.starts_with("llvm.x86.tilezero"));
-  });
+/// Whether `module` uses AMX tiles: every function --rope-lower-tile-products
+/// puts on tiles calls the runtime's entry check, declared once.
+bool usesTiles(ModuleOp module) {
+  return SymbolTable::lookupSymbolIn(module, "ropeRequireCpuTiles") != nullptr;
 }
 
 /// Linux hands a process the AMX tile data state only on request (since
@@ -339,7 +333,7 @@ llvm::Error requestTileData() {
 
 /// A module that uses AMX tiles compiles only for a target that has them
 /// (LLVM cannot select the tile intrinsics otherwise): a clear error here.
-llvm::Error checkTargetHasTiles(const llvm::Module &module,
+llvm::Error checkTargetHasTiles(ModuleOp module,
                                 const llvm::TargetMachine &targetMachine) {
   if (!usesTiles(module) ||
       llvm::is_contained(
@@ -354,7 +348,7 @@ llvm::Error checkTargetHasTiles(const llvm::Module &module,
 /// A JIT module that uses AMX tiles runs only where the host has them and
 /// Linux grants them: a clear error here, never an illegal instruction.
 /// (An object asks at run time: ropeRequireCpuTiles.)
-llvm::Error checkTilesForHost(const llvm::Module &module,
+llvm::Error checkTilesForHost(ModuleOp module,
                               const llvm::TargetMachine &targetMachine) {
   if (!usesTiles(module))
     return llvm::Error::success();
@@ -406,10 +400,15 @@ extern "C" RopeJitModule *ropeJitCompile(const char *source, size_t length,
                                 targetMachine->get());
   // The options hold a function_ref: the transformer must outlive them.
   const llvm::TargetMachine &host = **targetMachine;
+  // Checked before the engine exists: ExecutionEngine::create cannot report
+  // an error of the transformer (it cantFail's it, and LLVM then dies
+  // selecting the tile intrinsics for a host without them).
+  if (llvm::Error error = checkTilesForHost(*compilation.module, host)) {
+    compilation.recordError(errorText(std::move(error)));
+    return fail();
+  }
   std::function<llvm::Error(llvm::Module *)> transform =
       [&optimize, &host](llvm::Module *module) {
-        if (llvm::Error error = checkTilesForHost(*module, host))
-          return error;
         prepareForHost(*module, host);
         return optimize(module);
       };
@@ -504,7 +503,8 @@ extern "C" int ropeCompileToObject(const char *source, size_t length,
   }
   ExecutionEngine::setupTargetTripleAndDataLayout(llvmModule.get(),
                                                   targetMachine->get());
-  if (llvm::Error error = checkTargetHasTiles(*llvmModule, **targetMachine)) {
+  if (llvm::Error error =
+          checkTargetHasTiles(*compilation.module, **targetMachine)) {
     compilation.recordError(errorText(std::move(error)));
     return fail();
   }
