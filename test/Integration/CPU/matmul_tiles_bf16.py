@@ -79,7 +79,7 @@ def bf16(shape):
 try:
     lib = T.compile(MODULE, pipeline_options={"cpu-features": FEATURES})
 except CompileError as e:
-    # REFUSED: the host has no AMX
+    # Refused where the host has no AMX (the REFUSED check below).
     print("refused:", str(e).splitlines()[-1])
     sys.exit(0)
 
