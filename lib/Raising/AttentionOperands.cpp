@@ -178,19 +178,6 @@ Value OperandRead::materialize(OpBuilder &b, Location loc) const {
       reassociation);
 }
 
-/// The extent of the H dim of a read of `type` whose dims stand for the
-/// trailing [B, H, S, D] indices in `permutation`'s order (identity when
-/// empty); 1 where the rank has no H.
-static int64_t headExtent(RankedTensorType type,
-                          ArrayRef<int64_t> permutation) {
-  int64_t missing = 4 - type.getRank();
-  if (missing > 1)
-    return 1;
-  int64_t position = 1 - missing;
-  return type.getDimSize(permutation.empty() ? position
-                                             : permutation[position]);
-}
-
 OperandRead raising::findOperand(Term t, ArrayRef<AffineExpr> expected,
                                  int64_t nExtent, analysis::ViewOptions options,
                                  std::optional<int64_t> heads) {
@@ -209,8 +196,10 @@ OperandRead raising::findOperand(Term t, ArrayRef<AffineExpr> expected,
     std::optional<ArrayRef<AffineExpr>> indices = trailing(read);
     if (!indices)
       return false;
-    auto type = cast<RankedTensorType>(read.value.getType());
-    if (heads && headExtent(type, /*permutation=*/{}) != *heads)
+    int64_t rank = cast<RankedTensorType>(read.value.getType()).getRank();
+    OperandRead asIs{read.value,
+                     llvm::to_vector<4>(llvm::seq<int64_t>(0, rank))};
+    if (heads && asIs.getDimSize(1) != *heads)
       return false;
     Term want =
         makeTerm(read.value, AffineMap::get(kNumDims, 0, *indices, ctx));
@@ -248,9 +237,10 @@ OperandRead raising::findOperand(Term t, ArrayRef<AffineExpr> expected,
       used[match] = true;
       permutation.push_back(match);
     }
-    if (heads && headExtent(type, permutation) != *heads)
+    OperandRead candidate{read.value, permutation};
+    if (heads && candidate.getDimSize(1) != *heads)
       return false;
-    found = {read.value, permutation};
+    found = candidate;
     return true;
   });
   return found;
@@ -276,8 +266,7 @@ raising::findKeyValue(Term keyTerm, Term valueTerm, int64_t batch, AffineExpr b,
     // (DiffLlama's V halves, each repeated back to hkv heads).
     key = findOperand(keyTerm, {b, kvHead, j, d}, nExtent, ownLengths, hkv);
     value = findOperand(valueTerm, {b, kvHead, j, e}, nExtent, ownLengths, hkv);
-    if (!key || !value || key.getDimSize(1) != hkv ||
-        value.getDimSize(1) != hkv)
+    if (!key || !value)
       key = value = OperandRead();
   }
   return {key, value};

@@ -548,13 +548,13 @@ LogicalResult matchAttentionChain(PatternRewriter &rewriter, Operation *root,
 /// hides where true) and the scale and soft-cap of `scores`.
 /// The mask operand of `rule` gathered to [B, Hq, Sq, Sk] through its
 /// operandGather map, n = b·Hq + h (the frontend's own repeat of a mask over
-/// the kv heads, made once for the attention).
+/// the kv heads, made once for the attention), sized by the attention's
+/// `query` and `key` ([B, H, S, D]).
 static Value buildGatheredMask(PatternRewriter &rewriter, Location loc,
-                               const MaskRule &rule, RankedTensorType outType,
-                               const OperandRead &query,
-                               const OperandRead &key) {
+                               const MaskRule &rule, Value query, Value key) {
   MLIRContext *ctx = rewriter.getContext();
-  int64_t heads = outType.getDimSize(1);
+  auto queryType = cast<RankedTensorType>(query.getType());
+  int64_t heads = queryType.getDimSize(1);
   SmallVector<AffineExpr> loops(kNumDims, getAffineConstantExpr(0, ctx));
   AffineExpr b = getAffineDimExpr(0, ctx), h = getAffineDimExpr(1, ctx);
   loops[kN] = b * heads + h;
@@ -562,21 +562,16 @@ static Value buildGatheredMask(PatternRewriter &rewriter, Location loc,
   loops[kJ] = getAffineDimExpr(3, ctx);
   AffineMap read = simplifyAffineMap(
       rule.operandGather.replaceDimsAndSymbols(loops, {}, 4, 0));
-  auto source = cast<RankedTensorType>(rule.operand.getType());
-  SmallVector<int64_t> shape = {outType.getDimSize(0), heads,
-                                outType.getDimSize(2), key.getDimSize(2)};
+  SmallVector<Extent> extents = {Extent::of(query, 0), Extent::of(query, 1),
+                                 Extent::of(query, 2), Extent::of(key, 2)};
+  SmallVector<int64_t> shape;
   SmallVector<Value> sizes;
-  // Dim `p` of the mask: dim `q` of `operand` (rank 4 there, as read).
-  auto extent = [&](int64_t p, const OperandRead &operand, int64_t q) {
-    if (!ShapedType::isDynamic(shape[p]))
-      return;
-    int64_t missing = 4 - operand.getSourceType().getRank();
-    sizes.push_back(Extent::of(operand.source, operand.permutation[q - missing])
-                        .materialize(rewriter, loc));
-  };
-  extent(0, query, 0);
-  extent(2, query, 2);
-  extent(3, key, 2);
+  for (const Extent &extent : extents) {
+    shape.push_back(extent.getStatic());
+    if (ShapedType::isDynamic(shape.back()))
+      sizes.push_back(extent.materialize(rewriter, loc));
+  }
+  auto source = cast<RankedTensorType>(rule.operand.getType());
   auto type = RankedTensorType::get(shape, source.getElementType());
   Value init = tensor::EmptyOp::create(rewriter, loc, type, sizes);
   SmallVector<AffineMap> maps = {read, rewriter.getMultiDimIdentityMap(4)};
@@ -593,10 +588,6 @@ AttentionOp buildAttention(PatternRewriter &rewriter, Location loc,
                            RankedTensorType outType, const OperandRead &query,
                            const OperandRead &key, const OperandRead &value,
                            MaskRule rule, const Scores &scores) {
-  if (rule.operandGather)
-    rule.operand = buildGatheredMask(rewriter, loc, rule, outType, query, key);
-  if (rule.operandHidesWhenTrue)
-    rule.operand = buildNegatedMask(rewriter, loc, rule.operand);
   // An operand of a narrower float type, widened (exactly) to the output's.
   auto read = [&](const OperandRead &operand) -> Value {
     Value v = operand.materialize(rewriter, loc);
@@ -610,6 +601,11 @@ AttentionOp buildAttention(PatternRewriter &rewriter, Location loc,
   fields.query = read(query);
   fields.key = read(key);
   fields.value = read(value);
+  if (rule.operandGather)
+    rule.operand =
+        buildGatheredMask(rewriter, loc, rule, fields.query, fields.key);
+  if (rule.operandHidesWhenTrue)
+    rule.operand = buildNegatedMask(rewriter, loc, rule.operand);
   fields.mask = rule.operand;
   fields.scale = rewriter.getF64FloatAttr(scores.scale);
   if (rule.causal)
