@@ -120,9 +120,22 @@ def tiny_model(model_type: str):
 
     import tiny_decoders
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    model_class = getattr(transformers, MODEL_FOR_CAUSAL_LM_MAPPING_NAMES[model_type])
     config = _homogeneous(transformers.CONFIG_MAPPING[model_type]())
     text = getattr(config, "get_text_config", lambda: config)()
-    for target in {id(config): config, id(text): text}.values():
+    # The causal LM of a multimodal family takes its text config.
+    wanted = getattr(model_class, "config_class", None)
+    if wanted is not None and isinstance(text, wanted) and not isinstance(config, wanted):
+        config = text
+    # The sizes go to every config the model builds from: its sub-configs
+    # too (BLT's encoder, decoder and global transformer; DBRX's attention).
+    targets = {id(config): config, id(text): text}
+    for owner in list(targets.values()):
+        for name in getattr(owner, "sub_configs", {}) or {}:
+            sub = getattr(owner, name, None)
+            if sub is not None and hasattr(sub, "to_dict"):
+                targets[id(sub)] = sub
+    for target in targets.values():
         for key, value in SIZES.items():
             _set(target, key, value)
         # A partial rotation within the head dim; MLA's head dim is its rotated part.
@@ -133,8 +146,7 @@ def tiny_model(model_type: str):
             _set(target, "num_key_value_heads", SIZES["num_attention_heads"])
         if isinstance(getattr(target, "layer_types", None), list):
             _set(target, "layer_types", _first_layers(target.layer_types))
-    return tiny_decoders.instantiate(
-        getattr(transformers, MODEL_FOR_CAUSAL_LM_MAPPING_NAMES[model_type]), config)
+    return tiny_decoders.instantiate(model_class, config)
 
 
 def run_one(model_type: str) -> dict:
@@ -169,7 +181,8 @@ def run_one(model_type: str) -> dict:
     return {**row, "status": "ran", "tokens": bool(torch.equal(out, eager)),
             "graphs": len(graphs), "compiled": sum(r.compiled for r in graphs),
             "split": sorted({op for r in graphs for op in r.split_around}),
-            "whole": sorted({r.fallback for r in graphs if not r.compiled and not r.split_around}),
+            "whole": sorted({r.fallback for r in graphs
+                             if not r.compiled and not r.split_around and r.fallback}),
             "attention_graphs": len(with_attention),
             "raised_graphs": sum(1 for r in with_attention
                                  if r.compiled and r.attentions >= r.attention_candidates),

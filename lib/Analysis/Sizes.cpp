@@ -29,30 +29,29 @@ Value throughSizeCast(Operation *def) {
   return def->getOperand(0);
 }
 
-/// Whether `value` is a size (a `tensor.dim`, however it is defined, or a
-/// non-negative constant, through widening casts), so that a test of it
-/// being negative is false.
-bool isNonNegativeSize(Value value) {
-  for (unsigned step = 0; step < kMaxViewSteps; ++step) {
-    APInt constant;
-    if (matchPattern(value, m_ConstantInt(&constant)))
-      return !constant.isNegative();
-    Operation *def = value.getDefiningOp();
-    if (isa_and_nonnull<tensor::DimOp>(def))
-      return true;
-    if (!(value = throughSizeCast(def)))
-      return false;
-  }
-  return false;
+/// The least value `size` can hold: a constant's, or the offset of a dim
+/// (dims are never negative); none for an integer this analysis cannot see
+/// through.
+std::optional<int64_t> lowerBound(const Size &size) {
+  if (size.isConstant())
+    return size.constant;
+  if ((size.tensor && !size.scalar) || size.isDim)
+    return size.offset;
+  return std::nullopt;
 }
 
 /// The side a `select` guarding a size against a negative value takes:
 /// `select(x < 0, a, b)` is b when x is a size (torch-mlir's `view` with an
-/// inferred dim), `select(x >= 0, a, b)` is a.
-std::optional<Value> decidedSide(arith::SelectOp select) {
+/// inferred dim, or a slice's `end - 1` of a dim plus one), `select(x >= 0,
+/// a, b)` is a.
+std::optional<Value> decidedSide(arith::SelectOp select,
+                                 SameShapeOperand sameShape) {
   auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
-  if (!cmp || !matchPattern(cmp.getRhs(), m_Zero()) ||
-      !isNonNegativeSize(cmp.getLhs()))
+  if (!cmp || !matchPattern(cmp.getRhs(), m_Zero()))
+    return std::nullopt;
+  std::optional<int64_t> least =
+      lowerBound(sizeOfValue(cmp.getLhs(), sameShape));
+  if (!least || *least < 0)
     return std::nullopt;
   switch (cmp.getPredicate()) {
   case arith::CmpIPredicate::slt:
@@ -62,6 +61,27 @@ std::optional<Value> decidedSide(arith::SelectOp select) {
   default:
     return std::nullopt;
   }
+}
+
+/// The size `minsi` or `maxsi` of sizes `a` and `b` holds where the sizes
+/// decide it: the same size apart from their offsets, or a constant that
+/// bounds the other from the side it is taken from (torch-mlir clamps a
+/// slice's start and end to the dim they index: `min(dim + 1, 0)` is 0).
+std::optional<Size> sizeOfMinOrMax(Size a, Size b, bool takesMax) {
+  if (!a.isConstant() && !b.isConstant() && a.tensor == b.tensor &&
+      a.dim == b.dim && a.scalar == b.scalar) {
+    a.offset =
+        takesMax ? std::max(a.offset, b.offset) : std::min(a.offset, b.offset);
+    a.isDim = a.isDim || b.isDim;
+    return a;
+  }
+  for (auto [constant, other] : {std::pair{a, b}, std::pair{b, a}}) {
+    std::optional<int64_t> least = lowerBound(other);
+    if (!constant.isConstant() || !least || *least < constant.constant)
+      continue;
+    return takesMax ? other : constant;
+  }
+  return std::nullopt;
 }
 
 /// `def` as an affine.apply of one operand, with `input` the expression
@@ -294,7 +314,7 @@ Size sizeOfValue(Value value, SameShapeOperand sameShape) {
       return plus(sizeOfDim(dim.getSource(), *index, sameShape), offset);
     }
     if (auto select = dyn_cast_or_null<arith::SelectOp>(def)) {
-      if (std::optional<Value> side = decidedSide(select)) {
+      if (std::optional<Value> side = decidedSide(select, sameShape)) {
         value = *side;
         continue;
       }
@@ -302,27 +322,49 @@ Size sizeOfValue(Value value, SameShapeOperand sameShape) {
       if (a == sizeOfValue(select.getFalseValue(), sameShape))
         return plus(a, offset);
     }
+    if (isa_and_nonnull<arith::MinSIOp, arith::MaxSIOp>(def)) {
+      if (std::optional<Size> bound =
+              sizeOfMinOrMax(sizeOfValue(def->getOperand(0), sameShape),
+                             sizeOfValue(def->getOperand(1), sameShape),
+                             isa<arith::MaxSIOp>(def)))
+        return plus(*bound, offset);
+    }
+    // x ± y where y is a size computed to a constant (a clamped start).
+    if (isa_and_nonnull<arith::AddIOp, arith::SubIOp>(def) &&
+        (def->getResult(0).getType().isIndex() ||
+         def->getResult(0).getType().isInteger(64))) {
+      Size y = sizeOfValue(def->getOperand(1), sameShape);
+      if (y.isConstant()) {
+        offset += isa<arith::SubIOp>(def) ? -y.constant : y.constant;
+        value = def->getOperand(0);
+        continue;
+      }
+    }
     break;
   }
   return Size{ShapedType::kDynamic, {}, 0, value, offset};
 }
 
 Size sizeOfDim(Value tensor, int64_t dim, SameShapeOperand sameShape) {
+  auto asDim = [](Size size) {
+    size.isDim = true;
+    return size;
+  };
   for (unsigned step = 0; step < kMaxViewSteps; ++step) {
     // An unranked tensor or a dim out of range (valid IR; undefined only
     // when run) has no size to follow.
     auto type = dyn_cast<RankedTensorType>(tensor.getType());
     if (!type || dim < 0 || dim >= type.getRank())
-      return unfollowedDim(tensor, dim);
+      return asDim(unfollowedDim(tensor, dim));
     if (!type.isDynamicDim(dim))
-      return Size{type.getDimSize(dim), {}, 0, {}};
+      return asDim(Size{type.getDimSize(dim), {}, 0, {}});
     DimStep next = stepBackFromDim(tensor, dim, sameShape);
     if (next.size)
-      return *next.size;
+      return asDim(*next.size);
     tensor = next.tensor;
     dim = next.dim;
   }
-  return unfollowedDim(tensor, dim);
+  return asDim(unfollowedDim(tensor, dim));
 }
 
 } // namespace mlir::rope::analysis

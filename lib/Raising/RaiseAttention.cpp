@@ -361,6 +361,24 @@ std::optional<Scores> matchScores(Term t, MLIRContext *ctx) {
   return scores;
 }
 
+/// `x` where `t` is `x − max_j x`, however many times over: a softmax does
+/// not change when its logits are shifted by their row max (gpt-oss
+/// subtracts it before calling a softmax that subtracts it again).
+Term peelRowMaxShifts(Term t, AffineExpr j) {
+  for (unsigned step = 0; step < kMaxViewSteps; ++step) {
+    std::optional<Computation> difference = classify(t);
+    if (!difference || difference->kind != Kind::Sub)
+      break;
+    Term shifted = peelViews(difference->operands[0]);
+    std::optional<Term> maxed =
+        throughReduction(peelViews(difference->operands[1]), Reduction::Max, j);
+    if (!maxed || peelViews(*maxed) != shifted)
+      break;
+    t = shifted;
+  }
+  return t;
+}
+
 /// softmax over j of the logits `t` reads, spelled out: e / Σ_j e with
 /// e = exp(x − max_j x) (or exp(x)). The logits' term.
 std::optional<Term> matchSoftmax(Term t, MLIRContext *ctx) {
@@ -370,7 +388,7 @@ std::optional<Term> matchSoftmax(Term t, MLIRContext *ctx) {
   if (auto softmax = t.value.getDefiningOp<linalg::SoftmaxOp>()) {
     if (t.map.getResult(softmax.getDimension()) != j)
       return std::nullopt;
-    return peelViews(makeTerm(softmax.getInput(), t.map));
+    return peelRowMaxShifts(peelViews(makeTerm(softmax.getInput(), t.map)), j);
   }
   std::optional<Computation> quotient = classify(t);
   if (!quotient)
@@ -404,16 +422,59 @@ std::optional<Term> matchSoftmax(Term t, MLIRContext *ctx) {
   std::optional<Computation> exp = classify(numerator);
   if (!exp || exp->kind != Kind::Exp)
     return std::nullopt;
-  Term shifted = peelViews(exp->operands[0]);
-  std::optional<Computation> difference = classify(shifted);
-  if (!difference || difference->kind != Kind::Sub)
-    return shifted;
-  Term logits = peelViews(difference->operands[0]);
-  std::optional<Term> maxed = throughReduction(
-      peelViews(difference->operands[1]), Reduction::Max, j);
-  if (!maxed || peelViews(*maxed) != logits)
+  return peelRowMaxShifts(peelViews(exp->operands[0]), j);
+}
+
+/// The probabilities `t` reads through a slice that keeps all but the last
+/// column of a softmax's rows along `j` (an extract_slice at offsets that
+/// are zero however they are computed, and unit strides: read at the same
+/// indices), or nothing. gpt-oss drops the sink's column so.
+std::optional<Term> throughLeadingSlice(Term t, AffineExpr j) {
+  // (peelViews reads through a slice at static offsets itself.)
+  t = peelViews(t);
+  auto slice = t.value.getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice || slice.getSourceType().getRank() != slice.getType().getRank() ||
+      !llvm::all_of(slice.getStaticStrides(),
+                    [](int64_t stride) { return stride == 1; }))
     return std::nullopt;
-  return logits;
+  for (OpFoldResult offset : slice.getMixedOffsets()) {
+    std::optional<int64_t> constant = getConstantIntValue(offset);
+    if (!constant)
+      if (auto v = dyn_cast<Value>(offset))
+        if (analysis::Size size = analysis::sizeOfValue(v); size.isConstant())
+          constant = size.constant;
+    if (constant != 0)
+      return std::nullopt;
+  }
+  // One column fewer along j, the same along every other dim.
+  for (auto [axis, index] : llvm::enumerate(t.map.getResults())) {
+    analysis::Size kept = analysis::sizeOfDim(slice.getResult(), axis);
+    analysis::Size all = analysis::sizeOfDim(slice.getSource(), axis);
+    if (index == j)
+      ++(kept.isConstant() ? kept.constant : kept.offset);
+    if (kept != all)
+      return std::nullopt;
+  }
+  return makeTerm(slice.getSource(), t.map, t);
+}
+
+/// Logits `t` as the keys' logits and a sink: the concatenation, along the
+/// keys' dim, of the logits of the keys and one column of sink logits
+/// (gpt-oss's `cat([scores, sinks], -1)`). The keys' logits and the sink,
+/// both read at the same (n, i).
+std::optional<std::pair<Term, Term>> splitSinkColumn(Term t, AffineExpr j) {
+  t = peelViews(t);
+  auto concat = t.value.getDefiningOp<tensor::ConcatOp>();
+  if (!concat || concat.getInputs().size() != 2)
+    return std::nullopt;
+  int64_t axis = concat.getDim();
+  Value keys = concat.getInputs()[0], sink = concat.getInputs()[1];
+  if (t.map.getResult(axis) != j ||
+      cast<RankedTensorType>(sink.getType()).getDimSize(axis) != 1)
+    return std::nullopt;
+  AffineMap atSink = t.map.replace(j, getAffineConstantExpr(0, j.getContext()),
+                                   t.map.getNumDims(), 0);
+  return std::pair{makeTerm(keys, t.map, t), makeTerm(sink, atSink, t)};
 }
 
 /// SDPA's guard for rows whose keys are all hidden: `select(all_j(x ==
@@ -495,6 +556,9 @@ struct AttentionChain {
   /// ALiBi-style bias plus a causal mask); their hidden keys add up.
   SmallVector<Term, 2> additiveMasks;
   std::optional<SelectMask> selectMask;
+  /// The sink logit that joins each row's softmax, its probability then
+  /// dropped (gpt-oss), read at (n, i).
+  std::optional<Term> sink;
 };
 
 /// Matches the attention chain of the P·V `product` that `root` reads at
@@ -510,6 +574,12 @@ LogicalResult matchAttentionChain(PatternRewriter &rewriter, Operation *root,
     return rewriter.notifyMatchFailure(root, "not a product with V");
   chain.value = pv->second;
   Term probabilities = peelFloatCasts(pv->first);
+  // The leading columns of a softmax over more logits than keys: the keys'
+  // own, the rest (a sink's) dropped.
+  std::optional<Term> kept =
+      throughLeadingSlice(probabilities, dimExpr(ctx, kJ));
+  if (kept)
+    probabilities = peelFloatCasts(*kept);
   std::optional<std::pair<Term, Term>> guard =
       throughHiddenRowGuard(probabilities, ctx);
   if (guard)
@@ -518,6 +588,13 @@ LogicalResult matchAttentionChain(PatternRewriter &rewriter, Operation *root,
   if (!logits)
     return rewriter.notifyMatchFailure(root, "no softmax over the keys");
   logits = peelFloatCasts(*logits);
+  // A sink's column among them: the products read the keys' columns only
+  // (V's length is K's, as rope.attention requires and checks).
+  if (std::optional<std::pair<Term, Term>> split =
+          splitSinkColumn(*logits, dimExpr(ctx, kJ))) {
+    logits = peelFloatCasts(split->first);
+    chain.sink = split->second;
+  }
   if (guard && peelFloatCasts(guard->second) != *logits)
     return rewriter.notifyMatchFailure(
         root, "the hidden-row guard tests other values than the logits");
@@ -584,10 +661,63 @@ static Value buildGatheredMask(PatternRewriter &rewriter, Location loc,
       .getResult(0);
 }
 
+/// Whether the sink logits `sink` (read at (n, i)) are one per query head:
+/// read at indices of n alone that agree with their reads at head `h` of
+/// batch 0, `h` of `heads` the head n designates, in a float type that fits
+/// `elementType` (the same, or narrower and widened exactly).
+static bool isPerHeadSink(Term sink, AffineExpr h, int64_t nExtent,
+                          Type elementType) {
+  sink = peelViews(sink);
+  auto type = dyn_cast<RankedTensorType>(sink.value.getType());
+  if (!type || !isa<FloatType>(type.getElementType()) ||
+      !isa<FloatType>(elementType) ||
+      type.getElementTypeBitWidth() > elementType.getIntOrFloatBitWidth())
+    return false;
+  AffineExpr n = dimExpr(sink.value.getContext(), kN);
+  return llvm::all_of(sink.map.getResults(), [&](AffineExpr index) {
+    for (unsigned dim = 0; dim < kNumDims; ++dim)
+      if (dim != kN && index.isFunctionOfDim(dim))
+        return false;
+    return sameIndex(index, index.replace(n, h), nExtent);
+  });
+}
+
+/// The sinks operand ([heads] of `elementType`) of the per-head sink
+/// logits `sink` (isPerHeadSink): the tensor itself where it is one, else
+/// gathered from it at each head of batch 0.
+static Value buildSinks(PatternRewriter &rewriter, Location loc, Term sink,
+                        int64_t heads, Type elementType) {
+  MLIRContext *ctx = rewriter.getContext();
+  sink = peelViews(sink);
+  auto source = cast<RankedTensorType>(sink.value.getType());
+  SmallVector<AffineExpr> atHead(kNumDims, getAffineConstantExpr(0, ctx));
+  atHead[kN] = getAffineDimExpr(0, ctx);
+  AffineMap read =
+      simplifyAffineMap(sink.map.replaceDimsAndSymbols(atHead, {}, 1, 0));
+  auto type = RankedTensorType::get({heads}, elementType);
+  if (read.isIdentity() && source.getShape() == type.getShape()) {
+    if (source == type)
+      return sink.value;
+    return arith::ExtFOp::create(rewriter, loc, type, sink.value);
+  }
+  Value init = tensor::EmptyOp::create(rewriter, loc, type, ValueRange{});
+  SmallVector<AffineMap> maps = {read, rewriter.getMultiDimIdentityMap(1)};
+  return linalg::GenericOp::create(
+             rewriter, loc, type, sink.value, init, maps,
+             ArrayRef<utils::IteratorType>{utils::IteratorType::parallel},
+             [&](OpBuilder &b, Location loc, ValueRange args) {
+               Value v = args[0];
+               if (v.getType() != elementType)
+                 v = arith::ExtFOp::create(b, loc, elementType, v);
+               linalg::YieldOp::create(b, loc, v);
+             })
+      .getResult(0);
+}
+
 AttentionOp buildAttention(PatternRewriter &rewriter, Location loc,
                            RankedTensorType outType, const OperandRead &query,
                            const OperandRead &key, const OperandRead &value,
-                           MaskRule rule, const Scores &scores) {
+                           MaskRule rule, const Scores &scores, Value sinks) {
   // An operand of a narrower float type, widened (exactly) to the output's.
   auto read = [&](const OperandRead &operand) -> Value {
     Value v = operand.materialize(rewriter, loc);
@@ -607,6 +737,7 @@ AttentionOp buildAttention(PatternRewriter &rewriter, Location loc,
   if (rule.operandHidesWhenTrue)
     rule.operand = buildNegatedMask(rewriter, loc, rule.operand);
   fields.mask = rule.operand;
+  fields.sinks = sinks;
   fields.scale = rewriter.getF64FloatAttr(scores.scale);
   if (rule.causal)
     fields.causal = rewriter.getUnitAttr();
@@ -738,8 +869,23 @@ LogicalResult raiseAttention(PatternRewriter &rewriter, Operation *root,
     return miss("the query and key lengths are dynamic and not known to be "
                 "equal, under a causal or window mask");
 
-  AttentionOp attention = buildAttention(rewriter, root->getLoc(), outType,
-                                         query, key, value, rule, chain.scores);
+  // Sinks take one logit per query head. K and V are of one length: a
+  // sink's column kept (V one longer than K) or a key's column dropped (a
+  // slice of the probabilities reads as a view of them) is something else.
+  // (Dynamic lengths are checked at run time, by rope.attention's extent
+  // relations.)
+  if (chain.sink && !isPerHeadSink(*chain.sink, h, nExtent, elementType))
+    return miss("the sink logits are not one per query head");
+  if (!ShapedType::isDynamic(sk) &&
+      !ShapedType::isDynamic(value.getDimSize(2)) && sk != value.getDimSize(2))
+    return miss("K and V are of different lengths");
+
+  Value sinks = chain.sink ? buildSinks(rewriter, root->getLoc(), *chain.sink,
+                                        heads, elementType)
+                           : Value();
+  AttentionOp attention =
+      buildAttention(rewriter, root->getLoc(), outType, query, key, value, rule,
+                     chain.scores, sinks);
   if (checkLengths)
     assertEqualLengths(rewriter, attention);
   rewriter.replaceOp(root, replacement(attention.getResult()));
@@ -774,12 +920,22 @@ struct RaiseBatchedAttention : public OpRewritePattern<ReshapeOp> {
     Value source = reshape->getOperand(0);
     auto sourceType = cast<RankedTensorType>(source.getType());
     auto outType = cast<RankedTensorType>(reshape.getType());
-    if (!splitsBatchHead(sourceType, outType))
-      return rewriter.notifyMatchFailure(reshape,
-                                         "not [B·H, S, D] -> [B, H, S, D]");
     MLIRContext *ctx = reshape->getContext();
     Term product = termAt(source, {dimExpr(ctx, kN), dimExpr(ctx, kI),
                                    dimExpr(ctx, kE)});
+    if (!splitsBatchHead(sourceType, outType)) {
+      // The same split at a dynamic head count or head dim (heads inferred
+      // from sizes that crossed a graph break: JetMoE under dynamic=True)
+      // is attention this raise cannot take; a near miss when it is one.
+      AttentionChain chain;
+      if (report && sourceType.getRank() == 3 && outType.getRank() == 4 &&
+          (outType.isDynamicDim(1) || outType.isDynamicDim(3)) &&
+          succeeded(matchAttentionChain(rewriter, reshape, product, chain)))
+        report->nearMiss(reshape, "attention",
+                         "the head count or the head dim is dynamic");
+      return rewriter.notifyMatchFailure(reshape,
+                                         "not [B·H, S, D] -> [B, H, S, D]");
+    }
     return raiseAttention(rewriter, reshape, product, outType.getDimSize(0),
                           outType.getDimSize(1), outType, report,
                           [](Value attention) { return attention; });

@@ -7,6 +7,8 @@ importer lowers to linalg. What stays unlowerable is split off per op
 
 from __future__ import annotations
 
+import operator
+
 import torch
 
 aten = torch.ops.aten
@@ -87,14 +89,85 @@ _SAME_AS = {
 }
 
 
+def _expand_int_mod(gm: torch.fx.GraphModule, node: torch.fx.Node) -> None:
+    """`a % b` of symbolic integers (a chunked model's padding, `(c - n % c)
+    % c`), which torch-mlir imports as `aten.fmod.int` and cannot lower, as
+    `a - (a // b) * b`: Python's floor modulo, since `//` floors too."""
+    a, b = node.args
+    with gm.graph.inserting_before(node):
+        quotient = gm.graph.call_function(operator.floordiv, (a, b))
+        quotient.meta["val"] = _value(a) // _value(b)
+        product = gm.graph.call_function(operator.mul, (quotient, b))
+        product.meta["val"] = _value(quotient) * _value(b)
+        difference = gm.graph.call_function(operator.sub, (a, product))
+        difference.meta["val"] = _value(a) - _value(product)
+    node.replace_all_uses_with(difference)
+    gm.graph.erase_node(node)
+
+
+def _split_as_slices(gm: torch.fx.GraphModule, node: torch.fx.Node) -> bool:
+    """`split_with_sizes(x, sizes, dim)` at sizes that are not all constants
+    (a mixture of experts splits its gathered tokens by the count routed to
+    each expert), which torch-mlir leaves unlowered, as one `slice` per part
+    from the sum of the sizes before it. Whether it rewrote the split: the
+    parts must all be picked by index (getitem)."""
+    x, sizes = node.args[0], node.args[1]
+    dim = node.args[2] if len(node.args) > 2 else node.kwargs.get("dim", 0)
+    users = list(node.users)
+    if not all(u.target is operator.getitem and isinstance(u.args[1], int) for u in users):
+        return False
+    rank = x.meta["val"].dim()
+    dim = dim % rank
+    starts, start = [], 0
+    with gm.graph.inserting_before(node):
+        for size in sizes:
+            starts.append(start)
+            if isinstance(start, int) and isinstance(size, int):
+                start = start + size
+                continue
+            total = gm.graph.call_function(operator.add, (start, size))
+            total.meta["val"] = _value(start) + _value(size)
+            start = total
+    for user in users:
+        part = user.args[1]
+        with gm.graph.inserting_before(user):
+            end = starts[part + 1] if part + 1 < len(starts) else start
+            piece = gm.graph.call_function(aten.slice.Tensor, (x, dim, starts[part], end))
+        piece.meta = dict(user.meta)
+        user.replace_all_uses_with(piece)
+        gm.graph.erase_node(user)
+    gm.graph.erase_node(node)
+    return True
+
+
+def _value(x):
+    """The example value of an FX node argument (its meta's), or x itself."""
+    return x.meta["val"] if isinstance(x, torch.fx.Node) else x
+
+
+def _is_symbolic_int(value) -> bool:
+    return isinstance(value, (int, torch.SymInt)) and not isinstance(value, bool)
+
+
 def retarget(gm: torch.fx.GraphModule) -> int:
-    """Points the nodes of `gm` whose op torch-mlir cannot lower at the op
-    that computes the same (_SAME_AS); how many it changed."""
+    """Rewrites the nodes of `gm` whose op torch-mlir cannot lower into ops
+    that compute the same (_SAME_AS, the integer modulo, splits at symbolic
+    sizes); how many it changed."""
     changed = 0
-    for node in gm.graph.nodes:
-        if node.op == "call_function" and node.target in _SAME_AS:
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function":
+            continue
+        if node.target in _SAME_AS:
             node.target = _SAME_AS[node.target]
             changed += 1
+        elif node.target is operator.mod and len(node.args) == 2 and all(
+                _is_symbolic_int(a.meta.get("val") if isinstance(a, torch.fx.Node) else a)
+                for a in node.args) and any(isinstance(a, torch.fx.Node) for a in node.args):
+            _expand_int_mod(gm, node)
+            changed += 1
+        elif node.target is aten.split_with_sizes.default and not all(
+                isinstance(size, int) for size in node.args[1]):
+            changed += _split_as_slices(gm, node)
     if changed:
         gm.recompile()
     return changed

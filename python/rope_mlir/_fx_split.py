@@ -72,6 +72,17 @@ def tm_tensor_ops(gm: torch.fx.GraphModule) -> tuple[str, ...]:
                          if n.op == "call_function" and op_name(n.target) in _TM_TENSOR_OPS}))
 
 
+def custom_ops(gm: torch.fx.GraphModule) -> tuple[str, ...]:
+    """The ops of `gm` outside ATen and prims (a library's custom op:
+    `transformers.grouped_mm_fallback`), sorted: torch-mlir imports them
+    as `torch.operator`, which nothing lowers (its failure then names
+    whatever it met first, often a constant the op used)."""
+    return tuple(sorted({op_name(n.target) for n in gm.graph.nodes
+                         if n.op == "call_function"
+                         and isinstance(n.target, torch._ops.OpOverload)
+                         and n.target.namespace not in ("aten", "prims")}))
+
+
 def _alone(node: torch.fx.Node) -> torch.fx.GraphModule | None:
     """A graph of `node` alone: its tensor operands as inputs (with their
     example values), its symbolic integer operands at their example values;
@@ -134,11 +145,53 @@ def unimportable_ops(gm: torch.fx.GraphModule, imports) -> tuple[str, ...]:
     return tuple(refused)
 
 
+def _prefix(gm: torch.fx.GraphModule, last: torch.fx.Node) -> torch.fx.GraphModule:
+    """A graph of the nodes of `gm` up to `last` (its inputs all kept),
+    returning the tensors among them that nothing up to `last` reads."""
+    graph, copies = torch.fx.Graph(), {}
+    for node in gm.graph.nodes:
+        if node.op == "output":
+            break
+        copies[node] = graph.node_copy(node, lambda n: copies[n])
+        if node is last:
+            break
+    read = {a for n in copies for a in n.all_input_nodes}
+    graph.output(tuple(copies[n] for n in copies if n not in read and n.op != "placeholder"
+                       and isinstance(n.meta.get("val"), torch.Tensor)))
+    return torch.fx.GraphModule(gm, graph)
+
+
+def first_unimportable_node(gm: torch.fx.GraphModule, imports) -> str | None:
+    """The name of the first node of `gm` whose prefix (_prefix) `imports`
+    (a graph -> bool) refuses, found by bisection over the prefixes: what
+    to split around when the import's failure names no op and no op fails
+    alone (torch-mlir's lowering of one node meeting the dims another gave
+    it); None when `gm` imports."""
+    nodes = [n for n in gm.graph.nodes if n.op == "call_function"]
+    lo, hi = 0, len(nodes)  # the prefix of lo nodes imports, that of hi does not
+    if not nodes or imports(gm):
+        return None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if imports(_prefix(gm, nodes[mid - 1])):
+            lo = mid
+        else:
+            hi = mid
+    return nodes[hi - 1].name
+
+
 def _computes(node: torch.fx.Node) -> bool:
     if node.op != "call_function" or node.target is operator.getitem:
         return False
     name = op_name(node.target)
     return name.split(".")[-1] not in _NO_COMPUTE and isinstance(node.target, torch._ops.OpOverload)
+
+
+def _returns_tensor(gm: torch.fx.GraphModule) -> bool:
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    values = output.args[0] if isinstance(output.args[0], (tuple, list)) else (output.args[0],)
+    return any(isinstance(v, torch.fx.Node) and isinstance(v.meta.get("val"), torch.Tensor)
+               for v in values)
 
 
 @dataclasses.dataclass
@@ -151,15 +204,16 @@ class Part:
     example_inputs: list
 
 
-def split_around(gm: torch.fx.GraphModule, ops: tuple[str, ...]):
+def split_around(gm: torch.fx.GraphModule, ops: tuple[str, ...], nodes: tuple[str, ...] = ()):
     """(the split module, its parts, the ops of `ops` found) with the nodes
-    of `ops` (and what picks their results apart) in parts that run in
-    PyTorch; None when no node of `ops` is in `gm` or no part would compute
-    anything compiled."""
+    of `ops` and the nodes named in `nodes` (and what picks their results
+    apart) in parts that run in PyTorch; None when no such node is in `gm`
+    or no part would compute anything compiled."""
     blocked = set()
     for node in gm.graph.nodes:
-        if node.op == "call_function" and (op_name(node.target) in ops or (
-                node.target is operator.getitem and node.args[0] in blocked)):
+        if node.op == "call_function" and (
+                op_name(node.target) in ops or node.name in nodes or (
+                    node.target is operator.getitem and node.args[0] in blocked)):
             blocked.add(node)
     if not blocked:
         return None
@@ -174,6 +228,7 @@ def split_around(gm: torch.fx.GraphModule, ops: tuple[str, ...]):
     # Parts return tuples (what a compiled graph returns); get_attr nodes
     # (none in AOTAutograd's graphs, which lift parameters to inputs) go to
     # the first part.
+    blocked_parts = {ids[n] for n in blocked}
     split = split_module(gm, None, lambda n: ids.get(n, 0), keep_original_order=True,
                          tuple_return=True)
     values = {n.name: n.meta.get("val") for n in gm.graph.nodes}
@@ -183,12 +238,17 @@ def split_around(gm: torch.fx.GraphModule, ops: tuple[str, ...]):
             continue
         module = getattr(split, node.target)
         inner = [n for n in module.graph.nodes if n.op == "call_function"]
-        compiled = (not any(op_name(n.target) in ops for n in inner)
-                    and any(_computes(n) for n in inner))
+        # (A part that returns sizes alone, no tensor, has nothing to compile.)
+        compiled = (int(node.target.removeprefix("submod_")) not in blocked_parts
+                    and any(_computes(n) for n in inner) and _returns_tensor(module))
         # A part's inputs keep the example values of the nodes of `gm` they
-        # stand for (and their names).
-        examples = [p.meta.get("val", values.get(p.name)) for p in module.graph.nodes
-                    if p.op == "placeholder"]
+        # stand for (and their names), in their meta too (what _alone reads
+        # when the part is split again).
+        examples = []
+        for p in module.graph.nodes:
+            if p.op == "placeholder":
+                p.meta.setdefault("val", values.get(p.name))
+                examples.append(p.meta["val"])
         parts.append(Part(node.target, module, compiled, examples))
     if not any(p.compiled for p in parts):
         return None

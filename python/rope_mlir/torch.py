@@ -59,7 +59,8 @@ RAISE = ["--rope-raise=report=true", "--rope-fold-rotation-into-qk", "--canonica
 class GraphReport:
     """What the backend did with one graph."""
     name: str
-    compiled: bool                 # False: it ran in PyTorch (see `fallback`)
+    compiled: bool                 # False: it ran in PyTorch (see `fallback`; none
+    #                                when it returns no tensor: nothing to compile)
     attentions: int = 0            # rope.attention ops raised
     folded: int = 0                # of them, with the rotation folded inside
     rotations: int = 0             # rope.rotate / rope.rotate_with_tables left outside
@@ -579,6 +580,10 @@ def _import(gm: torch.fx.GraphModule) -> str:
     if blocked:
         raise Unsupported(f"torch-mlir lowers {', '.join(blocked)} to its TMTensor dialect, "
                           "which rope-mlir does not compile", blocked, importing=True)
+    custom = _fx_split.custom_ops(gm)
+    if custom:
+        raise Unsupported(f"torch-mlir imports {', '.join(custom)} as torch.operator, which it "
+                          "does not lower", custom, importing=True)
     context.attach_diagnostic_handler(collect)
     try:
         # aten.flatten and aten.unflatten legal: lowered as they are (a
@@ -909,14 +914,17 @@ class GraphFunction:
         try:
             outputs = split_outputs(gm)
             if not outputs[0]:
-                raise Unsupported("the graph returns no tensor")
+                # Sizes alone (what a cache computes of its length): Python
+                # computes them as cheaply as a call would.
+                report.compiled = False
+                return self.gm.forward
             plan = tensor_arguments(gm, self.example_inputs)
             static_extents(gm)
             simplify_views(gm)
             module = compile_graph(gm, self.options, report)
         except Unsupported as e:
             report.seconds = time.perf_counter() - start
-            split = self._split(e, constants, report)
+            split = self._split(e, constants, report, gm)
             if split is not None:
                 return split
             _warn_fallback(report, str(e))
@@ -928,15 +936,20 @@ class GraphFunction:
         return compiled_callable(module, plan, outputs)
 
 
-    def _split(self, failure: Unsupported, constants: dict, report: GraphReport):
+    def _split(self, failure: Unsupported, constants: dict, report: GraphReport,
+               imported: torch.fx.GraphModule):
         """The graph split around the ops that blocked its import (per-op
         fallback, _fx_split), each part a GraphFunction of its own or run in
-        PyTorch; None when nothing compiled would remain."""
+        PyTorch; None when nothing compiled would remain. `imported`: the
+        graph as the import got it (its inputs tensors only)."""
         gm = _with_constants(self.gm, self.example_inputs, constants)
         found = _fx_split.split_around(gm, failure.ops) if failure.ops else None
         if found is None and failure.importing:
-            # The failure names no op of this graph: find them, one by one.
-            found = _fx_split.split_around(gm, _fx_split.unimportable_ops(gm, _imports))
+            # The failure names no op of this graph: find them, one by one,
+            # else the first node whose lowering fails where it stands.
+            refused = _fx_split.unimportable_ops(gm, _imports)
+            node = None if refused else _fx_split.first_unimportable_node(imported, _imports)
+            found = _fx_split.split_around(gm, refused, (node,) if node else ())
         if found is None:
             return None
         split, parts, ops = found

@@ -304,6 +304,47 @@ func.func @sizes(%x: tensor<?x4xf32>, %new: tensor<1x4xf32>) {
 
 // -----
 
+// torch-mlir's clamps of a slice's start and end to the dim they index
+// (`probs[..., :-1]` at a dynamic length n + 1): min(n + 1, 0) is 0 and
+// max(n − 0, 0) is n, since a dim is never negative; so is a scalar that
+// sizes a tensor.empty, reached as that tensor's dim. A select guarding
+// n + 1 − 1 against a negative value takes its other side.
+func.func @clamped_sizes(%x: tensor<?x4xf32>, %len: tensor<i64>) {
+  %c0 = arith.constant 0 : index
+  %c0_i64 = arith.constant 0 : i64
+  %cm1 = arith.constant -1 : index
+  %n = tensor.dim %x, %c0 : tensor<?x4xf32>
+  %end = affine.apply affine_map<()[s0] -> (s0 + 1)>()[%n]
+  %end64 = arith.index_cast %end : index to i64
+  // expected-remark @below {{size: 0}}
+  %start64 = arith.minsi %end64, %c0_i64 {test.sizes} : i64
+  %start = arith.index_cast %start64 : i64 to index
+  %last = arith.addi %end, %cm1 : index
+  %negative = arith.cmpi slt, %last, %c0 : index
+  // expected-remark @below {{size: dim 0 of %arg0}}
+  %guarded = arith.select %negative, %cm1, %last {test.sizes} : index
+  // expected-remark @below {{size: dim 0 of %arg0}}
+  %stop = arith.minsi %guarded, %end {test.sizes} : index
+  // expected-remark @below {{size: dim 0 of %arg0}}
+  %length = arith.subi %stop, %start {test.sizes} : index
+  // expected-remark @below {{size: dim 0 of %arg0}}
+  %clamped = arith.maxsi %length, %c0 {test.sizes} : index
+  %l64 = tensor.extract %len[] : tensor<i64>
+  %l = arith.index_cast %l64 : i64 to index
+  %init = tensor.empty(%l) : tensor<?x4xf32>
+  %m = tensor.dim %init, %c0 : tensor<?x4xf32>
+  %m1 = affine.apply affine_map<()[s0] -> (s0 + 1)>()[%m]
+  // expected-remark @below {{size: 0}}
+  %min = arith.minsi %m1, %c0 {test.sizes} : index
+  // A scalar not reached as a dim may be negative: its max with 0 is not
+  // decided (the op is its own size).
+  // expected-remark-re @below {{size: %{{[0-9]+}}{{$}}}}
+  %max = arith.maxsi %l, %c0 {test.sizes} : index
+  return
+}
+
+// -----
+
 // Sizes not followed further: the product of two dynamic dims (a collapse),
 // a product of sizes, a narrowing cast (257 as i8 is 1), a loop's induction
 // variable plus one, an unranked tensor and a memref. A value not seen

@@ -156,3 +156,36 @@ func.func @no_raise_batch_not_queries(%q: tensor<?x4x1x16xf32>, %k: tensor<?x4x?
   %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [%n, 4, 1, 16] : tensor<?x1x16xf32> into tensor<?x4x1x16xf32>
   return %o4 : tensor<?x4x1x16xf32>
 }
+
+// -----
+
+// Near miss: the head count is dynamic (JetMoE's heads, inferred from the
+// dims of a tensor that crossed a graph break, under dynamic=True): the
+// batch·head index cannot be split into a batch and a head.
+// CHECK-LABEL: func.func @no_raise_dynamic_heads
+// CHECK-NOT: rope.attention
+// REPORT: remark: rope-raise: attention not raised: the head count or the head dim is dynamic
+func.func @no_raise_dynamic_heads(%q: tensor<1x?x1x16xf32>, %k: tensor<1x?x?x16xf32>, %v: tensor<1x?x?x16xf32>) -> tensor<1x?x1x16xf32> {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  %h = tensor.dim %q, %c1 : tensor<1x?x1x16xf32>
+  %sk = tensor.dim %k, %c2 : tensor<1x?x?x16xf32>
+  %kt_e = tensor.empty(%h, %sk) : tensor<1x?x16x?xf32>
+  %kt = linalg.transpose ins(%k : tensor<1x?x?x16xf32>) outs(%kt_e : tensor<1x?x16x?xf32>) permutation = [0, 1, 3, 2]
+  %q3 = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<1x?x1x16xf32> into tensor<?x1x16xf32>
+  %k3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<1x?x16x?xf32> into tensor<?x16x?xf32>
+  %s_e = tensor.empty(%h, %sk) : tensor<?x1x?xf32>
+  %s_f = linalg.fill ins(%zero : f32) outs(%s_e : tensor<?x1x?xf32>) -> tensor<?x1x?xf32>
+  %sc = linalg.batch_matmul ins(%q3, %k3 : tensor<?x1x16xf32>, tensor<?x16x?xf32>) outs(%s_f : tensor<?x1x?xf32>) -> tensor<?x1x?xf32>
+  %sc4 = tensor.expand_shape %sc [[0, 1], [2], [3]] output_shape [1, %h, 1, %sk] : tensor<?x1x?xf32> into tensor<1x?x1x?xf32>
+  %x_e = tensor.empty(%h, %sk) : tensor<1x?x1x?xf32>
+  %p = linalg.softmax dimension(3) ins(%sc4 : tensor<1x?x1x?xf32>) outs(%x_e : tensor<1x?x1x?xf32>) -> tensor<1x?x1x?xf32>
+  %p3 = tensor.collapse_shape %p [[0, 1], [2], [3]] : tensor<1x?x1x?xf32> into tensor<?x1x?xf32>
+  %v3 = tensor.collapse_shape %v [[0, 1], [2], [3]] : tensor<1x?x?x16xf32> into tensor<?x?x16xf32>
+  %o_e = tensor.empty(%h) : tensor<?x1x16xf32>
+  %o_f = linalg.fill ins(%zero : f32) outs(%o_e : tensor<?x1x16xf32>) -> tensor<?x1x16xf32>
+  %o = linalg.batch_matmul ins(%p3, %v3 : tensor<?x1x?xf32>, tensor<?x?x16xf32>) outs(%o_f : tensor<?x1x16xf32>) -> tensor<?x1x16xf32>
+  %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [1, %h, 1, 16] : tensor<?x1x16xf32> into tensor<1x?x1x16xf32>
+  return %o4 : tensor<1x?x1x16xf32>
+}

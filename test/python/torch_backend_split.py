@@ -6,8 +6,10 @@
 A graph holding an op that torch-mlir cannot lower is split around it: the
 op runs in PyTorch, the parts between compile (attention is raised in
 them), with one warning per op kind; only a graph in which nothing worth
-compiling remains runs whole in PyTorch. `torch.histc`, `torch.cumsum` and
-`true_divide` are decomposed before the import (rope_mlir/_decompositions).
+compiling remains runs whole in PyTorch. An import failure that names no op
+is split around the first node whose prefix of the graph fails to import. `torch.histc`, `torch.cumsum` and
+`true_divide` are decomposed before the import, a modulo of symbolic sizes
+and a split at them rewritten (rope_mlir/_decompositions).
 An attention the raise leaves is named in its graph's report with why.
 
 Each case compares with eager PyTorch: values within 1e-5 of eager's scale
@@ -142,6 +144,73 @@ with warnings.catch_warnings():
 assert close(got[0], gelu_constant(x, pi)) and all(r.compiled for r in rt.reports()), rt.reports()
 print("PASS true_divide after the decompositions compiled as a division")
 
+# A modulo of symbolic sizes (a chunked layer pads its length to a multiple
+# of the chunk: Qwen3.5's and Bailing's linear attention) is imported by
+# torch-mlir as aten.fmod.int, which it cannot lower: written as a - (a // b)
+# * b, the graph compiles whole, and the padding is right at every length.
+def pad_to_chunk(x):
+    pad = (4 - x.shape[1] % 4) % 4
+    return F.pad(x, (0, 0, 0, pad)) * 2
+
+
+torch._dynamo.reset()
+rt.clear_reports()
+padded = torch.compile(pad_to_chunk, backend="rope_mlir", dynamic=True)
+with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    for length in (5, 7, 8, 9):
+        x = torch.randn(2, length, 3, generator=g)
+        got, want = padded(x), pad_to_chunk(x)
+        assert got.shape == want.shape and torch.equal(got, want), (length, got.shape, want.shape)
+assert rt.reports() and all(r.compiled for r in rt.reports()), rt.reports()
+print("PASS symbolic modulo compiled: lengths 5, 7, 8, 9 padded to",
+      sorted({pad_to_chunk(torch.zeros(1, n, 1)).shape[1] for n in (5, 7, 8, 9)}))
+
+
+# A split at symbolic sizes (a mixture of experts splits its gathered tokens
+# by the count each expert was routed: JetMoE), which torch-mlir leaves
+# unlowered, is written as slices and compiles whole.
+def split_at_sizes(x):
+    n = x.shape[0]
+    head, middle, tail = torch.split(x, [n // 2, n - n // 2 - 1, 1])
+    return head * 2, middle - 1, tail.sum(0)
+
+
+torch._dynamo.reset()
+rt.clear_reports()
+splitting = torch.compile(split_at_sizes, backend="rope_mlir", dynamic=True)
+with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    for length in (5, 6, 9):
+        x = torch.randn(length, 3, generator=g)
+        got, want = splitting(x), split_at_sizes(x)
+        assert all(a.shape == b.shape and torch.equal(a, b) for a, b in zip(got, want)), length
+assert rt.reports() and all(r.compiled for r in rt.reports()), rt.reports()
+print("PASS split at symbolic sizes compiled: lengths 5, 6, 9")
+
+
+# A node torch-mlir fails to lower where it stands, though each op imports
+# alone (a permute of a view that infers a dim of a padded dynamic length:
+# its linalg.transpose does not verify; Falcon-H1's chunked scan), and the
+# failure names no op: the graph is split around that node alone, found by
+# bisection over the graph's prefixes.
+def chunked(x, w):
+    pad = (8 - x.shape[1] % 8) % 8
+    return F.pad(x * w, (0, 0, 0, pad)).view(1, -1, 8, 4).permute(0, 3, 1, 2) * 2
+
+
+x, w = torch.randn(1, 13, 4, generator=g), torch.randn(4, generator=g)
+torch._dynamo.reset()
+rt.clear_reports()
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    got = torch.compile(chunked, backend="rope_mlir", dynamic=True)(x, w)
+assert torch.equal(got, chunked(x, w))
+graphs = rt.reports()
+assert [r.split_around for r in graphs if r.split_around] == [["aten.permute"]], graphs
+assert sum(r.compiled for r in graphs) == 2, graphs  # before and after the permute
+print("PASS split around the node that fails in place:", graphs[0].split_around)
+
 
 # 5. An attention the raise leaves (two data masks added to the scores: one
 # operand at most) compiles as it is, and its report says why.
@@ -192,6 +261,9 @@ print("done")
 # CHECK: PASS nothing around aten.topk
 # CHECK: PASS histc, cumsum, true_divide compiled
 # CHECK: PASS true_divide after the decompositions compiled as a division
+# CHECK: PASS symbolic modulo compiled: lengths 5, 7, 8, 9 padded to [8, 12]
+# CHECK: PASS split at symbolic sizes compiled: lengths 5, 6, 9
+# CHECK: PASS split around the node that fails in place: ['aten.permute']
 # CHECK: PASS near miss reported: rope-raise: attention not raised:
 # CHECK: PASS mixtral: tokens equal, {{[0-9]+}} attentions raised in {{[0-9]+}} graphs, split around aten.
 # DEFAULT: PASS qwen3_moe: tokens equal, {{[0-9]+}} attentions raised in {{[0-9]+}} graphs, split around aten.

@@ -32,6 +32,12 @@ struct Size {
   int64_t dim = 0;
   Value scalar;
   int64_t offset = 0;
+  /// Whether the size is known to be a dim (never negative) however its
+  /// canonical form reads: a scalar that sizes a `tensor.empty` is a length
+  /// where it was reached as the dim of that tensor. Not part of the
+  /// canonical form: equal sizes compare equal whether or not one was
+  /// reached as a dim.
+  bool isDim = false;
 
   bool isConstant() const { return !ShapedType::isDynamic(constant); }
   bool operator==(const Size &other) const {

@@ -12,7 +12,10 @@ misses) and of
 test/Raising/raise-attention-masks.mlir (masks at S = 512 read
 symbolically: compare, `triu`, sliding window, `where(tril)`, a computed
 bias, causal and-ed with a padding argument either way, sums of a causal
-mask and a padding bias or a bias argument, two near misses) is
+mask and a padding bias or a bias argument, two near misses) and of
+test/Raising/raise-attention-sinks.mlir (gpt-oss's sinks, static and in a
+decode step over a cache of dynamic length, here 11 keys; two near
+misses) is
 compiled as written and after --rope-raise, run on the same
 random inputs, and compared with the f64 reference of what it spells
 (`reference.attention`). The raised ones must have become rope.attention,
@@ -32,7 +35,8 @@ from rope_mlir import compiler, reference as ref
 import rope_testing as T
 
 RAISING = Path(__file__).resolve().parents[2] / "Raising"
-chunks = [c for f in ("raise-attention.mlir", "raise-attention-masks.mlir")
+chunks = [c for f in ("raise-attention.mlir", "raise-attention-masks.mlir",
+                    "raise-attention-sinks.mlir")
           for c in (RAISING / f).read_text().split("// -----") if "func.func" in c]
 
 # What each function spells, for the reference (GQA is in the shapes).
@@ -70,6 +74,8 @@ def expected(name, q, k, v, extra):
         kw["mask"] = extra[0]
     elif name == "boolean_mask_hiding_where_true":
         kw["mask"] = ~extra[0]
+    elif name.startswith("sinks_"):
+        kw["sinks"] = extra[0].reshape(-1)  # one logit per query head
     if q.ndim == 2:  # one head, unbatched: [S, D]
         return ref.attention(q[None, None], k[None, None], v[None, None], **kw)[0, 0]
     return ref.attention(q, k, v, **kw)
@@ -79,10 +85,10 @@ rng = T.rng(5)
 for chunk in chunks:
     name = re.search(r"func\.func @(\w+)\(", chunk).group(1)
     sig = re.search(r"func\.func @\w+\((.*?)\) ->", chunk).group(1)
-    types = re.findall(r"tensor<([0-9x]+)x(f32|i1)>", sig)
+    types = re.findall(r"tensor<([0-9x?]+)x(f32|i1)>", sig)
     args = []
     for dims, elt in types:
-        shape = tuple(int(d) for d in dims.split("x"))
+        shape = tuple(11 if d == "?" else int(d) for d in dims.split("x"))
         if elt == "i1":
             a = rng.random(shape) < 0.7
             a[..., 0] = True  # every row sees a key
@@ -141,3 +147,7 @@ T.finish()
 # CHECK: PASS causal_plus_padding_bias
 # CHECK: PASS causal_plus_bias_operand
 # CHECK: PASS no_raise_two_mask_operands
+# CHECK: PASS sinks_static
+# CHECK: PASS sinks_decode_dynamic
+# CHECK: PASS no_raise_sinks_per_row
+# CHECK: PASS no_raise_sink_column_kept
