@@ -921,8 +921,11 @@ struct RaiseBatchedAttention : public OpRewritePattern<ReshapeOp> {
     auto sourceType = cast<RankedTensorType>(source.getType());
     auto outType = cast<RankedTensorType>(reshape.getType());
     MLIRContext *ctx = reshape->getContext();
-    Term product = termAt(source, {dimExpr(ctx, kN), dimExpr(ctx, kI),
-                                   dimExpr(ctx, kE)});
+    // (A term of the source: one index per dim, so only once it is 3-D.)
+    auto product = [&] {
+      return termAt(source,
+                    {dimExpr(ctx, kN), dimExpr(ctx, kI), dimExpr(ctx, kE)});
+    };
     if (!splitsBatchHead(sourceType, outType)) {
       // The same split at a dynamic head count or head dim (heads inferred
       // from sizes that crossed a graph break: JetMoE under dynamic=True)
@@ -930,13 +933,13 @@ struct RaiseBatchedAttention : public OpRewritePattern<ReshapeOp> {
       AttentionChain chain;
       if (report && sourceType.getRank() == 3 && outType.getRank() == 4 &&
           (outType.isDynamicDim(1) || outType.isDynamicDim(3)) &&
-          succeeded(matchAttentionChain(rewriter, reshape, product, chain)))
+          succeeded(matchAttentionChain(rewriter, reshape, product(), chain)))
         report->nearMiss(reshape, "attention",
                          "the head count or the head dim is dynamic");
       return rewriter.notifyMatchFailure(reshape,
                                          "not [B·H, S, D] -> [B, H, S, D]");
     }
-    return raiseAttention(rewriter, reshape, product, outType.getDimSize(0),
+    return raiseAttention(rewriter, reshape, product(), outType.getDimSize(0),
                           outType.getDimSize(1), outType, report,
                           [](Value attention) { return attention; });
   }
