@@ -661,17 +661,25 @@ static Value buildGatheredMask(PatternRewriter &rewriter, Location loc,
       .getResult(0);
 }
 
+/// Whether an operand of element type `type` can be taken into an attention
+/// computing in `elementType`: the same type, or a narrower float type the
+/// frontend widens exactly (PyTorch's SDPA upcasts bf16 operands to f32).
+static bool fitsElementType(Type type, Type elementType) {
+  return type == elementType ||
+         (isa<FloatType>(type) && isa<FloatType>(elementType) &&
+          type.getIntOrFloatBitWidth() < elementType.getIntOrFloatBitWidth());
+}
+
 /// Whether the sink logits `sink` (read at (n, i)) are one per query head:
 /// read at indices of n alone that agree with their reads at head `h` of
-/// batch 0, `h` of `heads` the head n designates, in a float type that fits
-/// `elementType` (the same, or narrower and widened exactly).
+/// batch 0, `h` of `heads` the head n designates, in a float type that
+/// fits `elementType` (fitsElementType).
 static bool isPerHeadSink(Term sink, AffineExpr h, int64_t nExtent,
                           Type elementType) {
   sink = peelViews(sink);
   auto type = dyn_cast<RankedTensorType>(sink.value.getType());
   if (!type || !isa<FloatType>(type.getElementType()) ||
-      !isa<FloatType>(elementType) ||
-      type.getElementTypeBitWidth() > elementType.getIntOrFloatBitWidth())
+      !fitsElementType(type.getElementType(), elementType))
     return false;
   AffineExpr n = dimExpr(sink.value.getContext(), kN);
   return llvm::all_of(sink.map.getResults(), [&](AffineExpr index) {
@@ -814,14 +822,9 @@ LogicalResult raiseAttention(PatternRewriter &rewriter, Operation *root,
       findKeyValue(chain.scores.key, chain.value, batch, b, h, heads);
   if (!key)
     return miss("K and V are not read as [B, Hkv, S, D] by query head");
-  // Q, K and V of the output's type or of a narrower float type that the
-  // frontend widens exactly before computing in the output's (PyTorch's
-  // SDPA upcasts bf16 operands to f32): attention then takes them widened.
-  auto fits = [&](Type type) {
-    return type == elementType ||
-           (isa<FloatType>(type) && isa<FloatType>(elementType) &&
-            type.getIntOrFloatBitWidth() < elementType.getIntOrFloatBitWidth());
-  };
+  // Q, K and V of the output's type or of one it widens exactly
+  // (fitsElementType): attention then takes them widened.
+  auto fits = [&](Type type) { return fitsElementType(type, elementType); };
   if (!fits(typeOf(query)) || !fits(typeOf(key)) || !fits(typeOf(value)) ||
       query.getDimSize(0) != batch ||
       query.getDimSize(1) != heads || query.getDimSize(2) != sq ||

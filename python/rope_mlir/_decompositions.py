@@ -142,7 +142,7 @@ def _split_as_slices(gm: torch.fx.GraphModule, node: torch.fx.Node) -> bool:
 
 def _value(x):
     """The example value of an FX node argument (its meta's), or x itself."""
-    return x.meta["val"] if isinstance(x, torch.fx.Node) else x
+    return x.meta.get("val") if isinstance(x, torch.fx.Node) else x
 
 
 def _is_symbolic_int(value) -> bool:
@@ -161,8 +161,8 @@ def retarget(gm: torch.fx.GraphModule) -> int:
             node.target = _SAME_AS[node.target]
             changed += 1
         elif node.target is operator.mod and len(node.args) == 2 and all(
-                _is_symbolic_int(a.meta.get("val") if isinstance(a, torch.fx.Node) else a)
-                for a in node.args) and any(isinstance(a, torch.fx.Node) for a in node.args):
+                _is_symbolic_int(_value(a)) for a in node.args) and any(
+                isinstance(a, torch.fx.Node) for a in node.args):
             _expand_int_mod(gm, node)
             changed += 1
         elif node.target is aten.split_with_sizes.default and not all(

@@ -166,10 +166,11 @@ def first_unimportable_node(gm: torch.fx.GraphModule, imports) -> str | None:
     (a graph -> bool) refuses, found by bisection over the prefixes: what
     to split around when the import's failure names no op and no op fails
     alone (torch-mlir's lowering of one node meeting the dims another gave
-    it); None when `gm` imports."""
+    it). `gm` is one the import refused (the whole graph is not imported
+    again); None when it has no node to blame."""
     nodes = [n for n in gm.graph.nodes if n.op == "call_function"]
     lo, hi = 0, len(nodes)  # the prefix of lo nodes imports, that of hi does not
-    if not nodes or imports(gm):
+    if not nodes:
         return None
     while hi - lo > 1:
         mid = (lo + hi) // 2
