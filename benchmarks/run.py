@@ -333,10 +333,24 @@ def amx_peak_gflops(threads):
     return best if best > 0 else None
 
 
+def dot_bf16_peak_gflops(threads):
+    """The machine's AVX-512 BF16 peak on `threads` threads (benchmarks/
+    limits/dot_bf16_peak.c: register-resident vdpbf16ps), GFLOP/s, best of
+    three; None on a host without AVX-512 BF16."""
+    so = build_limit("dot_bf16_peak", "-O2")
+    if so is None:
+        return None
+    fn = so.dot_bf16_peak_gflops
+    fn.restype, fn.argtypes = ctypes.c_double, [ctypes.c_int, ctypes.c_long]
+    best = max(fn(threads, 50_000_000) for _ in range(3))
+    return best if best > 0 else None
+
+
 def bench_matmul_bf16(results, sizes=(2048, 4096)):
     """bf16 matmuls (f32 accumulation, bf16 result) through --rope-lower-to-cpu
-    against torch.matmul in bf16, alternating in the frontend venv
-    (benchmarks/matmul_bf16.py); on the tiles where the host has AMX."""
+    against torch.matmul in bf16 and our own f32 matmul, alternating in the
+    frontend venv (benchmarks/matmul_bf16.py); on the host's bf16 engine
+    (AMX tiles, else AVX-512 BF16 dot products, else FMAs)."""
     python = frontend_python()
     if python is None:
         return
@@ -348,8 +362,9 @@ def bench_matmul_bf16(results, sizes=(2048, 4096)):
         print(f"matmul_bf16.py failed: {out.stderr[-2000:]}", flush=True)
         return
     data = json.loads(out.stdout)
-    results["matmul_bf16"] = {"torch_version": data["version"], "sizes": {
+    results["matmul_bf16"] = {"torch_version": data["version"], "engine": data["engine"], "sizes": {
         n: {**t, "gflops": 2 * int(n) ** 3 / t["ours"] / 1e9,
+            "f32_gflops": 2 * int(n) ** 3 / t["ours_f32"] / 1e9,
             "torch_gflops": 2 * int(n) ** 3 / t["torch"] / 1e9}
         for n, t in data["times"].items()}}
 
@@ -627,6 +642,19 @@ def amx_peak_text(results):
             f"{peak:.0f} GFLOP/s (benchmarks/limits/amx_peak.c, tile-resident tdpbf16ps)")
 
 
+def dot_peak_text(results):
+    """The AVX-512 BF16 peak as the machine line states it."""
+    peak = results.get("dot_bf16_peak_gflops")
+    return ("none (no AVX-512 BF16 on this host)" if peak is None else
+            f"{peak:.0f} GFLOP/s (benchmarks/limits/dot_bf16_peak.c, register-resident vdpbf16ps)")
+
+
+def bf16_peak(results):
+    """The peak of the host's bf16 engine: AMX's where it has tiles, else
+    AVX-512 BF16's; None with neither."""
+    return results.get("amx_peak_gflops") or results.get("dot_bf16_peak_gflops")
+
+
 def write_markdown(results, path):
     m = results["machine"]
     lines = [f"# CPU benchmarks", "",
@@ -638,7 +666,7 @@ def write_markdown(results, path):
              f"({results.get('fma_peak_1thread_gflops', float('nan')):.1f} on one thread; benchmarks/limits/fma_peak.c), "
              f"copy {results.get('copy_gbps', float('nan')):.1f} GB/s (512 MiB, read + write); "
              f"SGEMM (numpy 2048³) {results.get('sgemm_gflops', float('nan')):.1f} GFLOP/s; "
-             f"AMX bf16 peak {amx_peak_text(results)}. "
+             f"AMX bf16 peak {amx_peak_text(results)}; AVX-512 BF16 peak {dot_peak_text(results)}. "
              f"All figures from one run of `make bench` "
              f"({m['date']}). Best of several repetitions; glibc keeps freed memory for reuse "
              f"(no page faults on fresh outputs), for every contender.", "",
@@ -688,18 +716,24 @@ def write_markdown(results, path):
                      f"{shown(g('ours') / 2 / peak, '.0%')} | {shown(g('hand_fused') / 2 / peak, '.0%')} | "
                      f"{r['ours_unfused'] / r['ours']:.1f}× | {r['ours_peak_mib']:.0f} / {r['unfused_peak_mib']:.0f} |")
     if "matmul_bf16" in results:
-        peak = results.get("amx_peak_gflops")
+        peak = bf16_peak(results)
+        engine = results["matmul_bf16"].get("engine", "amx")
         lines += ["", "## bf16 matmuls (f32 accumulation, bf16 result) against `torch.matmul` in bf16", "",
-                  f"Ours: `linalg.matmul` on bf16 through `--rope-lower-to-cpu` (AMX tiles where the host has "
-                  f"them: `rope-pack-tile-products`), the f32 product rounded to bf16 by its consumer; "
-                  f"torch: `torch.matmul` on bf16 tensors (oneDNN). AMX peak: {amx_peak_text(results)}; "
+                  f"Ours: `linalg.matmul` on bf16 through `--rope-lower-to-cpu` on the host's bf16 engine "
+                  f"(`rope-pack-tile-products`: AMX tiles, else AVX-512 BF16 dot products, else FMAs after "
+                  f"widening; here: {engine}), the f32 product rounded to bf16 by its consumer; "
+                  f"ours f32: the same matmul on f32 operands (register blocks of FMAs); "
+                  f"torch: `torch.matmul` on bf16 tensors (oneDNN). Engine peak: AMX {amx_peak_text(results)}; "
+                  f"AVX-512 BF16 {dot_peak_text(results)}; "
                   f"PyTorch {results['matmul_bf16']['torch_version']}, calls alternating "
                   f"(benchmarks/matmul_bf16.py).", "",
-                  "| N | ours ms | GFLOP/s | of AMX peak | torch ms | torch GFLOP/s | ours / torch (speed) | max rel err |",
-                  "|---|---|---|---|---|---|---|---|"]
+                  "| N | ours ms | GFLOP/s | of engine peak | ours f32 GFLOP/s | bf16 / f32 (speed) | torch ms | torch GFLOP/s | ours / torch (speed) | max rel err |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
         for n, t in results["matmul_bf16"]["sizes"].items():
             share = "" if peak is None else f"{t['gflops'] / peak:.0%}"
-            lines.append(f"| {n} | {t['ours'] * 1e3:.1f} | {t['gflops']:.0f} | {share} | {t['torch'] * 1e3:.1f} "
+            f32 = t.get("f32_gflops", float("nan"))
+            lines.append(f"| {n} | {t['ours'] * 1e3:.1f} | {t['gflops']:.0f} | {share} | {shown(f32, '.0f')} | "
+                         f"{shown(t['gflops'] / f32, '.2f', '×')} | {t['torch'] * 1e3:.1f} "
                          f"| {t['torch_gflops']:.0f} | {t['torch'] / t['ours']:.2f}× | {t['rel_err']:.1e} |")
         lines += ["", *matrix_engine_target_lines(results)]
     if "matmul" in results:
@@ -738,38 +772,62 @@ def write_markdown(results, path):
     path.write_text("\n".join(lines) + "\n")
 
 
+def bf16_backend_results(results):
+    """The bf16 torch.compile run of this machine kind (benchmarks/
+    torch_backend.py, its own file: it takes the better part of an hour
+    beside the f32 models): torch-backend-amx-bf16 on an AMX host, else
+    torch-backend-<vendor>-bf16."""
+    kind = "amx" if results.get("amx_peak_gflops") else results["machine"]["vendor"]
+    return RESULTS / f"torch-backend-{kind}-bf16.json"
+
+
 def matrix_engine_target_lines(results):
-    """The matrix-engine issue's bf16 matmul targets in this run (4096³:
-    ≥ 1.0× torch.matmul in bf16, ≥ 50% of the AMX peak), met or missed;
-    the attention and torch.compile targets are in torch-backend*.md."""
-    peak = results.get("amx_peak_gflops")
+    """The matrix-engine issue's bf16 targets in this run, met or missed.
+    On the AMX kind: 4096³ ≥ 1.0× torch.matmul in bf16 and ≥ 50% of the
+    AMX peak, torch.compile ≥ 1.0× Inductor. Without AMX: bf16 never slower
+    than our f32 path, and faster with AVX-512 BF16 (4096³ and the
+    torch.compile prefill). The attention targets are in the notes."""
+    amx = results.get("amx_peak_gflops")
     t = results.get("matmul_bf16", {}).get("sizes", {}).get("4096")
     rows = []
-    for target, ratio, goal in (
-            ("bf16 matmul 4096³ vs torch.matmul (bf16)", t and t["torch"] / t["ours"], 1.0),
-            ("bf16 matmul 4096³ / AMX peak", t and peak and t["gflops"] / peak, 0.5)):
-        status = "unmeasured" if not ratio else "met" if ratio >= goal else "missed"
-        rows.append(f"| {target} | {shown(ratio or float('nan'), '.2f')} | ≥ {goal:g} | {status} |")
-    # torch.compile's, from the bf16 run of benchmarks/torch_backend.py on
-    # this machine kind (its own file: it takes the better part of an hour
-    # beside the f32 models).
-    backend = RESULTS / "torch-backend-amx-bf16.json"
+
+    def mark(target, ratio, goal, strict=False):
+        met = ratio and (ratio > goal if strict else ratio >= goal)
+        status = "unmeasured" if not ratio else "met" if met else "missed"
+        rows.append(f"| {target} | {shown(ratio or float('nan'), '.2f')} | "
+                    f"{'>' if strict else '≥'} {goal:g} | {status} |")
+
+    if amx:
+        mark("bf16 matmul 4096³ vs torch.matmul (bf16)", t and t["torch"] / t["ours"], 1.0)
+        mark("bf16 matmul 4096³ / AMX peak", t and t["gflops"] / amx, 0.5)
+    else:
+        dots = results.get("dot_bf16_peak_gflops") is not None
+        mark("bf16 matmul 4096³ vs ours in f32" + (" (AVX-512 BF16: faster)" if dots else " (never slower)"),
+             t and t.get("f32_gflops") and t["gflops"] / t["f32_gflops"], 1.0, strict=dots)
+    backend = bf16_backend_results(results)
     if backend.exists():
         data = json.loads(backend.read_text())
+        f32 = {r["model"]: r for r in data["rows"] if r["dtype"] == "float32"}
         for row in data["rows"]:
-            if row["dtype"] != "bfloat16":
+            if row["dtype"] != "bfloat16" or row.get("cpu_features", "host") != "host":
                 continue
             ours, inductor = row["rope_mlir"], row["inductor"]
             for s_len, rate in ours["prefill"].items():
-                ratio = rate / inductor["prefill"][s_len]
-                rows.append(f"| torch.compile bf16 prefill vs Inductor, {row['model']} S={s_len} "
-                            f"(torch-backend-amx-bf16.md) | {ratio:.2f} | ≥ 1 | {'met' if ratio >= 1 else 'missed'} |")
-            ratio = ours["decode"] / inductor["decode"]
-            rows.append(f"| torch.compile bf16 decode vs Inductor, {row['model']} "
-                        f"(torch-backend-amx-bf16.md) | {ratio:.2f} | ≥ 1 | {'met' if ratio >= 1 else 'missed'} |")
-    rows.append("| bf16 causal prefill attention with RoPE vs PyTorch SDPA (bf16) | – | ≥ 1.5 | "
-                "missed: attention on tiles not built (bf16 attention runs widened to f32 FMAs) |")
-    return ["Targets of the matrix-engine issue (the AMX machine kind):", "",
+                if amx:
+                    mark(f"torch.compile bf16 prefill vs Inductor, {row['model']} S={s_len} "
+                         f"({backend.stem}.md)", rate / inductor["prefill"][s_len], 1.0)
+                elif row["model"] in f32:
+                    mark(f"torch.compile bf16 prefill vs ours in f32, {row['model']} S={s_len} "
+                         f"({backend.stem}.md)", rate / f32[row["model"]]["rope_mlir"]["prefill"][s_len],
+                         1.0, strict=results.get("dot_bf16_peak_gflops") is not None)
+            if amx:
+                mark(f"torch.compile bf16 decode vs Inductor, {row['model']} ({backend.stem}.md)",
+                     ours["decode"] / inductor["decode"], 1.0)
+    if amx:
+        rows.append("| bf16 causal prefill attention with RoPE vs PyTorch SDPA (bf16) | – | ≥ 1.5 | "
+                    "missed: attention on tiles not built (bf16 attention runs widened to f32 FMAs) |")
+    kind = "the AMX machine kind" if amx else "a machine without AMX"
+    return [f"Targets of the matrix-engine issue ({kind}):", "",
             "| target | ratio | goal | status |", "|---|---|---|---|", *rows]
 
 
@@ -928,6 +986,7 @@ def main():
     results["copy_gbps"] = copy_gbps()
     results["sgemm_gflops"] = sgemm_gflops()
     results["amx_peak_gflops"] = amx_peak_gflops(THREADS)
+    results["dot_bf16_peak_gflops"] = dot_bf16_peak_gflops(THREADS)
     print(f"FMA peak {results['fma_peak_gflops']:.1f} GFLOP/s ({THREADS} threads; 1 thread "
           f"{results['fma_peak_1thread_gflops']:.1f}), copy {results['copy_gbps']:.1f} GB/s, "
           f"SGEMM (numpy 2048^3) {results['sgemm_gflops']:.1f} GFLOP/s", flush=True)

@@ -135,7 +135,7 @@ def workload(model, prompts, decode):
     return calls
 
 
-def run(quick, only=None, dtypes=None):
+def run(quick, only=None, dtypes=None, cpu_features=None):
     """Per model: the three contenders built side by side and timed in
     rounds, each call of one contender followed by the same call of the
     others (the order reversed every other round), so that the VM's drift
@@ -150,6 +150,7 @@ def run(quick, only=None, dtypes=None):
         if (only and name not in only) or (dtypes and str(dtype).replace("torch.", "") not in dtypes):
             continue
         row = {"model": name, "dtype": str(dtype).replace("torch.", ""),
+               "cpu_features": cpu_features or "host",
                "layers": config.num_hidden_layers, "intermediate": config.intermediate_size}
         torch._dynamo.reset()
         rt.clear_reports()
@@ -157,7 +158,10 @@ def run(quick, only=None, dtypes=None):
         with torch.no_grad():
             for contender in CONTENDERS:
                 model = build(config, dtype)
-                if contender != "eager":
+                if contender == "rope_mlir" and cpu_features:
+                    model.compile(backend=contender, dynamic=True,
+                                  options={"cpu_features": cpu_features})
+                elif contender != "eager":
                     model.compile(backend=contender, dynamic=True)
                 t0 = time.perf_counter()
                 calls[contender] = workload(model, prompts, decode)
@@ -216,7 +220,9 @@ def write(rows, info, out_dir: Path):
         for label, kind, e, i, o in phases:
             target = TARGETS[kind] if r["model"] == "attention-heavy" else None
             met = "" if target is None else ("**yes**" if o / i >= target else "**no**")
-            lines.append(f"| {r['model']} | {r['dtype']} | {label} | {e:.1f} | {i:.1f} | {o:.1f} | "
+            dtype = r["dtype"] if r.get("cpu_features", "host") == "host" else \
+                f"{r['dtype']} (cpu-features={r['cpu_features']})"
+            lines.append(f"| {r['model']} | {dtype} | {label} | {e:.1f} | {i:.1f} | {o:.1f} | "
                          f"{o / e:.2f}× | {o / i:.2f}× | "
                          f"{'' if target is None else f'≥ {target}×'} | {met} |")
     lines += ["", "Graphs rope_mlir compiled (per model: prefill first): rope.attention raised "
@@ -224,7 +230,8 @@ def write(rows, info, out_dir: Path):
     for r in rows:
         graphs = ", ".join(f"{g['attentions']}/{g['folded']} ({g['compile_s']} s)"
                            if g["compiled"] else f"fallback: {g['fallback']}" for g in r["graphs"])
-        lines.append(f"* {r['model']} {r['dtype']}: {graphs}")
+        features = "" if r.get("cpu_features", "host") == "host" else f" (cpu-features={r['cpu_features']})"
+        lines.append(f"* {r['model']} {r['dtype']}{features}: {graphs}")
     (out_dir / "torch-backend.md").write_text("\n".join(lines) + "\n")
 
 
@@ -233,10 +240,12 @@ def main():
     parser.add_argument("--quick", action="store_true", help="fewer sizes, one repetition")
     parser.add_argument("--only", nargs="*", help="model names to run")
     parser.add_argument("--dtype", nargs="*", help="dtypes to run (float32, bfloat16)")
+    parser.add_argument("--cpu-features", help="rope_mlir's cpu-features (default: the host's), "
+                        "e.g. host,-avx512bf16 for bf16 widened to f32 FMAs")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args()
     info = machine()
-    rows = run(args.quick, args.only, args.dtype)
+    rows = run(args.quick, args.only, args.dtype, args.cpu_features)
     write(rows, info, args.out)
     print((args.out / "torch-backend.md").read_text())
 

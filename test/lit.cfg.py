@@ -116,6 +116,10 @@ def _cpu_flags():
 # their compiled code (the rest of their RUN lines force other features).
 if {"amx_tile", "amx_bf16"} <= _cpu_flags():
     config.available_features.add("amx")
+# `avx512bf16`: the host has AVX-512 BF16 dot products (vdpbf16ps), the
+# bf16 products' engine where it has no AMX tiles.
+if {"avx512f", "avx512_bf16"} <= _cpu_flags():
+    config.available_features.add("avx512bf16")
 config.substitutions.append(("%rope_src_root", config.rope_src_root))
 config.substitutions.append(
     ("%rope_capi_test", os.path.join(config.rope_tools_dir, "rope-capi-test")))

@@ -307,10 +307,17 @@ void preferHostVectorWidth(llvm::Module &module,
       function.addFnAttr("prefer-vector-width", "512");
 }
 
-/// Whether `module` uses AMX tiles: every function --rope-lower-tile-products
-/// puts on tiles calls the runtime's entry check, declared once.
+/// Whether `module` calls the runtime's entry check `check`: every function
+/// --rope-lower-tile-products puts on an engine calls the engine's check,
+/// declared once (ropeRequireCpuTiles, ropeRequireCpuDotProducts).
+bool callsCheck(ModuleOp module, StringRef check) {
+  return SymbolTable::lookupSymbolIn(module, check) != nullptr;
+}
 bool usesTiles(ModuleOp module) {
-  return SymbolTable::lookupSymbolIn(module, "ropeRequireCpuTiles") != nullptr;
+  return callsCheck(module, "ropeRequireCpuTiles");
+}
+bool usesDotProducts(ModuleOp module) {
+  return callsCheck(module, "ropeRequireCpuDotProducts");
 }
 
 /// Linux hands a process the AMX tile data state only on request (since
@@ -331,29 +338,37 @@ llvm::Error requestTileData() {
       "); compile with cpu-features=host,-amx-bf16,-amx-fp16");
 }
 
-/// A module that uses AMX tiles compiles only for a target that has them
-/// (LLVM cannot select the tile intrinsics otherwise): a clear error here.
-llvm::Error checkTargetHasTiles(ModuleOp module,
-                                const llvm::TargetMachine &targetMachine) {
-  if (!usesTiles(module) ||
-      llvm::is_contained(
-          llvm::split(targetMachine.getTargetFeatureString(), ','),
-          "+amx-tile"))
-    return llvm::Error::success();
-  return llvm::createStringError(
-      "the module uses AMX tiles (its cpu-features named them), but the "
-      "host CPU has none; compile with cpu-features=host");
+/// A module whose products run on a matrix engine compiles only for a
+/// target that has it (LLVM cannot select the engine's intrinsics
+/// otherwise): a clear error here.
+llvm::Error checkTargetHasEngines(ModuleOp module,
+                                  const llvm::TargetMachine &targetMachine) {
+  auto targetHas = [&](StringRef feature) {
+    return llvm::is_contained(
+        llvm::split(targetMachine.getTargetFeatureString(), ','), feature);
+  };
+  if (usesTiles(module) && !targetHas("+amx-tile"))
+    return llvm::createStringError(
+        "the module uses AMX tiles (its cpu-features named them), but the "
+        "host CPU has none; compile with cpu-features=host");
+  if (usesDotProducts(module) && !targetHas("+avx512bf16"))
+    return llvm::createStringError(
+        "the module uses AVX-512 BF16 dot products (its cpu-features named "
+        "avx512bf16), but the host CPU has none; compile with "
+        "cpu-features=host");
+  return llvm::Error::success();
 }
 
-/// A JIT module that uses AMX tiles runs only where the host has them and
-/// Linux grants them: a clear error here, never an illegal instruction.
-/// (An object asks at run time: ropeRequireCpuTiles.)
-llvm::Error checkTilesForHost(ModuleOp module,
-                              const llvm::TargetMachine &targetMachine) {
+/// A JIT module on a matrix engine runs only where the host has it (and
+/// Linux grants the tiles): a clear error here, never an illegal
+/// instruction. (An object asks at run time: ropeRequireCpuTiles,
+/// ropeRequireCpuDotProducts.)
+llvm::Error checkEnginesForHost(ModuleOp module,
+                                const llvm::TargetMachine &targetMachine) {
+  if (llvm::Error error = checkTargetHasEngines(module, targetMachine))
+    return error;
   if (!usesTiles(module))
     return llvm::Error::success();
-  if (llvm::Error error = checkTargetHasTiles(module, targetMachine))
-    return error;
   return requestTileData();
 }
 
@@ -403,7 +418,7 @@ extern "C" RopeJitModule *ropeJitCompile(const char *source, size_t length,
   // Checked before the engine exists: ExecutionEngine::create cannot report
   // an error of the transformer (it cantFail's it, and LLVM then dies
   // selecting the tile intrinsics for a host without them).
-  if (llvm::Error error = checkTilesForHost(*compilation.module, host)) {
+  if (llvm::Error error = checkEnginesForHost(*compilation.module, host)) {
     compilation.recordError(errorText(std::move(error)));
     return fail();
   }
@@ -504,7 +519,7 @@ extern "C" int ropeCompileToObject(const char *source, size_t length,
   ExecutionEngine::setupTargetTripleAndDataLayout(llvmModule.get(),
                                                   targetMachine->get());
   if (llvm::Error error =
-          checkTargetHasTiles(*compilation.module, **targetMachine)) {
+          checkTargetHasEngines(*compilation.module, **targetMachine)) {
     compilation.recordError(errorText(std::move(error)));
     return fail();
   }

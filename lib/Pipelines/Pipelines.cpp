@@ -107,9 +107,11 @@ void mlir::rope::buildHostLoopsToLLVMPipeline(OpPassManager &pm, bool cWrappers,
     pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   if (approximateMath)
     pm.addPass(rope::createRopeApproximateMath());
-  // AMX tile ops (--rope-lower-tile-products) to their intrinsics.
+  // AMX tile ops and AVX-512 BF16 dot products (--rope-lower-tile-products)
+  // to their intrinsics.
   ConvertVectorToLLVMPassOptions vectorToLLVM;
   vectorToLLVM.amx = true;
+  vectorToLLVM.x86Vector = true;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());

@@ -43,8 +43,8 @@ FailureOr<CpuFeatures> CpuFeatures::parse(StringRef spec, std::string &error) {
   SmallVector<StringRef> items;
   llvm::SplitString(spec, items, ",");
   CpuFeatures result;
-  for (auto [index, item] : llvm::enumerate(items)) {
-    item = item.trim();
+  for (auto [index, entry] : llvm::enumerate(items)) {
+    StringRef item = entry.trim();
     if (item == "host" && index == 0) {
       result = host();
       continue;
@@ -71,6 +71,10 @@ bool CpuFeatures::hasTileProducts(Type elementType) const {
   if (!amxTile)
     return false;
   return (elementType.isBF16() && amxBf16) || (elementType.isF16() && amxFp16);
+}
+
+bool CpuFeatures::hasDotProducts(Type elementType) const {
+  return elementType.isBF16() && avx512f && avx512bf16;
 }
 
 std::string CpuFeatures::str() const {

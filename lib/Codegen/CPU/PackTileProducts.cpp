@@ -23,8 +23,12 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Utils/Utils.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::rope {
 #define GEN_PASS_DEF_ROPEPACKTILEPRODUCTS
@@ -46,10 +50,24 @@ struct TileProductForm {
   Value a, b, init;
   bool bTransposed;
   unsigned batchRank;
+  /// kTileEngine or kDotEngine.
+  StringRef engine;
 };
 } // namespace
 
-/// `op` as a tile product, if the tiles of `features` can compute it.
+/// The engine of `features` that multiplies `elementType` into f32 on the
+/// packed layout: the tiles where it has them, else the dot products; none
+/// (the FMAs after widening) where it has neither.
+static std::optional<StringRef> engineFor(Type elementType,
+                                          const CpuFeatures &features) {
+  if (features.hasTileProducts(elementType))
+    return StringRef(kTileEngine);
+  if (features.hasDotProducts(elementType))
+    return StringRef(kDotEngine);
+  return std::nullopt;
+}
+
+/// `op` as a tile product, if an engine of `features` can compute it.
 static std::optional<TileProductForm>
 matchTileProduct(linalg::LinalgOp op, const CpuFeatures &features) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
@@ -58,9 +76,9 @@ matchTileProduct(linalg::LinalgOp op, const CpuFeatures &features) {
       op->hasAttr(kTileProduct))
     return std::nullopt;
   Type elementType = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
+  std::optional<StringRef> engine = engineFor(elementType, features);
   if (elementType != getElementTypeOrSelf(op.getDpsInputs()[1].getType()) ||
-      !features.hasTileProducts(elementType) ||
-      !getElementTypeOrSelf(op.getDpsInits()[0].getType()).isF32())
+      !engine || !getElementTypeOrSelf(op.getDpsInits()[0].getType()).isF32())
     return std::nullopt;
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
@@ -98,8 +116,12 @@ matchTileProduct(linalg::LinalgOp op, const CpuFeatures &features) {
       llvm::any_of(
           batch, [&](unsigned d) { return ShapedType::isDynamic(ranges[d]); }))
     return std::nullopt;
-  return TileProductForm{op.getDpsInputs()[0], b, op.getDpsInits()[0],
-                         bTransposed, static_cast<unsigned>(batch.size())};
+  return TileProductForm{op.getDpsInputs()[0],
+                         b,
+                         op.getDpsInits()[0],
+                         bTransposed,
+                         static_cast<unsigned>(batch.size()),
+                         *engine};
 }
 
 /// `source` packed by linalg.pack (tiles `tiles` of dims `innerDims`, the
@@ -125,6 +147,129 @@ static FailureOr<Value> packAndLower(RewriterBase &rewriter, Location loc,
   if (lowered->transposeOp)
     return lowered->transposeOp->getResult(0);
   return Value(lowered->expandShapeOp.getResult());
+}
+
+/// Rows and k pairs of a block of the weight's pack moved through registers
+/// (16 × 16 words of 32 bits: AVX-512's transposition of 16 registers).
+static constexpr int64_t kPackBlock = 16;
+
+/// W [b..., N, K] (a frontend's weight, read through the transpose; static)
+/// packed into the VNNI column panels [b..., N/32, K/2, 32, 2]: a k pair of
+/// one row of W is one 32-bit word, so the pack is a transposition of words
+/// ([N/32, 32, K/2] into [N/32, K/2, 32]), done in registers on 16 × 16
+/// blocks (16 rows of W read as 16 registers of 32 bf16, transposed as
+/// words, written as 16 rows of the panel), the panels split over the
+/// cores. linalg.pack, lowered, leaves a transpose of bf16 elements, which
+/// LLVM gathers one element at a time (vpinsrw): 27% of a bf16 Llama prefill
+/// on AVX-512 BF16 dot products.
+static Value packWeightPanels(RewriterBase &rewriter, Location loc, Value w,
+                              unsigned batchRank) {
+  auto type = cast<RankedTensorType>(w.getType());
+  Type bf16 = type.getElementType();
+  MLIRContext *ctx = rewriter.getContext();
+  ArrayRef<int64_t> batch = type.getShape().take_front(batchRank);
+  int64_t n = type.getDimSize(batchRank), k = type.getDimSize(batchRank + 1);
+  int64_t panels = n / kBlock;
+  auto shaped = [&](ArrayRef<int64_t> tail) {
+    SmallVector<int64_t> shape(batch);
+    shape.append(tail.begin(), tail.end());
+    return RankedTensorType::get(shape, bf16);
+  };
+  // W as [b..., N/32, 32, K], its panels' rows; the pack as
+  // [b..., N/32, K/2, 64], each row a k pair of the panel's 32 columns.
+  SmallVector<ReassociationIndices> rowGroups;
+  for (unsigned i = 0; i < batchRank; ++i)
+    rowGroups.push_back({i});
+  rowGroups.push_back({batchRank, batchRank + 1});
+  rowGroups.push_back({batchRank + 2});
+  Value rows = tensor::ExpandShapeOp::create(
+      rewriter, loc, shaped({panels, kBlock, k}), w, rowGroups);
+  Value packed = tensor::EmptyOp::create(
+      rewriter, loc, shaped({panels, k / 2, 2 * kBlock}).getShape(), bf16);
+
+  // One panel (of one batch entry) per iteration of the cores' loop.
+  SmallVector<OpFoldResult> extents;
+  for (int64_t size : batch)
+    extents.push_back(rewriter.getIndexAttr(size));
+  extents.push_back(rewriter.getIndexAttr(panels));
+  auto forall = scf::ForallOp::create(rewriter, loc, extents,
+                                      ValueRange{packed}, std::nullopt);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(forall.getTerminator());
+  SmallVector<OpFoldResult> at =
+      getAsOpFoldResult(ValueRange(forall.getInductionVars()));
+  OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
+  auto sliceOf = [&](int64_t rowsOfSlice, int64_t columns) {
+    SmallVector<OpFoldResult> offsets(at), sizes(batchRank + 1, one);
+    offsets.append({zero, zero});
+    sizes.append(
+        {rewriter.getIndexAttr(rowsOfSlice), rewriter.getIndexAttr(columns)});
+    return std::make_pair(offsets, sizes);
+  };
+  SmallVector<OpFoldResult> unitStrides(batchRank + 3, one);
+  auto [wOffsets, wSizes] = sliceOf(kBlock, k);
+  auto panelType = RankedTensorType::get({kBlock, k}, bf16);
+  Value panel = tensor::ExtractSliceOp::create(rewriter, loc, panelType, rows,
+                                               wOffsets, wSizes, unitStrides);
+  auto [pOffsets, pSizes] = sliceOf(k / 2, 2 * kBlock);
+  auto outType = RankedTensorType::get({k / 2, 2 * kBlock}, bf16);
+  Value out = tensor::ExtractSliceOp::create(rewriter, loc, outType,
+                                             forall.getRegionIterArgs()[0],
+                                             pOffsets, pSizes, unitStrides);
+
+  auto index = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(rewriter, loc, v).getResult();
+  };
+  auto words = VectorType::get({kPackBlock}, rewriter.getI32Type());
+  auto pairs = VectorType::get({2 * kPackBlock}, bf16);
+  auto block = VectorType::get({kPackBlock, kPackBlock}, rewriter.getI32Type());
+  auto steps = scf::ForOp::create(rewriter, loc, index(0), index(k / 2),
+                                  index(kPackBlock), ValueRange{out});
+  {
+    OpBuilder::InsertionGuard bodyGuard(rewriter);
+    rewriter.setInsertionPointToStart(steps.getBody());
+    Value pair = steps.getInductionVar();
+    Value column = arith::MulIOp::create(rewriter, loc, pair, index(2));
+    Value acc = steps.getRegionIterArgs()[0];
+    for (int64_t half = 0; half < kBlock; half += kPackBlock) {
+      // Rows half.. of the panel at k pairs pair..: 16 words each.
+      Value words16 = ub::PoisonOp::create(rewriter, loc, block);
+      for (int64_t r = 0; r < kPackBlock; ++r) {
+        Value row = vector::TransferReadOp::create(
+            rewriter, loc, pairs, panel, ValueRange{index(half + r), column},
+            /*padding=*/std::nullopt, ArrayRef<bool>{true});
+        words16 = vector::InsertOp::create(
+            rewriter, loc, vector::BitCastOp::create(rewriter, loc, words, row),
+            words16, ArrayRef<int64_t>{r});
+      }
+      Value moved = vector::TransposeOp::create(rewriter, loc, words16,
+                                                ArrayRef<int64_t>{1, 0});
+      for (int64_t c = 0; c < kPackBlock; ++c) {
+        Value word = vector::ExtractOp::create(rewriter, loc, moved,
+                                               ArrayRef<int64_t>{c});
+        Value destRow = arith::AddIOp::create(rewriter, loc, pair, index(c));
+        acc = vector::TransferWriteOp::create(
+                  rewriter, loc,
+                  vector::BitCastOp::create(rewriter, loc, pairs, word), acc,
+                  ValueRange{destRow, index(2 * half)}, ArrayRef<bool>{true})
+                  .getResult();
+      }
+    }
+    scf::YieldOp::create(rewriter, loc, acc);
+  }
+  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(rewriter, loc, steps.getResult(0),
+                                        forall.getRegionIterArgs()[0], pOffsets,
+                                        pSizes, unitStrides);
+  rewriter.setInsertionPointAfter(forall);
+  // [b..., N/32, K/2, 64] as [b..., N/32, K/2, 32, 2].
+  SmallVector<ReassociationIndices> pairGroups;
+  for (unsigned i = 0; i <= batchRank + 1; ++i)
+    pairGroups.push_back({i});
+  pairGroups.push_back({batchRank + 2, batchRank + 3});
+  return tensor::ExpandShapeOp::create(rewriter, loc,
+                                       shaped({panels, k / 2, kBlock, 2}),
+                                       forall.getResult(0), pairGroups);
 }
 
 /// `value` with each dim i split into [size / ∏inner[i], inner[i]...]
@@ -191,7 +336,8 @@ static Value padAccumulator(RewriterBase &rewriter, Location loc, Value init,
 /// --rope-lower-tile-products.
 static linalg::GenericOp buildPackedProduct(RewriterBase &rewriter,
                                             Location loc, Value a, Value b,
-                                            Value c, unsigned batchRank) {
+                                            Value c, unsigned batchRank,
+                                            StringRef engine) {
   MLIRContext *ctx = rewriter.getContext();
   unsigned numLoops = batchRank + 7;
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
@@ -225,7 +371,7 @@ static linalg::GenericOp buildPackedProduct(RewriterBase &rewriter,
         Value sum = arith::AddFOp::create(nested, bodyLoc, args[2], xy);
         linalg::YieldOp::create(nested, bodyLoc, sum);
       });
-  product->setAttr(kTileProduct, rewriter.getUnitAttr());
+  product->setAttr(kTileProduct, rewriter.getStringAttr(engine));
   return product;
 }
 
@@ -284,23 +430,24 @@ static LogicalResult rewriteAsTileProduct(RewriterBase &rewriter,
       rewriter, loc,
       padAccumulator(rewriter, loc, form.init, paddedRows, form.batchRank),
       cSplit);
-  // B -> [b..., N/32, K/2, 32, 2] -> split K/2 into [K/32, 16].
-  SmallVector<int64_t> bInner, bPerm;
+  // B -> [b..., N/32, K/2, 32, 2] -> split K/2 into [K/32, 16]: a weight
+  // W [b..., N, K] by the transposition of words; B [b..., K, N] by
+  // linalg.pack (k pairs innermost, its outer dims permuted), lowered.
+  FailureOr<Value> bPacked;
   if (form.bTransposed) {
-    bInner = {rank - 2, rank - 1};
+    bPacked = packWeightPanels(rewriter, loc, form.b, form.batchRank);
   } else {
-    bInner = {rank - 1, rank - 2};
-    bPerm = batchPerm;
+    SmallVector<int64_t> bPerm = batchPerm;
     bPerm.append({rank - 1, rank - 2});
+    bPacked = packAndLower(rewriter, loc, form.b, {rank - 1, rank - 2},
+                           {kBlock, 2}, bPerm);
   }
-  FailureOr<Value> bPacked =
-      packAndLower(rewriter, loc, form.b, bInner, {kBlock, 2}, bPerm);
   if (failed(bPacked))
     return failure();
   Value b = splitDims(rewriter, loc, *bPacked, bSplit);
 
   linalg::GenericOp product =
-      buildPackedProduct(rewriter, loc, a, b, c, form.batchRank);
+      buildPackedProduct(rewriter, loc, a, b, c, form.batchRank, form.engine);
   FailureOr<Value> productResult =
       splitOverCores(rewriter, product, form.batchRank);
   if (failed(productResult))
@@ -350,6 +497,15 @@ struct RopePackTileProductsPass
         op.emitOpError("could not be packed for the tile engine");
         return signalPassFailure();
       }
+    if (candidates.empty())
+      return;
+    // The weights' 16 × 16 blocks of words: shuffles in registers (the
+    // default lowering would move them one element at a time).
+    RewritePatternSet patterns(&getContext());
+    vector::populateVectorTransposeLoweringPatterns(
+        patterns, vector::VectorTransposeLowering::Shuffle16x16);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
   }
 };
 } // namespace

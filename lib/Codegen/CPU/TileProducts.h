@@ -15,12 +15,20 @@
 
 namespace mlir::rope::tiles {
 
-/// Discardable marker of a packed product, loops (b..., row panel, column
+/// Discardable marker of a packed product (its value: the engine that
+/// computes it, kTileEngine or kDotEngine), loops (b..., row panel, column
 /// panel, row, column, k / kBlock, k-pair, pair) over
 ///   A [b..., row panels, K / kBlock, kBlock, kBlock / 2, 2]
 ///   B [b..., column panels, K / kBlock, kBlock / 2, kBlock, 2]
 ///   C [b..., row panels, column panels, kBlock, kBlock] (f32).
 inline constexpr llvm::StringLiteral kTileProduct = "rope.tile_product";
+
+/// The engines of a packed product: AMX tiles, or, where the target has no
+/// tiles for its type, AVX-512 BF16 dot products (vdpbf16ps) reading the
+/// same packed layout (a row of B's panel, 16 columns × a k pair, is one
+/// 512-bit register).
+inline constexpr llvm::StringLiteral kTileEngine = "amx";
+inline constexpr llvm::StringLiteral kDotEngine = "avx512bf16";
 
 /// The side of a block of C (two accumulator tiles each way), the rows and
 /// columns of a panel, and the K of one step (a tile of A: 16 rows of 32

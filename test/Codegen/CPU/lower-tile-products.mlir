@@ -54,7 +54,7 @@ func.func @product(%a: memref<2x32x24x16x2xbf16>, %b: memref<3x24x16x32x2xbf16>,
   linalg.generic {indexing_maps = [#a, #b, #c],
                   iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
       ins(%a, %b : memref<2x32x24x16x2xbf16>, memref<3x24x16x32x2xbf16>) outs(%c : memref<2x32x3x32xf32>)
-      attrs = {rope.tile_product} {
+      attrs = {rope.tile_product = "amx"} {
   ^bb0(%x: bf16, %y: bf16, %acc: f32):
     %0 = arith.extf %x : bf16 to f32
     %1 = arith.extf %y : bf16 to f32
@@ -105,10 +105,76 @@ func.func @half(%a: memref<1x32x1x16x2xf16>, %b: memref<1x1x16x32x2xf16>, %c: me
   linalg.generic {indexing_maps = [#a, #b, #c],
                   iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
       ins(%a, %b : memref<1x32x1x16x2xf16>, memref<1x1x16x32x2xf16>) outs(%c : memref<1x32x1x32xf32>)
-      attrs = {rope.tile_product} {
+      attrs = {rope.tile_product = "amx"} {
   ^bb0(%x: f16, %y: f16, %acc: f32):
     %0 = arith.extf %x : f16 to f32
     %1 = arith.extf %y : f16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %acc, %2 : f32
+    linalg.yield %3 : f32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(mt, nt, m, n, kt, kp, k1) -> (mt, m, kt, kp, k1)>
+#b = affine_map<(mt, nt, m, n, kt, kp, k1) -> (nt, kt, kp, n, k1)>
+#c = affine_map<(mt, nt, m, n, kt, kp, k1) -> (mt, m, nt, n)>
+
+// AVX-512 BF16 dot products on the same layout: the same panels and
+// slices (all 24 steps: the largest divisor up to 32); a block's 32 rows
+// eight at a time, their 16 accumulators (8 rows × two registers of 16
+// columns) loaded, carried through a loop over the slice's k pairs (B as
+// [panels, K / 2, 64]: a pair's 32 columns are two registers), each row's
+// pair of A broadcast to every lane and multiplying both, then stored.
+// The function first checks that the host has the dot products.
+// CHECK: llvm.func @ropeRequireCpuDotProducts()
+// CHECK-LABEL: func.func @dot_products
+// CHECK-NEXT: llvm.call @ropeRequireCpuDotProducts() : () -> ()
+// CHECK-NOT: ropeRequireCpuTiles
+// CHECK: %[[A:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3, 4]] : memref<2x32x24x16x2xbf16> into memref<2x32x768xbf16>
+// CHECK: %[[BROWS:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0], [1], [2], [3, 4]] : memref<3x24x16x32x2xbf16> into memref<3x24x16x64xbf16>
+// CHECK: %[[B:.*]] = memref.collapse_shape %[[BROWS]] {{\[}}[0], [1, 2], [3]] : memref<3x24x16x64xbf16> into memref<3x384x64xbf16>
+// CHECK: %[[CMEM:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3]] : memref<2x32x3x32xf32> into memref<2x32x96xf32>
+// CHECK: scf.for %[[PANEL:.*]] = %{{.*}} to %{{.*}} step %[[C8:.*]] {
+// CHECK: scf.for %[[SLICE:.*]] = %{{.*}} to %[[C24:.*]] step %[[C24]] {
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: scf.for %[[J:.*]] = %[[PANEL]] to %{{.*}} step %{{.*}} {
+// CHECK: %[[COL:.*]] = arith.muli %[[J]], %{{.*}} : index
+// CHECK: %[[COL16:.*]] = arith.addi %[[COL]], %{{.*}} : index
+// CHECK: %[[FIRST:.*]] = arith.muli %[[SLICE]], %{{.*}} : index
+// CHECK: %[[END:.*]] = arith.addi %[[FIRST]], %{{.*}} : index
+// CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %[[C8]] {
+// CHECK: %[[ACC:.*]] = vector.load %[[CMEM]][%[[I]], %[[ROW]], %[[COL]]] : memref<2x32x96xf32>, vector<16xf32>
+// CHECK: vector.load %[[CMEM]][%[[I]], %[[ROW]], %[[COL16]]] : memref<2x32x96xf32>, vector<16xf32>
+// CHECK-COUNT-14: vector.load %[[CMEM]]
+// CHECK: %[[SUMS:.*]]:16 = scf.for %[[P:.*]] = %[[FIRST]] to %[[END]] step %{{.*}} iter_args(%[[S0:.*]] = %[[ACC]], %[[S1:[^ ]*]] = %{{.*}}, {{.*}}) -> (vector<16xf32>, {{.*}}) {
+// CHECK: %[[B0:.*]] = vector.load %[[B]][%[[J]], %[[P]], %{{.*}}] : memref<3x384x64xbf16>, vector<32xbf16>
+// CHECK: %[[B1:.*]] = vector.load %[[B]][%[[J]], %[[P]], %{{.*}}] : memref<3x384x64xbf16>, vector<32xbf16>
+// CHECK: %[[K:.*]] = arith.muli %[[P]], %{{.*}} : index
+// CHECK: %[[PAIR:.*]] = vector.load %[[A]][%[[I]], %[[ROW]], %[[K]]] : memref<2x32x768xbf16>, vector<2xbf16>
+// CHECK: %[[WORD:.*]] = vector.bitcast %[[PAIR]] : vector<2xbf16> to vector<1xi32>
+// CHECK: %[[SCALAR:.*]] = vector.extract %[[WORD]][0] : i32 from vector<1xi32>
+// CHECK: %[[LANES:.*]] = vector.broadcast %[[SCALAR]] : i32 to vector<16xi32>
+// CHECK: %[[X:.*]] = vector.bitcast %[[LANES]] : vector<16xi32> to vector<32xbf16>
+// CHECK: x86vector.avx512.dot %[[S0]], %[[X]], %[[B0]] : vector<32xbf16> -> vector<16xf32>
+// CHECK: x86vector.avx512.dot %[[S1]], %[[X]], %[[B1]] : vector<32xbf16> -> vector<16xf32>
+// CHECK-COUNT-14: x86vector.avx512.dot
+// CHECK-NOT: x86vector.avx512.dot
+// CHECK: scf.yield
+// CHECK: vector.store %[[SUMS]]#0, %[[CMEM]][%[[I]], %[[ROW]], %[[COL]]] : memref<2x32x96xf32>, vector<16xf32>
+// CHECK-COUNT-15: vector.store
+// CHECK-NOT: amx.
+// CHECK-NOT: linalg.generic
+func.func @dot_products(%a: memref<2x32x24x16x2xbf16>, %b: memref<3x24x16x32x2xbf16>, %c: memref<2x32x3x32xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%a, %b : memref<2x32x24x16x2xbf16>, memref<3x24x16x32x2xbf16>) outs(%c : memref<2x32x3x32xf32>)
+      attrs = {rope.tile_product = "avx512bf16"} {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %0 = arith.extf %x : bf16 to f32
+    %1 = arith.extf %y : bf16 to f32
     %2 = arith.mulf %0, %1 : f32
     %3 = arith.addf %acc, %2 : f32
     linalg.yield %3 : f32

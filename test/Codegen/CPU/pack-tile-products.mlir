@@ -1,14 +1,21 @@
 // The features are given (the default, host, must not decide what this test
 // checks): bf16 products go to the tiles only where amx-bf16 is named, f16
-// ones only with amx-fp16.
+// ones only with amx-fp16; without tiles, bf16 products go to AVX-512 BF16
+// dot products on the same layout where avx512bf16 is named (with
+// avx512f), and stay as they are without either.
 // RUN: rope-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(rope-pack-tile-products{cpu-features=amx-tile,amx-bf16}),canonicalize,cse)' | FileCheck %s
-// RUN: rope-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(rope-pack-tile-products{cpu-features=avx512f,avx512bf16}))' | FileCheck %s --check-prefix=NOAMX
+// RUN: rope-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(rope-pack-tile-products{cpu-features=avx512f,avx512bf16}),canonicalize,cse)' | FileCheck %s --check-prefix=DOT
+// RUN: rope-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(rope-pack-tile-products{cpu-features=avx512f}))' | FileCheck %s --check-prefix=NOAMX
+// RUN: rope-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(rope-pack-tile-products{cpu-features=avx512bf16}))' | FileCheck %s --check-prefix=NOAMX
 // RUN: rope-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(rope-pack-tile-products{cpu-features=amx-tile,amx-bf16,amx-fp16}))' | FileCheck %s --check-prefix=FP16
 // RUN: rope-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(rope-pack-tile-products{cpu-features=amx-tile,+amx-bf16,-amx-bf16}))' | FileCheck %s --check-prefix=NOAMX
 
 // A projection over a run-time row count, W [out, in] read through the
 // transpose: A and C keep their row-major layout, their rows padded to a
-// multiple of 32; only W is packed, straight into the VNNI layout; the
+// multiple of 32; only W is packed, straight into the VNNI layout: its
+// panels of 32 rows split over the cores, each a transposition of 32-bit
+// words (a k pair of a row) in 16 × 16 blocks of registers (16 rows read,
+// shuffled, 16 rows of the panel written), two blocks per 16 k pairs; the
 // product is split over the cores by column panels, the padded rows dropped.
 // CHECK-LABEL: func.func @projection
 // CHECK-SAME: (%[[X:.*]]: tensor<?x256xbf16>, %[[W:.*]]: tensor<128x256xbf16>)
@@ -16,16 +23,32 @@
 // CHECK: %[[A:.*]] = tensor.expand_shape %[[PAD]] {{\[}}[0, 1], [2, 3, 4]] {{.*}} into tensor<?x32x8x16x2xbf16>
 // CHECK: %[[CEXP:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2, 3]] {{.*}} into tensor<?x32x4x32xf32>
 // CHECK: %[[C:.*]] = linalg.fill {{.*}} outs(%[[CEXP]] : tensor<?x32x4x32xf32>)
-// CHECK: %[[WEXP:.*]] = tensor.expand_shape %[[W]] {{\[}}[0, 1], [2, 3]] {{.*}} into tensor<4x32x128x2xbf16>
-// CHECK: %[[BP:.*]] = linalg.transpose ins(%[[WEXP]] : tensor<4x32x128x2xbf16>) {{.*}} permutation = [0, 2, 1, 3]
-// CHECK: %[[B:.*]] = tensor.expand_shape %[[BP]] {{\[}}[0], [1, 2], [3], [4]] {{.*}} into tensor<4x8x16x32x2xbf16>
+// CHECK: %[[WROWS:.*]] = tensor.expand_shape %[[W]] {{\[}}[0, 1], [2]] {{.*}} into tensor<4x32x256xbf16>
+// CHECK: %[[BP:.*]] = scf.forall (%[[PANEL:.*]]) in (4) shared_outs(%[[PACK:.*]] = %{{.*}}) -> (tensor<4x128x64xbf16>)
+// CHECK: %[[ROWS:.*]] = tensor.extract_slice %[[WROWS]][%[[PANEL]], 0, 0] [1, 32, 256] [1, 1, 1] : tensor<4x32x256xbf16> to tensor<32x256xbf16>
+// CHECK: %[[OUT:.*]] = tensor.extract_slice %[[PACK]][%[[PANEL]], 0, 0] [1, 128, 64] [1, 1, 1] : tensor<4x128x64xbf16> to tensor<128x64xbf16>
+// CHECK: %[[STEPS:.*]] = scf.for %[[KP:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %[[OUT]]) -> (tensor<128x64xbf16>)
+// CHECK: %[[K:.*]] = arith.muli %[[KP]], %{{.*}} : index
+// CHECK: vector.transfer_read %[[ROWS]][%{{.*}}, %[[K]]], %{{.*}} {in_bounds = [true]} : tensor<32x256xbf16>, vector<32xbf16>
+// CHECK: vector.bitcast %{{.*}} : vector<32xbf16> to vector<16xi32>
+// CHECK-COUNT-15: vector.transfer_read %[[ROWS]]
+// CHECK-COUNT-64: vector.shuffle {{.*}} : vector<16xi32>, vector<16xi32>
+// CHECK: vector.bitcast %{{.*}} : vector<16xi32> to vector<32xbf16>
+// CHECK: vector.transfer_write %{{.*}}, %{{.*}}[%[[KP]], %{{.*}}] {in_bounds = [true]} : vector<32xbf16>, tensor<128x64xbf16>
+// CHECK-COUNT-15: vector.transfer_write
+// CHECK-COUNT-16: vector.transfer_read %[[ROWS]]
+// CHECK-COUNT-64: vector.shuffle
+// CHECK-COUNT-16: vector.transfer_write
+// CHECK-NOT: vector.transfer_write
+// CHECK: tensor.parallel_insert_slice %[[STEPS]] into %[[PACK]][%[[PANEL]], 0, 0] [1, 128, 64]
+// CHECK: %[[B:.*]] = tensor.expand_shape %[[BP]] {{\[}}[0], [1, 2], [3, 4]] {{.*}} into tensor<4x8x16x32x2xbf16>
 // CHECK: %[[P:.*]] = scf.forall (%[[T:.*]]) in (4) shared_outs(%[[OUT:.*]] = %[[C]]) -> (tensor<?x32x4x32xf32>)
 // CHECK: %[[AS:.*]] = tensor.extract_slice %[[A]][0, 0, 0, 0, 0]
 // CHECK: %[[BS:.*]] = tensor.extract_slice %[[B]][%[[T]], 0, 0, 0, 0] [1, 8, 16, 32, 2]
 // CHECK: %[[CS:.*]] = tensor.extract_slice %[[OUT]][0, 0, %[[T]], 0] [%{{.*}}, 32, 1, 32]
 // CHECK: linalg.generic
 // CHECK-SAME: ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
-// CHECK-SAME: ins(%[[AS]], %[[BS]] : tensor<?x32x8x16x2xbf16>, tensor<1x8x16x32x2xbf16>) outs(%[[CS]] : tensor<?x32x1x32xf32>) attrs = {rope.tile_product}
+// CHECK-SAME: ins(%[[AS]], %[[BS]] : tensor<?x32x8x16x2xbf16>, tensor<1x8x16x32x2xbf16>) outs(%[[CS]] : tensor<?x32x1x32xf32>) attrs = {rope.tile_product = "amx"}
 // CHECK: arith.extf
 // CHECK: arith.extf
 // CHECK: arith.mulf
@@ -34,6 +57,11 @@
 // CHECK: %[[R:.*]] = tensor.extract_slice %[[ROWS]][0, 0] [%{{.*}}, 128] [1, 1]
 // CHECK-NOT: linalg.copy
 // CHECK: return %[[R]]
+// DOT-LABEL: func.func @projection
+// DOT: scf.forall {{.*}} -> (tensor<4x128x64xbf16>)
+// DOT: vector.shuffle
+// DOT: scf.forall
+// DOT: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<?x32x8x16x2xbf16>, tensor<1x8x16x32x2xbf16>) outs(%{{.*}} : tensor<?x32x1x32xf32>) attrs = {rope.tile_product = "avx512bf16"}
 // NOAMX-LABEL: func.func @projection
 // NOAMX-NOT: rope.tile_product
 // NOAMX: linalg.matmul
@@ -61,9 +89,11 @@ func.func @projection(%x: tensor<?x256xbf16>, %w: tensor<128x256xbf16>) -> tenso
 // CHECK: %[[C:.*]] = tensor.expand_shape %[[ACC]] {{\[}}[0], [1, 2], [3, 4]] {{.*}} into tensor<2x2x32x2x32xf32>
 // CHECK: linalg.transpose ins(%{{.*}} : tensor<2x32x2x2x32xbf16>) {{.*}} permutation = [0, 3, 1, 4, 2]
 // CHECK: %[[P:.*]] = scf.forall (%{{.*}}, %{{.*}}) in (2, 2) shared_outs(%{{.*}} = %[[C]])
-// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x32x1x32xf32>) attrs = {rope.tile_product}
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x32x1x32xf32>) attrs = {rope.tile_product = "amx"}
 // CHECK: %[[R:.*]] = tensor.collapse_shape %[[P]] {{\[}}[0], [1, 2], [3, 4]] : tensor<2x2x32x2x32xf32> into tensor<2x64x64xf32>
 // CHECK-NEXT: return %[[R]]
+// DOT-LABEL: func.func @batched
+// DOT: linalg.generic {{.*}} attrs = {rope.tile_product = "avx512bf16"}
 // NOAMX-LABEL: func.func @batched
 // NOAMX-NOT: rope.tile_product
 func.func @batched(%a: tensor<2x64x64xbf16>, %b: tensor<2x64x64xbf16>, %c: tensor<2x64x64xf32>) -> tensor<2x64x64xf32> {
@@ -79,6 +109,9 @@ func.func @batched(%a: tensor<2x64x64xbf16>, %b: tensor<2x64x64xbf16>, %c: tenso
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT: rope.tile_product
 // CHECK: return
+// DOT-LABEL: func.func @left_alone
+// DOT-NOT: rope.tile_product
+// DOT: return
 // FP16-LABEL: func.func @left_alone
 // FP16-COUNT-1: rope.tile_product
 // FP16-NOT: rope.tile_product

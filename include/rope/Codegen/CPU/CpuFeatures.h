@@ -40,6 +40,11 @@ struct CpuFeatures {
   /// amx-bf16, f16 with amx-fp16).
   bool hasTileProducts(Type elementType) const;
 
+  /// Whether AVX-512 BF16 dot products (vdpbf16ps: pairs of bf16 multiplied
+  /// and summed into f32 lanes) multiply inputs of `elementType`: bf16 with
+  /// avx512bf16. No x86 instruction sums f16 pairs into f32 lanes.
+  bool hasDotProducts(Type elementType) const;
+
   /// The features on, comma-separated (for messages and objects).
   std::string str() const;
 };
