@@ -206,8 +206,9 @@ void mlir::rope::buildLowerToCPUPipeline(OpPassManager &pm,
 
   addRopeToLinalgPasses(pm);
   if (options.microkernels) {
-    // bf16/f16 matmuls to the tile engine first, where the target has one;
-    // the rest (and the attention tiles) to register blocks of FMAs.
+    // bf16/f16 matmuls to the matrix engine first (AMX tiles, AVX-512 BF16
+    // dot products), where the target has one; the rest (and the attention
+    // tiles) to register blocks of FMAs.
     pm.addNestedPass<func::FuncOp>(rope::createRopePackTileProducts(
         rope::RopePackTileProductsOptions{options.cpuFeatures}));
     pm.addNestedPass<func::FuncOp>(rope::createRopeVectorizeContractions(

@@ -72,7 +72,8 @@ struct LowerToCPUOptions : public LoweringOptions<LowerToCPUOptions> {
                      "each with an optional + or -, from nothing or from the "
                      "host's where it begins with 'host' (e.g. "
                      "'host,-amx-bf16'); bf16/f16 matmuls go to AMX tiles "
-                     "where it has them (--rope-pack-tile-products)"),
+                     "where it has them, else bf16 ones to AVX-512 BF16 dot "
+                     "products (--rope-pack-tile-products)"),
       llvm::cl::init("host")};
   PassOptions::Option<int64_t> registerRows{
       *this, "register-rows",

@@ -1,10 +1,12 @@
-//===- PackTileProducts.cpp - bf16/f16 matmuls packed for AMX tiles -------===//
+//===- PackTileProducts.cpp - bf16/f16 matmuls for the matrix engines -----===//
 //
-// Finds the contractions the target's tile engine can take, packs B into
-// the VNNI layout the tiles read (upstream linalg.pack, lowered at once),
-// views A and the accumulator in rows of 32 (padded where needed), and
-// leaves the product on these marked for --rope-lower-tile-products, split
-// over the cores by column panels.
+// Finds the contractions the target's matrix engine can take (AMX tiles, or
+// AVX-512 BF16 dot products), packs B into the VNNI layout both read (a
+// weight by a transposition of 32-bit words in registers, B [k, n] by
+// upstream linalg.pack, lowered at once), views A and the accumulator in
+// rows of 32 (padded where needed), and leaves the product on these marked
+// with its engine for --rope-lower-tile-products, split over the cores by
+// column panels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -108,13 +110,17 @@ matchTileProduct(linalg::LinalgOp op, const CpuFeatures &features) {
     return std::nullopt;
 
   // A product of fewer rows than a tile's (a decode step's) is left to the
-  // dot products, which read the weight once as stored.
+  // FMA dot products along W's rows (--rope-vectorize-contractions), which
+  // read the weight once as stored. A weight is packed with static shapes
+  // (A's static batch dims do not make W's static).
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if ((!ShapedType::isDynamic(ranges[m]) && ranges[m] < kBlock) ||
       ShapedType::isDynamic(ranges[k]) || ranges[k] % kBlock ||
       ShapedType::isDynamic(ranges[n]) || ranges[n] % kBlock ||
       llvm::any_of(
-          batch, [&](unsigned d) { return ShapedType::isDynamic(ranges[d]); }))
+          batch,
+          [&](unsigned d) { return ShapedType::isDynamic(ranges[d]); }) ||
+      (bTransposed && !cast<RankedTensorType>(b.getType()).hasStaticShape()))
     return std::nullopt;
   return TileProductForm{op.getDpsInputs()[0],
                          b,
@@ -165,7 +171,7 @@ static constexpr int64_t kPackBlock = 16;
 static Value packWeightPanels(RewriterBase &rewriter, Location loc, Value w,
                               unsigned batchRank) {
   auto type = cast<RankedTensorType>(w.getType());
-  Type bf16 = type.getElementType();
+  Type element = type.getElementType();
   MLIRContext *ctx = rewriter.getContext();
   ArrayRef<int64_t> batch = type.getShape().take_front(batchRank);
   int64_t n = type.getDimSize(batchRank), k = type.getDimSize(batchRank + 1);
@@ -173,7 +179,7 @@ static Value packWeightPanels(RewriterBase &rewriter, Location loc, Value w,
   auto shaped = [&](ArrayRef<int64_t> tail) {
     SmallVector<int64_t> shape(batch);
     shape.append(tail.begin(), tail.end());
-    return RankedTensorType::get(shape, bf16);
+    return RankedTensorType::get(shape, element);
   };
   // W as [b..., N/32, 32, K], its panels' rows; the pack as
   // [b..., N/32, K/2, 64], each row a k pair of the panel's 32 columns.
@@ -185,7 +191,7 @@ static Value packWeightPanels(RewriterBase &rewriter, Location loc, Value w,
   Value rows = tensor::ExpandShapeOp::create(
       rewriter, loc, shaped({panels, kBlock, k}), w, rowGroups);
   Value packed = tensor::EmptyOp::create(
-      rewriter, loc, shaped({panels, k / 2, 2 * kBlock}).getShape(), bf16);
+      rewriter, loc, shaped({panels, k / 2, 2 * kBlock}).getShape(), element);
 
   // One panel (of one batch entry) per iteration of the cores' loop.
   SmallVector<OpFoldResult> extents;
@@ -208,11 +214,11 @@ static Value packWeightPanels(RewriterBase &rewriter, Location loc, Value w,
   };
   SmallVector<OpFoldResult> unitStrides(batchRank + 3, one);
   auto [wOffsets, wSizes] = sliceOf(kBlock, k);
-  auto panelType = RankedTensorType::get({kBlock, k}, bf16);
+  auto panelType = RankedTensorType::get({kBlock, k}, element);
   Value panel = tensor::ExtractSliceOp::create(rewriter, loc, panelType, rows,
                                                wOffsets, wSizes, unitStrides);
   auto [pOffsets, pSizes] = sliceOf(k / 2, 2 * kBlock);
-  auto outType = RankedTensorType::get({k / 2, 2 * kBlock}, bf16);
+  auto outType = RankedTensorType::get({k / 2, 2 * kBlock}, element);
   Value out = tensor::ExtractSliceOp::create(rewriter, loc, outType,
                                              forall.getRegionIterArgs()[0],
                                              pOffsets, pSizes, unitStrides);
@@ -221,7 +227,7 @@ static Value packWeightPanels(RewriterBase &rewriter, Location loc, Value w,
     return arith::ConstantIndexOp::create(rewriter, loc, v).getResult();
   };
   auto words = VectorType::get({kPackBlock}, rewriter.getI32Type());
-  auto pairs = VectorType::get({2 * kPackBlock}, bf16);
+  auto pairs = VectorType::get({2 * kPackBlock}, element);
   auto block = VectorType::get({kPackBlock, kPackBlock}, rewriter.getI32Type());
   auto steps = scf::ForOp::create(rewriter, loc, index(0), index(k / 2),
                                   index(kPackBlock), ValueRange{out});
@@ -494,7 +500,7 @@ struct RopePackTileProductsPass
     IRRewriter rewriter(&getContext());
     for (auto &[op, form] : candidates)
       if (failed(rewriteAsTileProduct(rewriter, op, form))) {
-        op.emitOpError("could not be packed for the tile engine");
+        op.emitOpError("could not be packed for the matrix engine");
         return signalPassFailure();
       }
     if (candidates.empty())

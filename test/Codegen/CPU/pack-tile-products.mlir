@@ -134,3 +134,18 @@ func.func @left_alone(%h: tensor<64x64xf16>, %one: tensor<1x64xbf16>, %k48: tens
   }
   return %0, %1, %2, %3, %4 : tensor<64x64xf32>, tensor<1x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>
 }
+
+// -----
+
+// A weight read through the transpose is packed with its static shape: one
+// whose batch dim is only known at run time (A's is static) is left to the
+// FMA strategies.
+// CHECK-LABEL: func.func @weights_dynamic_batch
+// CHECK-NOT: rope.tile_product
+// DOT-LABEL: func.func @weights_dynamic_batch
+// DOT-NOT: rope.tile_product
+func.func @weights_dynamic_batch(%x: tensor<2x40x64xbf16>, %w: tensor<?x96x64xbf16>, %acc: tensor<2x40x96xf32>) -> tensor<2x40x96xf32> {
+  %r = linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%x, %w : tensor<2x40x64xbf16>, tensor<?x96x64xbf16>) outs(%acc : tensor<2x40x96xf32>) -> tensor<2x40x96xf32>
+  return %r : tensor<2x40x96xf32>
+}
