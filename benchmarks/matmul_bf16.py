@@ -25,30 +25,25 @@ from rope_mlir import compiler
 
 
 def module(n, dtype="bf16"):
-    a, o, f = f"tensor<{n}x{n}x{dtype}>", f"tensor<{n}x{n}x{dtype}>", f"tensor<{n}x{n}xf32>"
-    if dtype == "f32":
-        return f"""
-func.func @matmul(%a: {a}, %b: {a}) -> {f} {{
-  %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : {f}
-  %c = linalg.fill ins(%zero : f32) outs(%e : {f}) -> {f}
-  %p = linalg.matmul ins(%a, %b : {a}, {a}) outs(%c : {f}) -> {f}
-  return %p : {f}
-}}"""
+    """@matmul of two n × n `dtype` operands into f32; a bf16 product's
+    result rounded to bf16 once by its consumer, as PyTorch's."""
+    a, f = f"tensor<{n}x{n}x{dtype}>", f"tensor<{n}x{n}xf32>"
+    o, result = (f, "%p") if dtype == "f32" else (f"tensor<{n}x{n}x{dtype}>", "%r")
+    rounding = "" if dtype == "f32" else f"""
+  %eo = tensor.empty() : {o}
+  %r = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}} ins(%p : {f}) outs(%eo : {o}) {{
+  ^bb0(%x: f32, %y: {dtype}):
+    %t = arith.truncf %x : f32 to {dtype}
+    linalg.yield %t : {dtype}
+  }} -> {o}"""
     return f"""
 func.func @matmul(%a: {a}, %b: {a}) -> {o} {{
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : {f}
   %c = linalg.fill ins(%zero : f32) outs(%e : {f}) -> {f}
-  %p = linalg.matmul ins(%a, %b : {a}, {a}) outs(%c : {f}) -> {f}
-  %eo = tensor.empty() : {o}
-  %r = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
-                       iterator_types = ["parallel", "parallel"]}} ins(%p : {f}) outs(%eo : {o}) {{
-  ^bb0(%x: f32, %y: bf16):
-    %t = arith.truncf %x : f32 to bf16
-    linalg.yield %t : bf16
-  }} -> {o}
-  return %r : {o}
+  %p = linalg.matmul ins(%a, %b : {a}, {a}) outs(%c : {f}) -> {f}{rounding}
+  return {result} : {o}
 }}"""
 
 

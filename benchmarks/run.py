@@ -308,42 +308,38 @@ def build_limit(name, opt):
     return ctypes.CDLL(str(lib))
 
 
-def fma_peak_gflops(threads):
-    """The machine's FMA peak on `threads` threads (benchmarks/limits/
-    fma_peak.c: register-resident FMAs at the widest vector width), GFLOP/s,
-    best of three; NaN where the toolchain's clang cannot build it."""
-    so = build_limit("fma_peak", "-O2")
+def limit_gflops(name, threads, iterations):
+    """GFLOP/s of benchmarks/limits/<name>.c's `<name>_gflops(threads,
+    iterations)`, best of three; None where the toolchain's clang cannot
+    build it or it reports the host lacks its engine (a result <= 0)."""
+    so = build_limit(name, "-O2")
     if so is None:
-        return float("nan")
-    fn = so.fma_peak_gflops
+        return None
+    fn = getattr(so, f"{name}_gflops")
     fn.restype, fn.argtypes = ctypes.c_double, [ctypes.c_int, ctypes.c_long]
-    return max(fn(threads, 50_000_000) for _ in range(3))
+    best = max(fn(threads, iterations) for _ in range(3))
+    return best if best > 0 else None
+
+
+def fma_peak_gflops(threads):
+    """The machine's FMA peak on `threads` threads (fma_peak.c:
+    register-resident FMAs at the widest vector width); NaN where it
+    cannot be built."""
+    peak = limit_gflops("fma_peak", threads, 50_000_000)
+    return float("nan") if peak is None else peak
 
 
 def amx_peak_gflops(threads):
-    """The machine's AMX bf16 peak on `threads` threads (benchmarks/limits/
-    amx_peak.c: tile-resident tdpbf16ps), GFLOP/s, best of three; None on a
-    host without AMX (or where the toolchain cannot build it)."""
-    so = build_limit("amx_peak", "-O2")
-    if so is None:
-        return None
-    fn = so.amx_peak_gflops
-    fn.restype, fn.argtypes = ctypes.c_double, [ctypes.c_int, ctypes.c_long]
-    best = max(fn(threads, 5_000_000) for _ in range(3))
-    return best if best > 0 else None
+    """The machine's AMX bf16 peak on `threads` threads (amx_peak.c:
+    tile-resident tdpbf16ps); None on a host without AMX."""
+    return limit_gflops("amx_peak", threads, 5_000_000)
 
 
 def dot_bf16_peak_gflops(threads):
-    """The machine's AVX-512 BF16 peak on `threads` threads (benchmarks/
-    limits/dot_bf16_peak.c: register-resident vdpbf16ps), GFLOP/s, best of
-    three; None on a host without AVX-512 BF16."""
-    so = build_limit("dot_bf16_peak", "-O2")
-    if so is None:
-        return None
-    fn = so.dot_bf16_peak_gflops
-    fn.restype, fn.argtypes = ctypes.c_double, [ctypes.c_int, ctypes.c_long]
-    best = max(fn(threads, 50_000_000) for _ in range(3))
-    return best if best > 0 else None
+    """The machine's AVX-512 BF16 peak on `threads` threads
+    (dot_bf16_peak.c: register-resident vdpbf16ps); None on a host without
+    AVX-512 BF16."""
+    return limit_gflops("dot_bf16_peak", threads, 50_000_000)
 
 
 def bench_matmul_bf16(results, sizes=(2048, 4096)):
